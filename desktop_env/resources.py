@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 import urllib.parse
 import urllib.request
@@ -17,13 +18,16 @@ import uuid
 from pathlib import Path
 
 from .errors import DesktopEnvError
+from .safe_paths import check_name, open_for_write, resource_path
 
 
 class ResourceUnavailable(DesktopEnvError):
     """A task's file is neither in the cache nor reachable; the message says which and where."""
 
 
-def cache_name(url: str, dest_basename: str) -> str:
+def cache_name(url: str, dest_basename: str, field: str | None = None, task_file: object = None) -> str:
+    """`<uuid5(url)>_<basename>`, OSWorld's cache name; the basename must be one plain file name."""
+    check_name(dest_basename, field, task_file)
     return f"{uuid.uuid5(uuid.NAMESPACE_URL, url)}_{dest_basename}"
 
 
@@ -31,43 +35,51 @@ def is_remote(url: str) -> bool:
     return urllib.parse.urlsplit(url).scheme in ("http", "https")
 
 
-def local_source(url: str, task_dir: str | os.PathLike | None) -> Path | None:
-    """The local file a `file://` URL or a task-relative path names, or None for a remote URL."""
-    parsed = urllib.parse.urlsplit(url)
-    if parsed.scheme == "file":
-        return Path(urllib.parse.unquote(parsed.path))
-    if parsed.scheme in ("http", "https"):
-        return None
-    path = Path(url)
-    if not path.is_absolute():
-        if task_dir is None:
-            raise ResourceUnavailable(f"relative resource path {url!r} but the task's folder is unknown")
-        path = Path(task_dir) / path
-    return path
+def local_source(url: str, task_dir: str | os.PathLike | None, field: str | None = None,
+                 task_file: object = None) -> Path | None:
+    """The local file a `file://` URL or a task-relative path names, or None for a remote URL.
+
+    It must resolve (symlinks included) inside the task's tree: the task set's root for a
+    task in `<root>/examples/<domain>/`, else the task file's folder (UnsafeTaskPath otherwise).
+    """
+    return resource_path(url, task_dir, field, task_file)
+
+
+def _is_cached(target: Path) -> bool:
+    """A regular, non-empty file at `target` itself (a symlink there is never taken for the cached file)."""
+    try:
+        info = os.lstat(target)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size > 0
 
 
 def fetch(url: str, target: str | os.PathLike, task_dir: str | os.PathLike | None = None,
-          timeout: float = 120.0) -> Path:
+          timeout: float = 120.0, field: str | None = None, task_file: object = None) -> Path:
     """Makes `target` hold the resource at `url`; returns `target`.
 
     Local files are copied every time (cheap, and never stale after a task's files are
     regenerated); remote ones are downloaded once and then served from the cache.
+    `target` is a path the caller has kept inside the cache (safe_paths.join_under); it
+    is written without following a symlink there. `field` and `task_file` name the
+    task's field in errors.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    source = local_source(url, task_dir)
+    source = local_source(url, task_dir, field, task_file)
     if source is not None:
         if not source.is_file():
             raise ResourceUnavailable(f"task resource {url!r} not found at {source}")
-        shutil.copyfile(source, target)
+        with open(source, "rb") as src, os.fdopen(open_for_write(target, field, task_file, url), "wb") as out:
+            shutil.copyfileobj(src, out)
         return target
-    if target.is_file() and target.stat().st_size > 0:
+    if _is_cached(target):
         return target
     fd, partial = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
             shutil.copyfileobj(response, out)
-        os.replace(partial, target)
+        os.replace(partial, target)  # replaces a symlink at target, never writes through it
     except (OSError, ValueError) as e:
         os.unlink(partial)
         raise ResourceUnavailable(

@@ -83,7 +83,8 @@ def task_files(paths: tuple[str, ...]) -> list[Path]:
 @plugin_option
 @click.option("-q", "--quiet", is_flag=True, help="Only the summary.")
 def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bool) -> None:
-    """Check task files (or folders of them): every setup step, getter and metric must be known.
+    """Check task files (or folders of them): every setup step, getter and metric must be known,
+    and every host path a task names must stay inside the harness's folders.
 
     Given an OSWorld root (with examples/), only examples/ is read; meta files
     (test_*.json) are skipped.
@@ -95,17 +96,22 @@ def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bo
     broken: list[str] = []
     unknown: Counter[tuple[str, str]] = Counter()
     unsupported: Counter[tuple[str, str, str]] = Counter()
+    unsafe = 0
     valid = 0
     for path in files:
         try:
-            problems = validate_task(load_task(path))
+            problems = validate_task(load_task(path, check_paths=False))  # unsafe paths come as problems
         except TaskFileError as e:
             broken.append(str(e))
             continue
         if not problems:
             valid += 1
         for problem in problems:
-            if problem.unsupported:
+            if problem.unsafe_path:
+                unsafe += 1
+                if not quiet:  # the value is the task's text: printed as it is, never as markup
+                    console.print(str(problem), style="red", markup=False, highlight=False, soft_wrap=True)
+            elif problem.unsupported:
                 unsupported[(problem.kind, problem.name, problem.reason)] += 1
             else:
                 unknown[(problem.kind, problem.name)] += 1
@@ -119,8 +125,9 @@ def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bo
     summary.add_column("broken files", justify="right")
     summary.add_column("with unknown names", justify="right")
     summary.add_column("with unsupported names", justify="right")
+    summary.add_column("unsafe paths", justify="right")
     summary.add_row(str(len(files)), str(valid), str(len(broken)), str(sum(unknown.values())),
-                    str(sum(unsupported.values())))
+                    str(sum(unsupported.values())), str(unsafe))
     console.print(summary)
     if unknown:
         table = Table("kind", "unknown name", "uses", title="unknown names")
@@ -132,5 +139,5 @@ def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bo
         for (kind, name, reason), count in unsupported.most_common():
             table.add_row(kind, name, str(count), reason)
         console.print(table)
-    if broken or unknown:
+    if broken or unknown or unsafe:
         sys.exit(1)

@@ -57,7 +57,13 @@ def read_json(path: Path, what: str) -> Any:
         raise TaskFileError(f"{what} {path} is not UTF-8 text: {e}") from None
 
 
-def load_task(path: str | Path, domain: str | None = None) -> Task:
+def load_task(path: str | Path, domain: str | None = None, check_paths: bool = True) -> Task:
+    """Reads a task file; refuses (TaskFileError) a file that is not a usable task.
+
+    With `check_paths` (the default), a host path the task names that would leave the
+    harness's folders (desktop_env.tasks.paths) is refused too, as UnsafeTaskPath naming
+    the file, the field and the value: a run never starts such a task.
+    """
     path = Path(path)
     config = read_json(path, "task file")
     if not isinstance(config, dict):
@@ -67,6 +73,8 @@ def load_task(path: str | Path, domain: str | None = None) -> Task:
         raise TaskFileError(f"task file {path}: field 'id' must be a non-empty string, got {task_id!r}")
     if task_id != path.stem:
         raise TaskFileError(f"task file {path}: field 'id' is {task_id!r} but the file is named {path.stem!r}")
+    if task_id in (".", ".."):  # the id names the task's cache and result folders
+        raise TaskFileError(f"task file {path}: field 'id' is {task_id!r}, which names a parent folder, not a task")
     if not isinstance(config.get("instruction"), str):
         raise TaskFileError(f"task file {path}: field 'instruction' must be a string, got {config.get('instruction')!r:.80}")
     steps = config.get("config")
@@ -75,6 +83,16 @@ def load_task(path: str | Path, domain: str | None = None) -> Task:
     evaluator = config.get("evaluator")
     if not isinstance(evaluator, dict) or "func" not in evaluator:
         raise TaskFileError(f"task file {path}: field 'evaluator' must be an object with 'func', got {evaluator!r:.120}")
+    if check_paths:
+        from .paths import unsafe_paths
+        problems = unsafe_paths(config, path, path.parent)
+        if problems:
+            first = problems[0]
+            if len(problems) > 1:
+                more = ", ".join(f"{p.field} = {p.value!r}" for p in problems[1:])
+                first = type(first)(first.value, f"{first.reason} (and {len(problems) - 1} more: {more})",
+                                    first.field, first.task_file)
+            raise first
     return Task(id=task_id, domain=domain or path.parent.name, path=path, config=config)
 
 
@@ -104,8 +122,8 @@ class TaskSet:
     def task_path(self, domain: str, task_id: str) -> Path:
         return self.examples_dir / domain / f"{task_id}.json"
 
-    def load(self, domain: str, task_id: str) -> Task:
-        return load_task(self.task_path(domain, task_id), domain)
+    def load(self, domain: str, task_id: str, check_paths: bool = True) -> Task:
+        return load_task(self.task_path(domain, task_id), domain, check_paths=check_paths)
 
     def __iter__(self) -> Iterator[Task]:
         for domain, task_id in self.select():
@@ -125,4 +143,12 @@ def load_task_set(meta: str | Path | None = None) -> TaskSet:
         bad = [i for i in ids if not isinstance(i, str)]
         if bad:
             raise TaskFileError(f"meta file {meta_path}: domain {domain!r} lists non-string ids {bad[:3]}")
+        # Domains and ids name folders (examples/<domain>/<id>.json, results/.../<domain>/<id>/).
+        from ..safe_paths import UnsafeTaskPath, check_name
+        try:
+            check_name(domain, field="domain", task_file=meta_path)
+            for i, task_id in enumerate(ids):
+                check_name(task_id, field=f"{domain}[{i}]", task_file=meta_path)
+        except UnsafeTaskPath as e:
+            raise UnsafeTaskPath(e.value, e.reason, e.field, e.task_file, what="meta file") from None
     return TaskSet(meta_path, meta_path.parent / "examples", index)
