@@ -2,7 +2,11 @@
 
 Each step type is a plain function registered by name; `run_steps` runs a list of
 `{"type": T, "parameters": {...}}` in order and raises SetupError naming the step
-(index, type) and what went wrong. Steps that wait (open, execute with `until`,
+(index, type) and what went wrong. A host path a step names (a download's cache name,
+an execute step's `stdout`/`stderr` file, a `file://` URL or task-relative path) must
+stay in the task's cache folder or the task's tree: otherwise the step raises
+UnsafeTaskPath naming the task file, the field (`config[2].parameters.stdout`) and the
+value, and writes nothing. Steps that wait (open, execute with `until`,
 activate_window, the Chrome debugging port) poll with a bound; the only sleeping
 is what a task asks for with `sleep`.
 """
@@ -21,6 +25,8 @@ from typing import Any, Callable
 
 from ..errors import DesktopEnvError, ServerRequestError
 from ..resources import cache_name, fetch
+from ..safe_paths import (UnsafeTaskPath, cache_folder, check_basename, join_under, resource_path, task_file_of,
+                          write_under)
 
 log = logging.getLogger("osworld.setup")
 
@@ -76,6 +82,9 @@ def fill_placeholders(value: Any, env: Any) -> Any:
 
 
 def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
+    section = "evaluator.postconfig" if phase == "postconfig" else "config"
+    if steps:
+        cache_folder(env)  # a task id such as ".." would put the cache outside the cache base
     for index, step in enumerate(steps or []):
         kind = step.get("type") if isinstance(step, dict) else None
         if kind in NEEDS_ACCOUNT:
@@ -87,6 +96,8 @@ def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
         started = time.monotonic()
         try:
             fn(env, **parameters)
+        except UnsafeTaskPath as e:  # names the field within the step; the task's field path goes before it
+            raise e.locate(f"{section}[{index}].parameters", task_file_of(env)) from None
         except SetupError as e:
             raise SetupError(f"{phase} step {index} ({kind}): {e}") from e
         except TypeError as e:
@@ -110,21 +121,27 @@ def _poll(condition: Callable[[], Any], timeout: float, what: str, interval: flo
 # -- files -------------------------------------------------------------------------------------
 @setup_step("download")
 def download(env: Any, files: list[dict]) -> None:
-    for entry in files:
+    task_file, task_dir = task_file_of(env), getattr(env, "task_dir", None)
+    targets = []
+    for j, entry in enumerate(files):  # every name is checked before anything is fetched
         url, path = entry["url"], entry["path"]
-        cached = fetch(url, Path(env.cache_dir) / cache_name(url, os.path.basename(path)),
-                       task_dir=getattr(env, "task_dir", None))
-        env.controller.upload_file(path, cached.read_bytes())
+        check_basename(path, f"files[{j}].path", task_file)
+        name = cache_name(url, os.path.basename(path), f"files[{j}].path", task_file)
+        targets.append(join_under(cache_folder(env), name, f"files[{j}].path", task_file))
+    for j, (entry, target) in enumerate(zip(files, targets)):
+        cached = fetch(entry["url"], target, task_dir=task_dir, field=f"files[{j}].url", task_file=task_file)
+        env.controller.upload_file(entry["path"], cached.read_bytes())
 
 
 @setup_step("upload_file")
 def upload_file(env: Any, files: list[dict]) -> None:
-    for entry in files:
-        local = Path(entry["local_path"])
-        if not local.is_absolute() and getattr(env, "task_dir", None):
-            local = Path(env.task_dir) / local
-        if not local.is_file():
-            raise SetupError(f"local file to upload not found: {local}")
+    """Host files named by a path relative to the task's folder (or a `file://` URL), inside the task's tree."""
+    task_file, task_dir = task_file_of(env), getattr(env, "task_dir", None)
+    for j, entry in enumerate(files):
+        local = resource_path(entry["local_path"], task_dir, f"files[{j}].local_path", task_file)
+        if local is None or not local.is_file():
+            raise SetupError(f"local file to upload not found: {entry['local_path']!r}"
+                             + (f" (at {local})" if local is not None else ""))
         env.controller.upload_file(entry["path"], local.read_bytes())
 
 
@@ -159,6 +176,9 @@ def _until_met(result: dict, until: dict) -> bool:
 def execute(env: Any, command: list[str] | str, shell: bool = False, stdout: str = "", stderr: str = "",
             until: dict | None = None) -> None:
     command = fill_placeholders(command, env)
+    for key, name in (("stdout", stdout), ("stderr", stderr)):
+        if name:  # refused before the command runs
+            join_under(cache_folder(env), name, key, task_file_of(env))
     deadline = time.monotonic() + EXECUTE_UNTIL_S
     while True:
         result = env.controller.run_command(command, shell=shell)
@@ -167,11 +187,9 @@ def execute(env: Any, command: list[str] | str, shell: bool = False, stdout: str
         if time.monotonic() >= deadline:
             raise SetupError(f"command {command!r:.200} did not meet {until} within {EXECUTE_UNTIL_S:g} s")
         time.sleep(0.5)
-    for name, text in ((stdout, result["output"]), (stderr, result["error"])):
+    for key, name, text in (("stdout", stdout, result["output"]), ("stderr", stderr, result["error"])):
         if name:
-            target = Path(env.cache_dir) / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
+            write_under(cache_folder(env), name, text.encode("utf-8"), key, task_file_of(env))
 
 
 @setup_step("execute_with_verification")

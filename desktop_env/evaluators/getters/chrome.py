@@ -31,6 +31,7 @@ import requests
 
 from ...errors import ProviderError
 from ..registry import getter, unsupported_getter
+from .files import cache_target, save_in_cache
 
 log = logging.getLogger("osworld.getters.chrome")
 
@@ -83,25 +84,26 @@ def _dig(data: Any, *keys: str, default: Any = None) -> Any:
     return data
 
 
-def _profile_rows(env: Any, relatives: tuple[str, ...], dest: str, query: str) -> list[tuple] | None:
-    """Rows of `query` on a copy of one of Chrome's SQLite files, saved in the cache as `dest`.
+def _profile_rows(env: Any, config: dict, default_dest: str, relatives: tuple[str, ...], query: str
+                  ) -> list[tuple] | None:
+    """Rows of `query` on a copy of one of Chrome's SQLite files, saved in the cache as config's `dest`.
 
     The file is copied, never opened in place: Chrome holds its databases locked while it
     runs. Its rollback journal comes along, so a copy taken mid-commit (or after Chrome was
     killed mid-commit) reads as the last committed state.
     """
+    dest = config.get("dest", default_dest)
+    cache_target(env, config, dest)  # refused before the desktop is asked
     found = _find_profile_file(env, *relatives)
     if found is None:
         return None
     source, data = found
-    path = Path(env.cache_dir) / dest
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    path = Path(save_in_cache(env, config, dest, data))
     journal = path.with_name(path.name + "-journal")
     journal.unlink(missing_ok=True)
     journal_data = env.controller.get_file(source + "-journal")
     if journal_data:
-        journal.write_bytes(journal_data)
+        save_in_cache(env, config, f"{dest}-journal", journal_data)
     try:
         with closing(sqlite3.connect(path)) as db:
             return db.execute(query).fetchall()
@@ -134,14 +136,14 @@ def default_search_engine(env: Any, config: dict) -> str | None:
 @getter("cookie_data")
 def cookie_data(env: Any, config: dict) -> list[tuple] | None:
     """Every row of Chrome's cookies table (creation_utc, host_key, ...), as SQLite gives them."""
-    return _profile_rows(env, ("Default/Network/Cookies", "Default/Cookies"), config.get("dest", "Cookies"),
+    return _profile_rows(env, config, "Cookies", ("Default/Network/Cookies", "Default/Cookies"),
                          "SELECT * FROM cookies")
 
 
 @getter("history")
 def history(env: Any, config: dict) -> list[tuple] | None:
     """(url, title, last_visit_time) of every URL in Chrome's history."""
-    return _profile_rows(env, ("Default/History",), config.get("dest", "History"),
+    return _profile_rows(env, config, "History", ("Default/History",),
                          "SELECT url, title, last_visit_time FROM urls")
 
 
@@ -436,6 +438,7 @@ def pdf_from_url(env: Any, config: dict) -> str | None:
     Letter paper without margins or backgrounds: Playwright's page.pdf() defaults, which OSWorld's
     reference PDFs were made with.
     """
+    cache_target(env, config, config["dest"])  # refused before the page is opened
     try:
         devtools = DevTools.of(env)
         tab = devtools.open_tab(config["path"])
@@ -449,10 +452,7 @@ def pdf_from_url(env: Any, config: dict) -> str | None:
     except DevToolsError as e:
         log.warning("pdf_from_url %s: %s", config["path"], e)
         return None
-    path = Path(env.cache_dir) / config["dest"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(base64.b64decode(result["data"]))
-    return str(path)
+    return save_in_cache(env, config, config["dest"], base64.b64decode(result["data"]))
 
 
 class _PageFailed(Exception):

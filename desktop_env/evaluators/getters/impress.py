@@ -5,8 +5,9 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from ...safe_paths import check_basename, task_file_of
 from ..registry import getter, unsupported_getter
-from .files import vm_file
+from .files import cache_target, getter_field, save_in_cache, vm_file
 
 AUDIO_RELS = ("/relationships/audio", "/relationships/media")
 IMAGE_REL = "/relationships/image"
@@ -19,6 +20,8 @@ def _slide(env: Any, config: dict):
     from pptx import Presentation
     from pptx.exc import PackageNotFoundError
 
+    check_basename(config["ppt_file_path"], f"{getter_field(env, config)}.ppt_file_path", task_file_of(env))
+    cache_target(env, config, config["dest"])  # refused before the desktop is asked
     local = vm_file(env, {"path": config["ppt_file_path"], "dest": Path(config["ppt_file_path"]).name})
     if local is None:
         return None
@@ -31,10 +34,7 @@ def _slide(env: Any, config: dict):
 
 
 def _save(env: Any, config: dict, blob: bytes) -> str:
-    path = Path(env.cache_dir) / config["dest"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(blob)
-    return str(path)
+    return save_in_cache(env, config, config["dest"], blob)
 
 
 @getter("audio_in_slide")

@@ -1,10 +1,10 @@
 """Getters that describe the desktop: screen, windows, wallpaper, folders."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from ..registry import getter
+from .files import cache_target, save_in_cache
 
 
 @getter("vm_screen_size")
@@ -19,13 +19,12 @@ def vm_window_size(env: Any, config: dict) -> dict | None:
 
 @getter("vm_wallpaper")
 def vm_wallpaper(env: Any, config: dict) -> str | None:
+    dest = config.get("dest", "wallpaper.png")
+    cache_target(env, config, dest)
     data = env.controller.get_vm_wallpaper()
     if data is None:
         return None
-    path = Path(env.cache_dir) / config.get("dest", "wallpaper.png")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return str(path)
+    return save_in_cache(env, config, dest, data)
 
 
 @getter("list_directory")

@@ -4,14 +4,14 @@ from __future__ import annotations
 import logging
 import shlex
 from collections import Counter
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
 import requests
 
 from ...errors import ProviderError
 from ..registry import getter
-from .files import vm_file
+from .files import cache_target, save_in_cache, vm_file
 
 log = logging.getLogger("osworld.getters.vlc")
 
@@ -35,6 +35,7 @@ def vlc_playing_info(env: Any, config: dict) -> str | None:
 
     None when nothing answers on VLC's HTTP port (VLC is closed, or runs without its HTTP interface).
     """
+    cache_target(env, config, config["dest"])  # refused before VLC is asked
     try:
         host, port = env.provider.service_endpoint(VLC_HTTP_PORT)
         response = requests.get(f"http://{host}:{port}/requests/status.xml", auth=("", VLC_HTTP_PASSWORD), timeout=10)
@@ -44,15 +45,13 @@ def vlc_playing_info(env: Any, config: dict) -> str | None:
     if response.status_code != 200:
         log.warning("vlc_playing_info: VLC's HTTP interface answered HTTP %d", response.status_code)
         return None
-    path = Path(env.cache_dir) / config["dest"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(response.content)
-    return str(path)
+    return save_in_cache(env, config, config["dest"], response.content)
 
 
 @getter("vlc_config")
 def vlc_config(env: Any, config: dict) -> str | None:
     """VLC's settings file (~/.config/vlc/vlcrc), saved as config["dest"]; None when VLC never saved one."""
+    cache_target(env, config, config["dest"])
     return vm_file(env, {"path": str(_home(env) / VLCRC), "dest": config["dest"]})
 
 
