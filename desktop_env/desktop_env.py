@@ -17,6 +17,7 @@ from pathlib import Path
 from .actions import InvalidAction, to_pyautogui, validate_action
 from .controllers.python import PythonController
 from .controllers.setup import run_steps
+from .errors import ResourceLimitExceeded
 from .providers import create_provider
 from .providers.base import Provider
 
@@ -139,6 +140,7 @@ class DesktopEnv(gym.Env):
         return self._get_obs(), 0.0, done, info
 
     def evaluate(self) -> float:
+        self.check_resource_limits()
         evaluator_config = self.task_config.get("evaluator") or {}
         last = special_action(self.action_history[-1]) if self.action_history else None
         if evaluator_config.get("func") == "infeasible":
@@ -146,6 +148,14 @@ class DesktopEnv(gym.Env):
         if last == "FAIL":
             return 0.0  # the agent claimed a feasible task is infeasible
         return float(self.evaluator(self, evaluator_config))
+
+    def check_resource_limits(self) -> None:
+        """Raises ResourceLimitExceeded when the desktop lost a process to one of its limits
+        during this task (providers without limits have nothing to say)."""
+        limit_hit = getattr(self.provider, "resource_limit_hit", None)
+        sentence = limit_hit() if limit_hit is not None else ""
+        if sentence:
+            raise ResourceLimitExceeded(f"{sentence} during this task; its end state is not scored")
 
     def render(self, mode: str = "rgb_array") -> bytes:
         return self.controller.get_screenshot()

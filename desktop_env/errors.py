@@ -35,3 +35,12 @@ class ServerRequestError(DesktopEnvError):
 
 class InvalidActionError(DesktopEnvError):
     """An agent's action is not valid in the env's action space."""
+
+
+class UnsafeRuntimeDir(ProviderError):
+    """A folder the harness keeps private is not: another owner, a symlink, or open to others."""
+
+
+class ResourceLimitExceeded(DesktopEnvError):
+    """The desktop hit one of its resource limits (a process was OOM-killed, a fork refused):
+    its end state is not trustworthy, so the task is an error, never a score."""

@@ -91,18 +91,14 @@ class _Relay:
 
 
 class UnixToTcpRelay(_Relay):
-    """Listens on a Unix socket path and connects each client to host:port."""
+    """Accepts on a Unix socket (a path to bind, or a listening socket handed over by the
+    harness) and connects each client to host:port."""
 
-    def __init__(self, socket_path: str, host: str, port: int):
-        if os.path.exists(socket_path):
-            os.unlink(socket_path)
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old_umask = os.umask(0o177)
-        try:
-            listener.bind(socket_path)
-        finally:
-            os.umask(old_umask)
-        listener.listen(64)
+    def __init__(self, socket_path: str | None, host: str, port: int, listener: socket.socket | None = None):
+        if listener is None:
+            if socket_path is None:
+                raise ValueError("UnixToTcpRelay needs a socket path or a listening socket")
+            listener = _bind_unix(socket_path)
         self.socket_path = socket_path
 
         def connect() -> socket.socket:
@@ -113,16 +109,63 @@ class UnixToTcpRelay(_Relay):
         super().__init__(listener, connect)
 
 
-class TcpToUnixRelay(_Relay):
-    """Listens on host:port (port 0 picks a free one) and connects each client to a Unix socket."""
+def _bind_unix(socket_path: str) -> socket.socket:
+    if os.path.lexists(socket_path):
+        os.unlink(socket_path)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    try:
+        listener.bind(socket_path)
+    finally:
+        os.umask(old_umask)
+    listener.listen(64)
+    return listener
 
-    def __init__(self, socket_path: str, host: str = "127.0.0.1", port: int = 0):
+
+def tcp_peer_uid(client: socket.socket) -> int | None:
+    """The uid owning the other end of a loopback TCP connection, from /proc/net/tcp{,6}:
+    the peer's socket is listed there with our address as its remote end. None when the
+    peer is not on this machine (or not in this network namespace)."""
+    try:
+        peer_host, peer_port = client.getpeername()[:2]
+        local_host, local_port = client.getsockname()[:2]
+    except OSError:
+        return None
+    want_local, want_remote = f"{peer_port:04X}", f"{local_port:04X}"
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                next(f)
+                for line in f:
+                    fields = line.split()
+                    if len(fields) < 8:
+                        continue
+                    local, remote = fields[1], fields[2]
+                    if local.endswith(":" + want_local) and remote.endswith(":" + want_remote):
+                        return int(fields[7])
+        except OSError:
+            continue
+    return None
+
+
+class TcpToUnixRelay(_Relay):
+    """Listens on host:port (port 0 picks a free one) and connects each client to a Unix socket.
+
+    `allowed_uids`: when given, only connections from local processes of these uids are
+    relayed (loopback only); anyone else on the machine is cut off at once. A TCP port on
+    loopback is otherwise open to every local user and to every web page a local browser
+    shows.
+    """
+
+    def __init__(self, socket_path: str, host: str = "127.0.0.1", port: int = 0,
+                 allowed_uids: frozenset[int] | None = None):
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind((host, port))
         listener.listen(64)
         self.host, self.port = listener.getsockname()[:2]
-        self.socket_path = socket_path  # may be re-pointed (a desktop's new runtime folder after a reset)
+        self.socket_path = socket_path
+        self.allowed_uids = allowed_uids
 
         def connect() -> socket.socket:
             upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -134,3 +177,9 @@ class TcpToUnixRelay(_Relay):
             return upstream
 
         super().__init__(listener, connect)
+
+    def _serve(self, client: socket.socket) -> None:
+        if self.allowed_uids is not None and tcp_peer_uid(client) not in self.allowed_uids:
+            client.close()
+            return
+        super()._serve(client)

@@ -13,12 +13,16 @@ import json
 import logging
 import os
 import signal
+import socket
+import socketserver
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .state import ServerState
 
 log = logging.getLogger("osworld.session")
 
@@ -27,10 +31,17 @@ log = logging.getLogger("osworld.session")
 class SessionConfig:
     width: int = 1920
     height: int = 1080
-    runtime_dir: str = "/run/osworld"         # holds server.sock, port-<n>.sock and logs/
+    runtime_dir: str = "/run/osworld"         # holds logs/ (and server.sock when no listening sockets are given)
     forward_ports: list[int] = field(default_factory=lambda: [9222, 8080])
     desktop_components: list[str] = field(default_factory=lambda: ["xfwm4", "xfsettingsd", "xfce4-panel", "xfdesktop"])
     client_password: str = "password"
+    # Listening sockets the harness made and handed over as inherited fds: "server" (the
+    # harness's private socket), "public" (what `osworld env serve` relays from TCP, held
+    # to the browser-safe policy) and "port-<n>" (a TCP service inside, such as 9222).
+    # Their files live in a host folder the desktop never sees, so nothing inside can
+    # swap them for a symlink of its choosing.
+    listen_fds: dict[str, int] = field(default_factory=dict)
+    public_token: str | None = None
 
     @classmethod
     def load(cls, path: str) -> "SessionConfig":
@@ -143,16 +154,14 @@ class Session:
         os.chmod("/tmp/.X11-unix", 0o1777)
         # Xvfb runs without access control; python-xlib still insists on the file.
         Path(home, ".Xauthority").touch(exist_ok=True)
-        # Task files run `python ...` as on OSWorld's Ubuntu image, where it exists;
-        # here it is the server's interpreter (system Python + pyautogui).
-        bin_dir = Path(xdg_runtime, "bin")
-        bin_dir.mkdir(exist_ok=True)
-        for name in ("python", "python3"):
-            if not (bin_dir / name).exists():
-                (bin_dir / name).symlink_to(sys.executable)
+        # Task files run `python ...` as on OSWorld's Ubuntu image, where it exists and
+        # imports pyautogui: the server's venv (system Python + pyautogui) comes first on
+        # PATH, and a venv's python must be run from its own bin folder to be one.
+        venv_bin = os.path.dirname(sys.executable)
         # Shims stand in for programs OSWorld's tasks name but Debian lacks (google-chrome).
         shims = Path(__file__).with_name("shims")
-        self.env["PATH"] = f"{bin_dir}:{shims}:{self.env.get('PATH', '/usr/bin:/bin')}"
+        path = [p for p in self.env.get("PATH", "/usr/bin:/bin").split(":") if p and p != venv_bin]
+        self.env["PATH"] = ":".join([venv_bin, str(shims), *path])
         self.env.setdefault("XDG_CURRENT_DESKTOP", "XFCE")
         self.env.setdefault("XDG_SESSION_TYPE", "x11")
         self.env.setdefault("XDG_SESSION_DESKTOP", "xfce")
@@ -187,26 +196,56 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.update(session.env)  # the server, its interpreter and launched apps see the session
     session.start_desktop()
 
-    from .app import build_server  # imported after DISPLAY is set: Xlib reads it at import
-
-    server, state = build_server(session.env, unix_socket=str(session.runtime / "server.sock"),
-                                 forward_ports=config.forward_ports, runtime_dir=str(session.runtime),
-                                 client_password=config.client_password, started=session.started,
-                                 children=session.children)
+    servers, state = build_session_servers(session)
 
     def shutdown(signum, frame):
-        threading.Thread(target=server.shutdown, daemon=True).start()
+        for server in servers:
+            threading.Thread(target=server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
-    log.info("session ready to serve on %s after %.2f s", session.runtime / "server.sock",
-             time.monotonic() - session.started)
+    for extra in servers[1:]:
+        threading.Thread(target=extra.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
+    log.info("session ready to serve after %.2f s", time.monotonic() - session.started)
     try:
-        server.serve_forever(poll_interval=0.2)
+        servers[0].serve_forever(poll_interval=0.2)
     finally:
         state.close()
         session.stop()
     return 0
+
+
+def _adopt(fd: int) -> socket.socket:
+    """A listening socket inherited from the harness; apps started later must not inherit it."""
+    os.set_inheritable(fd, False)
+    return socket.socket(fileno=fd)
+
+
+def build_session_servers(session: Session) -> tuple[list[socketserver.BaseServer], "ServerState"]:
+    """The env server on every listener the session has: the harness's private socket
+    first, then the public one; port relays for the TCP services inside."""
+    from .app import build_router, build_server  # imported after DISPLAY is set: Xlib reads it at import
+    from .httpd import make_server
+    from .relay import UnixToTcpRelay
+
+    config = session.config
+    common = dict(runtime_dir=str(session.runtime), client_password=config.client_password,
+                  started=session.started, children=session.children)
+    if not config.listen_fds:  # started by hand (inside a VM, say): a socket in the runtime folder
+        server, state = build_server(session.env, unix_socket=str(session.runtime / "server.sock"),
+                                     forward_ports=config.forward_ports, **common)
+        return [server], state
+    state = ServerState(env=dict(session.env), **common)
+    router = build_router(state)
+    servers = [make_server(router, sock=_adopt(config.listen_fds["server"]))]
+    if "public" in config.listen_fds:
+        servers.append(make_server(router, sock=_adopt(config.listen_fds["public"]), public=True,
+                                   token=config.public_token))
+    for port in config.forward_ports:
+        fd = config.listen_fds.get(f"port-{port}")
+        if fd is not None:
+            state.relays.append(UnixToTcpRelay(None, "127.0.0.1", port, listener=_adopt(fd)))
+    return servers, state
 
 
 if __name__ == "__main__":

@@ -60,10 +60,11 @@ def test_host_private_folders_are_hidden_and_root_is_read_only(provider):
     assert controller.run_command("cat /etc/shadow", shell=True)["output"] == ""
 
 
-def test_runtime_folder_is_private(provider):
-    runtime = provider.spec.runtime
-    assert stat.S_IMODE(runtime.stat().st_mode) == 0o700
-    assert stat.S_IMODE(os.stat(runtime / "server.sock").st_mode) & 0o077 == 0
+def test_runtime_and_socket_folders_are_private(provider):
+    assert stat.S_IMODE(provider.spec.runtime.stat().st_mode) == 0o700
+    sockets = provider.spec.sockets
+    assert stat.S_IMODE(sockets.stat().st_mode) == 0o700 and sockets.stat().st_uid == os.geteuid()
+    assert stat.S_ISSOCK(os.lstat(sockets / "server.sock").st_mode)
 
 
 class _Hello(BaseHTTPRequestHandler):

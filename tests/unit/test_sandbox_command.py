@@ -1,7 +1,8 @@
 """The bubblewrap command line isolates what the design says it isolates."""
 from pathlib import Path
 
-from desktop_env.providers.local.sandbox import SANDBOX_HOME, SandboxSpec, bwrap_argv
+from desktop_env.providers.local.sandbox import (SANDBOX_HOME, SandboxSpec, bwrap_argv, bwrap_environment,
+                                                 sandbox_env)
 
 
 def spec(tmp_path: Path, network: bool = False) -> SandboxSpec:
@@ -12,11 +13,31 @@ def pairs(argv: list[str], flag: str) -> list[tuple[str, str]]:
     return [(argv[i + 1], argv[i + 2]) for i, a in enumerate(argv) if a == flag]
 
 
-def test_root_is_read_only_and_the_home_is_the_envs_own(tmp_path):
+def test_mounts_are_an_allow_list_never_the_hosts_root(tmp_path):
     argv = bwrap_argv(spec(tmp_path), ["true"])
-    assert ("/", "/") in pairs(argv, "--ro-bind")
+    sources = {source for source, _ in pairs(argv, "--ro-bind") + pairs(argv, "--bind")}
+    assert "/" not in sources and "/etc" not in sources and "/var" not in sources
+    assert ("/usr", "/usr") in pairs(argv, "--ro-bind")
+    for private in ("/root", "/home", "/opt", "/srv", "/work", "/var/lib", "/etc/shadow", "/etc/environment",
+                    "/etc/profile.d", "/etc/sudoers", "/etc/ssh"):
+        assert private not in sources, private
     assert (str(tmp_path / "home-0"), SANDBOX_HOME) in pairs(argv, "--bind")
+    assert argv[argv.index("--remount-ro") + 1] == "/"
     assert argv[-2:] == ["--", "true"]
+
+
+def test_only_the_env_servers_own_code_and_venv_are_mounted(tmp_path):
+    argv = bwrap_argv(spec(tmp_path), ["true"])
+    assert (str(tmp_path / "src"), "/run/osworld-lib/src") in pairs(argv, "--ro-bind")
+    assert (str(tmp_path / "venv"), "/run/osworld-lib/venv") in pairs(argv, "--ro-bind")
+
+
+def test_every_tmpfs_has_a_size_cap(tmp_path):
+    argv = bwrap_argv(SandboxSpec(env_dir=tmp_path, src_dir=tmp_path, venv_dir=tmp_path, tmpfs_bytes=12345), ["true"])
+    tmpfs = [i for i, a in enumerate(argv) if a == "--tmpfs"]
+    capped = {argv[i + 1] for i in tmpfs if argv[i - 2:i] == ["--size", "12345"]}
+    assert {"/tmp", "/dev/shm", "/run", "/var/tmp"} <= capped
+    assert all(argv[i + 1] == "/usr/local" or argv[i + 1] in capped for i in tmpfs)
 
 
 def test_namespaces_and_lifetime(tmp_path):
@@ -26,15 +47,16 @@ def test_namespaces_and_lifetime(tmp_path):
     assert argv[argv.index("--uid") + 1] == "1000"
 
 
+def test_bwrap_itself_starts_with_an_empty_environment_and_the_session_with_a_listed_one(tmp_path):
+    assert bwrap_environment() == {"PATH": "/usr/bin:/bin"}
+    argv = bwrap_argv(spec(tmp_path), ["true"])
+    names = {name for name, _ in pairs(argv, "--setenv")}
+    assert names == set(sandbox_env(spec(tmp_path)))
+    assert not any("KEY" in name or "TOKEN" in name for name in names)
+
+
 def test_network_is_shared_only_when_asked(tmp_path):
     assert "--unshare-net" not in bwrap_argv(spec(tmp_path, network=True), ["true"])
-
-
-def test_private_host_folders_are_masked_before_the_envs_own_mounts(tmp_path):
-    argv = bwrap_argv(spec(tmp_path), ["true"])
-    tmpfs = [argv[i + 1] for i, a in enumerate(argv) if a == "--tmpfs"]
-    assert {"/root", "/tmp", "/run"} <= set(tmpfs)
-    assert argv.index("/run") < argv.index("/run/osworld")  # the mask first, then the runtime bind on top
 
 
 def test_each_boot_gets_its_own_home_and_runtime_folders(tmp_path):
@@ -42,3 +64,4 @@ def test_each_boot_gets_its_own_home_and_runtime_folders(tmp_path):
     argv = bwrap_argv(later, ["true"])
     assert (str(tmp_path / "home-3"), SANDBOX_HOME) in pairs(argv, "--bind")
     assert (str(tmp_path / "run-3"), "/run/osworld") in pairs(argv, "--bind")
+    assert str(tmp_path / "sockets") not in argv  # the listening sockets' folder is the harness's alone

@@ -8,6 +8,7 @@ choice, and LibreOffice and Chromium with their first-run dialogs already dismis
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -190,9 +191,15 @@ def ensure_home_template() -> Path:
     return target
 
 
-def restore_home(home: Path) -> None:
-    """Makes `home` an exact copy of the template (the sandbox must not be running)."""
+def restore_home(home: Path, owner: tuple[int, int] | None = None) -> None:
+    """Makes `home` an exact copy of the template (the sandbox must not be running),
+    owned by `owner` (uid, gid) when the desktop runs as another host uid."""
     template = ensure_home_template()
     if home.exists():
-        shutil.rmtree(home)
+        shutil.rmtree(home)  # fd-based on Linux: a symlink the desktop left is removed, never followed
     shutil.copytree(template, home, symlinks=True)
+    if owner is not None:
+        for folder, dirs, files in os.walk(home):
+            os.chown(folder, *owner, follow_symlinks=False)
+            for name in dirs + files:
+                os.chown(os.path.join(folder, name), *owner, follow_symlinks=False)

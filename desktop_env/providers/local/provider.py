@@ -1,39 +1,53 @@
 """The embedded default: a real desktop in a bubblewrap sandbox on this machine.
 
-start -> a private env folder (home from the template, a 0700 runtime folder with
-the server's Unix socket), then bwrap runs the session (Xvfb, D-Bus, AT-SPI, XFCE,
-env server) and we poll /health until it answers ready. Revert = kill the sandbox
-(its PID namespace takes every app with it), restore the home, start again.
+start -> a private env folder (home from the template, a runtime folder for the
+session's logs), listening sockets made by the harness in a host-only folder and
+handed to the sandbox as inherited fds, then bwrap runs the session (Xvfb, D-Bus,
+AT-SPI, XFCE, env server) in its own cgroup, as an unprivileged host uid when the
+harness is root, and we poll /health until it answers ready. Revert = kill the
+sandbox (its PID namespace takes every app with it), restore the home, start again;
+the listening sockets stay, so clients and relays need not follow the reset.
+
+Everything inside the sandbox is hostile: the harness reads its files only with
+O_NOFOLLOW and bounded sizes, and never connects to a socket path the sandbox can
+write to.
 """
 from __future__ import annotations
 
 import atexit
+import ipaddress
 import json
 import logging
 import os
 import shutil
 import signal
+import socket
+import stat
 import subprocess
 import tempfile
 import threading
 import time
 import weakref
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from ...controllers.transport import Endpoint, Transport
-from ...errors import MissingDependency, SandboxStartError
+from ...errors import MissingDependency, ProviderError, SandboxStartError
 from ...server.relay import TcpToUnixRelay
 from ...server.session import SessionConfig
 from ..base import Provider
 from .home_template import ensure_home_template, restore_home
+from .host_ids import SandboxIdentity, acquire_identity
+from .limits import DesktopCgroup, DesktopLimits, LimitEvents
 from .paths import runtime_root
-from .sandbox import SANDBOX_RUNTIME, SANDBOX_VENV, SandboxSpec, bwrap_argv, write_identity_files
+from .sandbox import (SANDBOX_RUNTIME, SANDBOX_VENV, SandboxSpec, bwrap_argv, bwrap_environment,
+                      write_identity_files)
+from .server_code import ensure_server_code
 from .server_venv import ensure_server_venv
 
 log = logging.getLogger("osworld.local")
 
-SRC_DIR = Path(__file__).resolve().parents[3]  # the folder holding the desktop_env package
+LOG_TAIL_BYTES = 64 * 1024
 
 _live: "weakref.WeakSet[LocalProvider]" = weakref.WeakSet()
 
@@ -73,6 +87,10 @@ class LocalDesktopConfig:
     forward_ports: tuple[int, ...] = (9222, 8080)
     desktop_components: tuple[str, ...] = ("xfwm4", "xfsettingsd", "xfce4-panel", "xfdesktop")
     start_timeout: float = 60.0
+    limits: DesktopLimits = field(default_factory=DesktopLimits)
+    # Required of every request on the public (TCP) listener when set; `expose_server`
+    # refuses a non-loopback address without one.
+    public_token: str | None = None
 
 
 @dataclass
@@ -84,12 +102,19 @@ class _Sandbox:
 
 class LocalProvider(Provider):
     def __init__(self, screen_size: tuple[int, int] = (1920, 1080), network: bool = False,
-                 client_password: str = "password", config: LocalDesktopConfig | None = None, **_ignored):
+                 client_password: str = "password", config: LocalDesktopConfig | None = None,
+                 limits: DesktopLimits | None = None, **_ignored):
         self.config = config or LocalDesktopConfig(screen_size=tuple(screen_size), network=network,
-                                                   client_password=client_password)
+                                                   client_password=client_password,
+                                                   limits=limits or DesktopLimits())
         self.env_dir: Path | None = None
         self._sandbox: _Sandbox | None = None
         self._relays: dict[int, TcpToUnixRelay] = {}
+        self._listeners: dict[str, socket.socket] = {}
+        self._identity: SandboxIdentity | None = None
+        self._cgroup: DesktopCgroup | None = None
+        self._cgroup_tried = False
+        self._limit_baseline = LimitEvents()
         self._generation = 0
         self._reapers: list[threading.Thread] = []
         self._lock = threading.RLock()
@@ -105,18 +130,42 @@ class LocalProvider(Provider):
             if shutil.which("Xvfb") is None:
                 raise MissingDependency("Xvfb is not installed: apt-get install xvfb")
             self._venv = ensure_server_venv()
+            self._src = ensure_server_code()
             ensure_home_template()
             if self.env_dir is None:
-                prune_stale_env_dirs()
-                self.env_dir = Path(tempfile.mkdtemp(prefix="env-", dir=runtime_root()))
-                (self.env_dir / "owner.pid").write_text(str(os.getpid()))
-                _live.add(self)
+                self._create_env_dir()
             self._boot()
+
+    def _create_env_dir(self) -> None:
+        prune_stale_env_dirs()
+        root = runtime_root()
+        if os.geteuid() == 0:
+            self._identity = acquire_identity(root)
+        self.env_dir = Path(tempfile.mkdtemp(prefix="env-", dir=root))
+        _live.add(self)
+        if self._identity is not None:
+            # The desktop's uid must reach its home and runtime folders when bwrap binds them.
+            os.chown(self.env_dir, -1, self._identity.gid)
+            os.chmod(self.env_dir, 0o710)
+        (self.env_dir / "owner.pid").write_text(str(os.getpid()))
+        self._make_listeners()
+
+    def _make_listeners(self) -> None:
+        """The sockets the desktop serves on, bound here in a folder only the harness can
+        enter. The sandbox gets the listening fds; it never sees (or can replace) the files."""
+        folder = self.spec.sockets
+        folder.mkdir(mode=0o700)
+        names = ["server", "public", *(f"port-{port}" for port in self.config.forward_ports)]
+        for name in names:
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(str(folder / f"{name}.sock"))
+            listener.listen(128)
+            self._listeners[name] = listener
 
     def get_ip_address(self, path_to_vm: str | None = None) -> Endpoint:
         if self.env_dir is None:
             raise SandboxStartError("the local desktop is not started; call start_emulator() first")
-        return Endpoint(unix_socket=str(self.spec.runtime / "server.sock"))
+        return Endpoint(unix_socket=str(self.spec.sockets / "server.sock"))
 
     def save_state(self, path_to_vm: str | None = None, snapshot_name: str = "init_state") -> None:
         raise NotImplementedError("the local provider always reverts to its home template; snapshots are not saved")
@@ -140,9 +189,18 @@ class LocalProvider(Provider):
             for reaper in self._reapers:
                 reaper.join()
             self._reapers.clear()
+            for listener in self._listeners.values():
+                listener.close()
+            self._listeners.clear()
+            if self._cgroup is not None:
+                self._cgroup.remove()
+                self._cgroup, self._cgroup_tried = None, False
             if self.env_dir is not None:
                 shutil.rmtree(self.env_dir, ignore_errors=True)
                 self.env_dir = None
+            if self._identity is not None:
+                self._identity.release()
+                self._identity = None
             _live.discard(self)
 
     def service_endpoint(self, port: int) -> tuple[str, int]:
@@ -151,25 +209,51 @@ class LocalProvider(Provider):
             if port not in self._relays:
                 if port not in self.config.forward_ports:
                     raise SandboxStartError(f"port {port} is not forwarded; forward_ports={self.config.forward_ports}")
-                self._relays[port] = TcpToUnixRelay(str(self.spec.runtime / f"port-{port}.sock"))
+                self._relays[port] = TcpToUnixRelay(str(self.spec.sockets / f"port-{port}.sock"),
+                                                    allowed_uids=self._local_clients())
             relay = self._relays[port]
             return relay.host, relay.port
 
     def expose_server(self, port: int = 0, host: str = "127.0.0.1") -> tuple[str, int]:
-        """Forwards the env server itself to host:port over TCP (port 0 picks a free one)."""
+        """Serves the desktop's public listener on host:port over TCP (port 0 picks a free one).
+
+        The public listener holds requests to what a browser cannot forge cross-site. On a
+        loopback address only this user's (and root's) processes are relayed; any other
+        address needs `public_token`, which clients then send with every request."""
+        loopback = _is_loopback(host)
+        if not loopback and not self.config.public_token:
+            raise ProviderError(f"refusing to serve the desktop on {host}, which is not a loopback address, "
+                                "without a token: set a public token (osworld env serve --token)")
         with self._lock:
             key = -1 - port  # kept apart from the sandbox-service relays
             if key not in self._relays:
-                self._relays[key] = TcpToUnixRelay(str(self.spec.runtime / "server.sock"), host, port)
+                self._relays[key] = TcpToUnixRelay(str(self.spec.sockets / "public.sock"), host, port,
+                                                   allowed_uids=self._local_clients() if loopback else None)
             relay = self._relays[key]
             return relay.host, relay.port
+
+    @staticmethod
+    def _local_clients() -> frozenset[int]:
+        return frozenset({os.getuid(), 0})
+
+    def resource_limit_hit(self) -> str:
+        """One sentence naming the limit this desktop hit since its last reset, or "".
+
+        Only what takes something away from the desktop counts: an OOM kill or a refused
+        fork. Memory use reaching the limit alone is the kernel reclaiming page cache."""
+        if self._cgroup is None:
+            return ""
+        now, before = self._cgroup.events(), self._limit_baseline
+        since = replace(now, oom_kills=now.oom_kills - before.oom_kills, memory_max_hits=0,
+                        pids_max_hits=now.pids_max_hits - before.pids_max_hits)
+        return since.describe()
 
     # -- inspection -------------------------------------------------------------------------
     @property
     def spec(self) -> SandboxSpec:
         assert self.env_dir is not None
-        return SandboxSpec(env_dir=self.env_dir, src_dir=SRC_DIR, venv_dir=self._venv, network=self.config.network,
-                           generation=self._generation)
+        return SandboxSpec(env_dir=self.env_dir, src_dir=self._src, venv_dir=self._venv, network=self.config.network,
+                           generation=self._generation, tmpfs_bytes=self.config.limits.tmpfs_bytes)
 
     def process_ids(self) -> list[int]:
         """Host PIDs of every process in this sandbox (its PID namespace), bwrap included."""
@@ -195,20 +279,24 @@ class LocalProvider(Provider):
     # -- internals --------------------------------------------------------------------------
     def _boot(self) -> None:
         spec = self.spec
-        restore_home(spec.home)
+        owner = (self._identity.uid, self._identity.gid) if self._identity is not None else None
+        restore_home(spec.home, owner)
         shutil.rmtree(spec.runtime, ignore_errors=True)
-        (spec.runtime / "logs").mkdir(parents=True)
+        (spec.runtime / "logs").mkdir(parents=True, mode=0o700)
         os.chmod(spec.runtime, 0o700)
         if not (spec.env_dir / "passwd").exists():
             write_identity_files(spec)
-        for port, relay in self._relays.items():  # host-side forwards follow the new runtime folder
-            relay.socket_path = str(spec.runtime / ("server.sock" if port < 0 else f"port-{port}.sock"))
+        fds = {name: listener.fileno() for name, listener in self._listeners.items()}
         width, height = self.config.screen_size
         session = SessionConfig(width=width, height=height, runtime_dir=SANDBOX_RUNTIME,
                                 forward_ports=list(self.config.forward_ports),
                                 desktop_components=list(self.config.desktop_components),
-                                client_password=self.config.client_password)
+                                client_password=self.config.client_password, listen_fds=fds,
+                                public_token=self.config.public_token)
         (spec.runtime / "session.json").write_text(json.dumps(asdict(session)))
+        if owner is not None:
+            for path in (spec.runtime, spec.runtime / "logs"):
+                os.chown(path, *owner, follow_symlinks=False)
         command = [f"{SANDBOX_VENV}/bin/python", "-m", "desktop_env.server.session", f"{SANDBOX_RUNTIME}/session.json"]
         info_read, info_write = os.pipe()
         argv = bwrap_argv(spec, command)
@@ -216,12 +304,41 @@ class LocalProvider(Provider):
         stderr = open(spec.bwrap_log, "wb")
         started = time.monotonic()
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr,
-                                   pass_fds=(info_write,))
+                                   pass_fds=(info_write, *fds.values()), env=bwrap_environment(),
+                                   preexec_fn=self._child_setup())
         stderr.close()
         os.close(info_write)
         self._sandbox = _Sandbox(process, started=started)
         self._sandbox.child_pid = self._read_child_pid(info_read)
+        if self._cgroup is not None:
+            self._limit_baseline = self._cgroup.events()
         self._wait_ready(started)
+
+    def _desktop_cgroup(self) -> DesktopCgroup | None:
+        """One cgroup per desktop, kept across resets (its counters then cover every episode
+        since creation; `resource_limit_hit` is read by the runner per task)."""
+        if not self._cgroup_tried:
+            self._cgroup_tried = True
+            self._cgroup = DesktopCgroup.create(self.env_dir.name, self.config.limits)
+        return self._cgroup
+
+    def _child_setup(self):
+        """What the forked child does before it execs bwrap: join the desktop's cgroup (as
+        root, while it still may), then become the desktop's unprivileged uid."""
+        cgroup = self._desktop_cgroup()
+        enter = cgroup.enter_fn() if cgroup is not None else None
+        identity = self._identity
+        if enter is None and identity is None:
+            return None
+
+        def setup() -> None:
+            if enter is not None:
+                enter()
+            if identity is not None:
+                os.setgroups([])
+                os.setresgid(identity.gid, identity.gid, identity.gid)
+                os.setresuid(identity.uid, identity.uid, identity.uid)
+        return setup
 
     @staticmethod
     def _read_child_pid(fd: int) -> int | None:
@@ -261,11 +378,12 @@ class LocalProvider(Provider):
             return ""
         out = []
         spec = self.spec
-        for path in [spec.bwrap_log, *sorted((spec.runtime / "logs").glob("*.log"))]:
-            try:
-                text = path.read_text(errors="replace").strip().splitlines()[-lines:]
-            except OSError:
-                continue
+        try:
+            names = sorted(n for n in os.listdir(spec.runtime / "logs") if n.endswith(".log"))
+        except OSError:
+            names = []
+        for path in [spec.bwrap_log, *(spec.runtime / "logs" / name for name in names)]:
+            text = read_tail_nofollow(path).strip().splitlines()[-lines:]
             if text:
                 out.append(f"--- {path.name} ---\n" + "\n".join(text))
         return "\n".join(out)
@@ -301,3 +419,29 @@ class LocalProvider(Provider):
             reaper = threading.Thread(target=reap, name="sandbox-reaper", daemon=True)
             reaper.start()
             self._reapers = [r for r in self._reapers if r.is_alive()] + [reaper]
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def read_tail_nofollow(path: Path, limit: int = LOG_TAIL_BYTES) -> str:
+    """The last `limit` bytes of a regular file the sandbox may have written, never
+    following a symlink it planted in the file's place ("" when unreadable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return ""
+        os.lseek(fd, max(0, info.st_size - limit), os.SEEK_SET)
+        return os.read(fd, limit).decode("utf-8", "replace")
+    finally:
+        os.close(fd)

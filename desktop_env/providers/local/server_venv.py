@@ -8,13 +8,14 @@ change of pins makes a new one instead of mutating a venv that envs may be using
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 from ...errors import MissingDependency
-from .paths import cache_dir
+from .paths import sandbox_share_dir
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 REQUIREMENTS = Path(__file__).resolve().parents[2] / "server" / "requirements.txt"
@@ -23,7 +24,7 @@ SYSTEM_MODULES = ("Xlib", "PIL", "pyatspi")
 
 def venv_dir() -> Path:
     digest = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()[:12]
-    return cache_dir() / f"server-venv-{digest}"
+    return sandbox_share_dir() / f"server-venv-{digest}"
 
 
 def check_system_python() -> None:
@@ -55,6 +56,7 @@ def ensure_server_venv() -> Path:
         raise MissingDependency(
             f"could not build the env server's venv at {target}: {' '.join(e.cmd)} failed: "
             f"{(e.stderr or e.stdout).strip()[-500:]} (is python3-venv installed?)") from None
+    os.chmod(staging, 0o755)  # mkdtemp made it 0700; the desktops' uid must read it
     try:
         staging.rename(target)
     except OSError:

@@ -1,0 +1,62 @@
+"""The env server's own code, copied out of the checkout for the desktops to mount.
+
+A desktop must not see the checkout: it holds the task files, their expected files,
+reference solutions, caches and results. So only the modules the env server imports
+(the `desktop_env.server` package and the two small modules it shares with the
+harness) are copied to a folder keyed by their content, and that folder alone is
+mounted. The server's imports are pinned by a test, so a new import outside this
+list fails loudly instead of silently pulling the checkout back in.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .paths import sandbox_share_dir
+
+PACKAGE_DIR = Path(__file__).resolve().parents[2]  # desktop_env/
+SHARED_MODULES = ("__init__.py", "a11y_namespaces.py")
+SERVER_PACKAGE = "server"
+
+
+def server_files() -> list[Path]:
+    """The files a desktop needs, relative to the folder holding `desktop_env`."""
+    files = [PACKAGE_DIR / name for name in SHARED_MODULES]
+    for path in sorted((PACKAGE_DIR / SERVER_PACKAGE).rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            files.append(path)
+    return [path.relative_to(PACKAGE_DIR.parent) for path in files]
+
+
+def _digest(files: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for relative in files:
+        digest.update(str(relative).encode() + b"\0")
+        digest.update((PACKAGE_DIR.parent / relative).read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+def ensure_server_code() -> Path:
+    """The folder to mount as the server's source (it holds `desktop_env/`), made once per content."""
+    files = server_files()
+    target = sandbox_share_dir() / f"server-src-{_digest(files)}"
+    if target.is_dir():
+        return target
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    for relative in files:
+        destination = staging / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(PACKAGE_DIR.parent / relative, destination)
+    for folder, dirs, names in os.walk(staging):
+        os.chmod(folder, 0o755)  # mkdtemp made it 0700; the desktops' uid must read it
+        for name in names:
+            path = os.path.join(folder, name)
+            os.chmod(path, 0o755 if os.stat(path).st_mode & 0o100 else 0o644)
+    try:
+        staging.rename(target)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)  # made concurrently by another env
+    return target
