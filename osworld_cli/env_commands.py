@@ -50,9 +50,10 @@ def doctor_command() -> None:
     checks = run_checks()
     table = Table("check", "ok", "detail", "fix")
     for check in checks:
-        table.add_row(check.name, "[green]yes[/]" if check.ok else "[red]no[/]", check.detail, check.fix)
+        ok = "[green]yes[/]" if check.ok else "[red]no[/]" if check.required else "[yellow]no[/] (optional)"
+        table.add_row(check.name, ok, check.detail, check.fix)
     console.print(table)
-    if not all(c.ok for c in checks):
+    if not all(c.ok or not c.required for c in checks):
         sys.exit(1)
 
 

@@ -17,6 +17,7 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+    required: bool = True  # a failed optional check is reported, but `osworld env doctor` still passes
 
 
 def required_packages() -> list[str]:
@@ -63,10 +64,25 @@ def check_server_venv() -> Check:
     return Check("server venv", False, f"{path} not built yet", "osworld env setup")
 
 
+def check_limits() -> Check:
+    """Whether each desktop gets its own cgroup with memory, process and CPU limits."""
+    from .limits import cgroup_support
+
+    support = cgroup_support()
+    fix = ""
+    if not support.complete:
+        if any("writable by root" in reason for reason in support.reasons.values()):
+            fix = "run the harness as root (cgroup v1 hierarchies are writable by root only)"
+        elif support.version in ("v2", "none") and any("delegat" in r or "holds processes" in r
+                                                       for r in support.reasons.values()):
+            fix = "start the harness in a delegated cgroup: systemd-run --scope -p Delegate=yes osworld ..."
+    return Check("limits", support.in_force, support.summary(), fix, required=False)
+
+
 def run_checks() -> list[Check]:
     missing = missing_packages(required_packages())
     checks = [Check("debian packages", not missing,
                     f"missing: {' '.join(missing)}" if missing else f"all {len(required_packages())} installed",
                     f"apt-get install --no-install-recommends {' '.join(missing)}" if missing else "")]
-    checks += [check_bubblewrap(), check_system_python(), check_server_venv()]
+    checks += [check_bubblewrap(), check_system_python(), check_server_venv(), check_limits()]
     return checks
