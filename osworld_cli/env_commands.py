@@ -10,6 +10,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from .limit_options import desktop_limit_options
+
 console = Console()
 
 
@@ -58,15 +60,29 @@ def doctor_command() -> None:
 
 
 @env_group.command("serve")
-@click.option("--port", type=int, default=None, help="Also forward the env server to 127.0.0.1:PORT over TCP.")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address for --port.")
+@click.option("--port", type=int, default=None, help="Also serve the desktop over TCP at HOST:PORT.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address for --port. A loopback address serves this user's processes only; any other needs --token.")
+@click.option("--token", envvar="OSWORLD_SERVER_TOKEN", default=None,
+              help="Require 'Authorization: Bearer TOKEN' on every TCP request (env OSWORLD_SERVER_TOKEN).")
 @screen_size_option
 @click.option("--network/--no-network", default=False, show_default=True, help="Give the desktop network access.")
-def serve_command(port: int | None, host: str, screen_size: tuple[int, int], network: bool) -> None:
+@desktop_limit_options
+def serve_command(port: int | None, host: str, token: str | None, screen_size: tuple[int, int], network: bool,
+                  desktop_memory: str, desktop_pids: str, desktop_cpu_weight: str, desktop_tmpfs: str) -> None:
     """Start one desktop and keep it running until Ctrl-C."""
+    from desktop_env.errors import ProviderError
     from desktop_env.providers.local import LocalProvider
+    from desktop_env.providers.local.limits import DesktopLimits
+    from desktop_env.providers.local.provider import LocalDesktopConfig, is_loopback
 
-    provider = LocalProvider(screen_size=screen_size, network=network)
+    if port is not None and not is_loopback(host) and not token:
+        raise click.BadParameter(f"{host} is not a loopback address: serving it needs --token (or OSWORLD_SERVER_TOKEN)",
+                                 param_hint="--host")
+    limits = DesktopLimits.from_options(memory=desktop_memory, pids=desktop_pids, cpu_weight=desktop_cpu_weight,
+                                        tmpfs=desktop_tmpfs)
+    provider = LocalProvider(config=LocalDesktopConfig(screen_size=screen_size, network=network, limits=limits,
+                                                       public_token=token))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
@@ -78,13 +94,16 @@ def serve_command(port: int | None, host: str, screen_size: tuple[int, int], net
             tcp_host, tcp_port = provider.expose_server(port, host)
             console.print(f"env server over TCP: http://{tcp_host}:{tcp_port}")
         for service in provider.config.forward_ports:
-            console.print(f"sandbox port {service}: unix:{provider.spec.runtime / f'port-{service}.sock'}")
+            console.print(f"sandbox port {service}: unix:{provider.spec.sockets / f'port-{service}.sock'}")
         console.print("Ctrl-C stops the desktop.")
         sys.stdout.flush()
         while not stop.wait(0.5):
             if not provider.is_running():
                 console.print("[red]the desktop exited[/]")
                 sys.exit(1)
+    except ProviderError as e:
+        console.print(f"[red]error:[/] {e}")
+        sys.exit(1)
     except KeyboardInterrupt:
         pass
     finally:

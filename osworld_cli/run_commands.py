@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .env_commands import screen_size_option
+from .limit_options import desktop_limit_options
 from .task_commands import load_plugins, plugin_option
 
 # Piped output (CI logs, files) gets wide tables instead of 80 squeezed columns.
@@ -89,6 +90,7 @@ def print_summary(paths: tuple[str, ...], fmt: str) -> None:
 @click.option("--retry-errors", is_flag=True, help="Re-run tasks whose last run ended in an error.")
 @click.option("--record/--no-record", default=True, show_default=True, help="Record each task's screen to recording.mp4.")
 @click.option("--network/--no-network", default=False, show_default=True, help="Give the desktops network access.")
+@desktop_limit_options
 @click.option("--wait-after-reset", default=0.0, show_default=True, help="Extra seconds after reset (for slow VMs).")
 @click.option("--cache-dir", default="cache", show_default=True, help="Where task files are cached.")
 @click.option("--screenshot-scale", default=1.0, show_default=True, type=click.FloatRange(0, 1, min_open=True),

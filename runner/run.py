@@ -54,6 +54,11 @@ class RunConfig:
     retry_errors: bool = False
     record: bool = True
     network: bool = False
+    # Limits of each local desktop, as the command line gives them (see DesktopLimits.from_options).
+    desktop_memory: str = "4G"
+    desktop_pids: str = "1024"
+    desktop_cpu_weight: str = "100"
+    desktop_tmpfs: str = "1G"
     wait_after_reset: float = 0.0
     cache_dir: str = "cache"
     client_password: str = "password"

@@ -28,11 +28,18 @@ class DesktopWorker:
             from desktop_env.desktop_env import DesktopEnv
 
             config = self.config
+            provider_options = {}
+            if config.provider == "local":
+                from desktop_env.providers.local.limits import DesktopLimits
+
+                provider_options["limits"] = DesktopLimits.from_options(
+                    memory=config.desktop_memory, pids=config.desktop_pids, cpu_weight=config.desktop_cpu_weight,
+                    tmpfs=config.desktop_tmpfs)
             self.env = DesktopEnv(provider_name=config.provider, path_to_vm=config.path_to_vm,
                                   action_space=config.action_space, screen_size=tuple(config.screen_size),
                                   require_a11y_tree=config.observation_type != "screenshot",
                                   cache_dir=config.cache_dir, client_password=config.client_password,
-                                  network=config.network)
+                                  network=config.network, **provider_options)
         return self.env
 
     def run_task(self, domain: str, task_id: str, task_dir: Path, previous_errors: list[dict],

@@ -17,9 +17,11 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where an env server listens: a Unix socket path, or an http:// base URL."""
+    """Where an env server listens: a Unix socket path, or an http:// base URL (with the
+    bearer token its public listener requires, if any)."""
     unix_socket: str | None = None
     url: str | None = None
+    token: str | None = None
 
     def __str__(self) -> str:
         return f"unix:{self.unix_socket}" if self.unix_socket else str(self.url)
@@ -107,6 +109,8 @@ class Transport:
                 files: dict[str, tuple[str, bytes]] | None = None, timeout: float | None = None) -> RawResponse:
         """One request. Raises OSError / http.client.HTTPException when the server is unreachable."""
         headers: dict[str, str] = {}
+        if self.endpoint.token:
+            headers["Authorization"] = f"Bearer {self.endpoint.token}"
         body: bytes | None = None
         if files is not None:
             body, headers["Content-Type"] = encode_multipart(form or {}, files)

@@ -38,7 +38,7 @@ from ...server.session import SessionConfig
 from ..base import Provider
 from .home_template import ensure_home_template, restore_home
 from .host_ids import SandboxIdentity, acquire_identity
-from .limits import DesktopCgroup, DesktopLimits, LimitEvents
+from .limits import DesktopCgroup, DesktopLimits, LimitEvents, prune_stale_cgroups
 from .paths import runtime_root
 from .sandbox import (SANDBOX_RUNTIME, SANDBOX_VENV, SandboxSpec, bwrap_argv, bwrap_environment,
                       write_identity_files)
@@ -138,6 +138,7 @@ class LocalProvider(Provider):
 
     def _create_env_dir(self) -> None:
         prune_stale_env_dirs()
+        prune_stale_cgroups()
         root = runtime_root()
         if os.geteuid() == 0:
             self._identity = acquire_identity(root)
@@ -220,7 +221,7 @@ class LocalProvider(Provider):
         The public listener holds requests to what a browser cannot forge cross-site. On a
         loopback address only this user's (and root's) processes are relayed; any other
         address needs `public_token`, which clients then send with every request."""
-        loopback = _is_loopback(host)
+        loopback = is_loopback(host)
         if not loopback and not self.config.public_token:
             raise ProviderError(f"refusing to serve the desktop on {host}, which is not a loopback address, "
                                 "without a token: set a public token (osworld env serve --token)")
@@ -421,7 +422,7 @@ class LocalProvider(Provider):
             self._reapers = [r for r in self._reapers if r.is_alive()] + [reaper]
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
     try:

@@ -1,0 +1,294 @@
+"""A hostile agent on a real desktop: every way out that the sandbox must close, tried from inside.
+
+Each probe runs as agent code runs (through the env server, as the desktop's user) and
+is shown to fail, with the host checked unchanged afterwards. The harness here runs as
+whoever runs the tests (root under `make test` on a fresh machine, which is the case the
+uid mapping matters for); `test_a_normal_users_desktop_holds_too` repeats the core probes
+with the harness running as an unprivileged user.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from desktop_env.controllers.python import ACTION_PREFIX, PythonController
+from desktop_env.desktop_env import DesktopEnv
+from desktop_env.errors import ResourceLimitExceeded
+from desktop_env.providers.local import LocalProvider
+from desktop_env.providers.local.limits import DesktopLimits, cgroup_support
+
+pytestmark = pytest.mark.desktop
+
+REPO = Path(__file__).resolve().parents[2]
+SECRET = "sk-osworld-probe-3f9c1e7a"
+SYSTEM_PYTHON = "/usr/bin/python3"
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the host-uid mapping matters for a harness running as root")
+
+
+@pytest.fixture(scope="module")
+def provider():
+    os.environ["OSWORLD_PROBE_API_KEY"] = SECRET  # as if the harness had been started with an API key
+    provider = LocalProvider(screen_size=(1024, 768),
+                             limits=DesktopLimits(memory_bytes=1 << 30, pids=400, tmpfs_bytes=64 << 20))
+    provider.start_emulator()
+    yield provider
+    provider.stop_emulator()
+    os.environ.pop("OSWORLD_PROBE_API_KEY", None)
+
+
+def agent(provider: LocalProvider, code: str, timeout: float = 60) -> dict:
+    """Runs Python exactly as an agent's action does (pyautogui's interpreter, in the desktop)."""
+    return PythonController(provider.get_ip_address()).execute_python_command(ACTION_PREFIX + code, timeout=timeout)
+
+
+def shell(provider: LocalProvider, script: str) -> dict:
+    return PythonController(provider.get_ip_address()).run_command(script, shell=True)
+
+
+def host_uids(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("Uid:"):
+                return [int(v) for v in line.split()[1:]]
+    return []
+
+
+# -- host root -----------------------------------------------------------------------------------
+
+@as_root
+def test_no_process_of_the_desktop_is_host_root(provider):
+    pids = provider.process_ids()
+    assert len(pids) > 5
+    for pid in pids:
+        assert 0 not in host_uids(pid), f"pid {pid} runs as host root"
+
+
+def test_agent_code_changes_no_host_setting(provider):
+    before = {name: Path(f"/proc/sys/kernel/{name}").read_text() for name in ("printk_ratelimit_burst", "core_pattern")}
+    out = agent(provider, textwrap.dedent("""
+        for path, value in (("/proc/sys/kernel/printk_ratelimit_burst", "11"),
+                            ("/proc/sys/kernel/core_pattern", "|/tmp/own-the-host %p")):
+            try:
+                with open(path, "w") as f:
+                    f.write(value)
+                print("WROTE", path)
+            except OSError as e:
+                print("refused", path, e.errno)
+        """))
+    assert "WROTE" not in out["output"] and out["output"].count("refused") == 2, out
+    after = {name: Path(f"/proc/sys/kernel/{name}").read_text() for name in before}
+    assert after == before
+
+
+@as_root
+def test_a_setuid_file_made_inside_is_no_root_file_on_the_host(provider):
+    result = shell(provider, "cp /bin/true ~/escalate && chmod u+s ~/escalate && ls -l ~/escalate")
+    assert result["returncode"] == 0, result
+    info = os.lstat(provider.spec.home / "escalate")
+    assert info.st_uid != 0 and info.st_gid != 0
+    # ...and only the harness (and the desktops' own group, to enter) can reach the folder it is in
+    runtime = provider.env_dir.parent
+    assert stat.S_IMODE(os.stat(runtime).st_mode) & 0o007 == 0
+    assert stat.S_IMODE(os.stat(provider.env_dir).st_mode) & 0o007 == 0
+
+
+# -- secrets ---------------------------------------------------------------------------------------
+
+def test_no_secret_of_the_harness_reaches_the_desktop(provider):
+    every_environ = shell(provider, "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'; env")
+    assert every_environ["output"] and SECRET not in every_environ["output"]
+    assert "OSWORLD_PROBE_API_KEY" not in every_environ["output"]
+    first = PythonController(provider.get_ip_address()).get_file("/proc/1/environ")
+    assert first is not None and SECRET.encode() not in first
+
+
+# -- the answers -------------------------------------------------------------------------------
+
+def test_no_checkout_task_file_cache_or_result_is_visible(provider, tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "result.txt").write_text("1.0\n")
+    named = [str(REPO), str(REPO / "evaluation_examples"), str(results), str(Path.home()), "/work", "/root", "/opt",
+             "/srv", "/var/lib", "/mnt", "/media", "/var/cache/osworld", os.path.expanduser("~/.cache/osworld")]
+    probe = agent(provider, "import os, json\nprint(json.dumps({p: os.path.exists(p) for p in %r}))" % named)
+    assert json.loads(probe["output"]) == {p: False for p in named}
+    found = shell(provider, "find / -xdev \\( -name evaluation_examples -o -name solutions -o -name test_all.json "
+                            "-o -name '*.git' -o -name results \\) -not -path '/proc/*' 2>/dev/null")
+    assert found["output"].split() == []
+    code = shell(provider, "cd /run/osworld-lib/src && find . -type f | sort")["output"].split()
+    assert code and all(path.startswith(("./desktop_env/server/", "./desktop_env/__init__.py",
+                                         "./desktop_env/a11y_namespaces.py")) for path in code), code
+
+
+def test_the_system_is_read_only_and_hidden_config_stays_hidden(provider):
+    result = shell(provider, "touch /usr/x /etc/x /x /var/x 2>&1; ls /etc/shadow /etc/environment /etc/sudoers "
+                             "/etc/profile.d /etc/ssh 2>&1; ls /sys")
+    assert result["output"].count("Read-only file system") == 4
+    assert result["output"].count("No such file or directory") == 5
+    assert result["output"].split()[-1] == "devices"
+
+
+# -- the harness never follows what the desktop plants ------------------------------------------
+
+def test_a_planted_socket_or_log_symlink_is_never_followed(provider):
+    planted = shell(provider, "ln -sf /etc/shadow /run/osworld/logs/Xvfb.log; ln -s /etc/shadow /run/osworld/logs/a.log; "
+                              "rm -f /run/osworld/server.sock; ln -s /run/osworld/bus /run/osworld/server.sock; echo ok")
+    assert planted["output"].strip() == "ok"
+    assert "root:" not in provider._log_tail()
+    # the harness still talks to its own server: the socket it uses lives where the desktop cannot write
+    assert PythonController(provider.get_ip_address()).get_vm_screen_size() == {"width": 1024, "height": 768}
+
+
+# -- limits ------------------------------------------------------------------------------------
+
+def test_memory_processes_and_tmpfs_are_capped(provider):
+    if not cgroup_support().in_force:
+        pytest.skip(f"cgroup limits: {cgroup_support().summary()}")
+    env = DesktopEnv(provider=provider, require_a11y_tree=False)
+    env.check_resource_limits()  # nothing hit yet
+    fill = shell(provider, "dd if=/dev/zero of=/tmp/fill bs=1M count=2048 2>&1; rm /tmp/fill")
+    assert "No space left" in fill["output"] and f"{64 << 20} bytes" in fill["output"]
+    forks = agent(provider, textwrap.dedent("""
+        import subprocess
+        children = []
+        try:
+            for _ in range(2000):
+                children.append(subprocess.Popen(["sleep", "30"]))
+        except OSError as e:
+            print("refused after", len(children), e.errno)
+        for child in children:
+            child.kill()
+            child.wait()
+        """))
+    assert "refused after" in forks["output"], forks
+    assert int(forks["output"].split()[2]) < 400
+    hog = agent(provider, "import subprocess\nr = subprocess.run(['python3', '-c', 'x = bytearray(3 << 30)'])\n"
+                          "print('exit', r.returncode)")
+    assert hog["output"].strip() in ("exit -9", "exit 1"), hog  # OOM-killed (or MemoryError at the cap)
+    assert PythonController(provider.get_ip_address()).get_vm_screen_size()  # the desktop itself lives on
+    sentence = provider.resource_limit_hit()
+    assert "process limit" in sentence
+    with pytest.raises(ResourceLimitExceeded, match="process limit"):
+        env.check_resource_limits()
+    provider.revert_to_snapshot()  # a reset starts the count again
+    assert provider.resource_limit_hit() == ""
+
+
+# -- the served port ---------------------------------------------------------------------------
+
+def _as_user(uid: int, code: str) -> subprocess.CompletedProcess:
+    def drop():
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    return subprocess.run([SYSTEM_PYTHON, "-c", code], capture_output=True, text=True, timeout=60,
+                          preexec_fn=drop, cwd="/")
+
+
+@as_root
+def test_the_tcp_port_serves_only_this_user_and_refuses_cross_site_requests(provider):
+    host, port = provider.expose_server()
+    url = f"http://{host}:{port}"
+    assert requests.get(url + "/platform", timeout=30).text == "Linux"
+    other_user = _as_user(65534, textwrap.dedent(f"""
+        import socket
+        s = socket.create_connection(("{host}", {port}), timeout=10)
+        s.sendall(b"GET /platform HTTP/1.1\\r\\nHost: {host}\\r\\n\\r\\n")
+        print(repr(s.recv(100)))
+        """))
+    assert other_user.stdout.strip() in ("b''", "") or "ConnectionResetError" in other_user.stderr, other_user
+    marker = "/home/user/cross-site-was-here"
+    command = json.dumps({"command": ["touch", marker], "shell": False})
+    for headers in ({"Content-Type": "text/plain"},
+                    {"Content-Type": "application/json", "Origin": "http://evil.example"},
+                    {"Content-Type": "application/x-www-form-urlencoded", "Origin": "null"}):
+        response = requests.post(url + "/execute", data=command, headers=headers, timeout=30)
+        assert 400 <= response.status_code < 500, (headers, response.status_code, response.text)
+    assert requests.post(url + "/execute", json={"command": ["true"]}, headers={"Host": "evil.example"},
+                         timeout=30).status_code == 403
+    assert PythonController(provider.get_ip_address()).get_file(marker) is None
+
+
+# -- what agent code may do: pyautogui from any python ------------------------------------------
+
+def test_python_inside_imports_pyautogui(provider):
+    for python in ("python", "python3"):
+        result = shell(provider, f"{python} -c 'import pyautogui; print(pyautogui.size())'")
+        assert result["returncode"] == 0 and "Size(width=1024, height=768)" in result["output"], result
+
+
+# -- the same walls for a harness run by a normal user -----------------------------------------
+
+NORMAL_USER_PROBE = """
+import json, os, sys
+from desktop_env.providers.local import LocalProvider
+from desktop_env.controllers.python import PythonController
+provider = LocalProvider(screen_size=(800, 600))
+provider.start_emulator()
+try:
+    c = PythonController(provider.get_ip_address())
+    run = lambda s: c.run_command(s, shell=True)
+    print(json.dumps({
+        "uid_inside": run("id -u")["output"].strip(),
+        "host_uids": sorted({int(l.split()[1]) for p in provider.process_ids()
+                             for l in open(f"/proc/{p}/status") if l.startswith("Uid:")}),
+        "sysctl": run("echo 11 > /proc/sys/kernel/printk_ratelimit_burst 2>&1; echo rc=$?")["output"],
+        "environ": run("cat /proc/1/environ")["output"],
+        "checkout": run("ls -d %(repo)s /root /work 2>&1")["output"],
+        "pyautogui": run("python -c 'import pyautogui' 2>/dev/null; echo rc=$?")["output"].strip(),
+    }))
+finally:
+    provider.stop_emulator()
+"""
+
+
+@pytest.fixture
+def normal_user_folder():
+    """A folder of the user `nobody` (pytest's tmp_path sits in root's private folder)."""
+    folder = Path(tempfile.mkdtemp(prefix="osworld-normal-user-"))
+    os.chown(folder, 65534, 65534)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@as_root
+def test_a_normal_users_desktop_holds_too(normal_user_folder):
+    uid = 65534
+    readable = all(os.stat(p).st_mode & 0o005 == 0o005 for p in [*REPO.parents, REPO] if p != Path("/"))
+    if not readable:
+        pytest.skip(f"the checkout at {REPO} is not readable by other users, so no normal user can run it")
+    folders = {}
+    for name in ("cache", "runtime", "home"):
+        folders[name] = normal_user_folder / name
+        folders[name].mkdir()
+        os.chown(folders[name], uid, uid)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(folders["home"]), "OSWORLD_CACHE": str(folders["cache"]),
+           "OSWORLD_RUNTIME_DIR": str(folders["runtime"] / "rt"), "OSWORLD_SANDBOX_SHARE": "/var/cache/osworld",
+           "OSWORLD_PROBE_API_KEY": SECRET, "PYTHONPATH": str(REPO)}
+
+    def drop():
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    # Debian's Python: the harness's venv may live where other users cannot enter (/root/.pyenv),
+    # and the desktop side of the harness needs nothing beyond the standard library.
+    done = subprocess.run([SYSTEM_PYTHON, "-c", NORMAL_USER_PROBE % {"repo": REPO}], capture_output=True, text=True,
+                          env=env, preexec_fn=drop, timeout=180, cwd="/")
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["uid_inside"] == "1000" and seen["host_uids"] == [uid]
+    assert "rc=0" not in seen["sysctl"]
+    assert SECRET not in seen["environ"]
+    assert seen["checkout"].count("No such file or directory") == 3
+    assert seen["pyautogui"].splitlines()[-1] == "rc=0"
