@@ -69,7 +69,7 @@ def register(router: Router, state: ServerState) -> None:
         width, height = state.screen.size()
         return Response.json({"width": width, "height": height})
 
-    @router.route("/window_size", methods=("POST",))
+    @router.route("/window_size", methods=("POST",), accepts=("json", "form"))
     def window_size(request: Request) -> Response:
         from . import windows
         name = request.require("app_class_name")
@@ -83,10 +83,7 @@ def register(router: Router, state: ServerState) -> None:
         recorder = state.recorder
         if recorder.recording:
             raise HTTPError(400, "a recording is already in progress")
-        path = state.recording_path()
-        if os.path.exists(path):
-            os.unlink(path)
-        recorder.start(path)
+        recorder.start(state.new_recording_path())
         return Response.json({"status": "success", "message": "Started recording."})
 
     @router.route("/end_recording", methods=("POST",))
@@ -97,8 +94,7 @@ def register(router: Router, state: ServerState) -> None:
         path = Path(recorder.stop())
         if not path.is_file() or path.stat().st_size == 0:
             raise HTTPError(500, f"recording ended but {path} is missing or empty; see the ffmpeg log beside it")
-        return Response(path.read_bytes(), content_type="video/mp4",
-                        headers={"Content-Disposition": 'attachment; filename="recording.mp4"'})
+        return Response.from_file(path, "video/mp4", {"Content-Disposition": 'attachment; filename="recording.mp4"'})
 
     @router.route("/health", methods=("GET",))
     def health(request: Request) -> Response:

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -27,6 +29,7 @@ class ServerState:
     _interpreter: Any = None
     _recorder: Any = None
     relays: list[Any] = field(default_factory=list)
+    _recording_dir: str | None = None
 
     @property
     def home(self) -> str:
@@ -62,8 +65,19 @@ class ServerState:
                 self._recorder = ScreenRecorder(self.display, self.screen.size())
             return self._recorder
 
-    def recording_path(self) -> str:
-        return str(Path(self.runtime_dir) / "recording.mp4")
+    def new_recording_path(self) -> str:
+        """Where the next recording goes: a new folder each time, made by mkdtemp.
+
+        The runtime folder is writable by the desktop's user, so an agent could plant a
+        symlink at any fixed name there and have ffmpeg (which follows it) write through
+        it; a folder created with O_EXCL semantics under a random name holds nothing
+        planted. The previous recording's folder is removed (rmtree never follows links).
+        """
+        with self._lock:
+            if self._recording_dir is not None:
+                shutil.rmtree(self._recording_dir, ignore_errors=True)
+            self._recording_dir = tempfile.mkdtemp(prefix="recording-", dir=self.runtime_dir)
+            return str(Path(self._recording_dir) / "recording.mp4")
 
     def close(self) -> None:
         for relay in self.relays:

@@ -124,7 +124,8 @@ def test_change_wallpaper_then_read_it_back(desktop):
     ("post", "/execute", {"json": {"shell": False}}, 400),
     ("post", "/execute", {"json": {"command": [1, 2]}}, 400),
     ("post", "/file", {"data": {}}, 400),
-    ("post", "/setup/upload", {"data": {"file_path": "/home/user/x"}}, 400),
+    # a form where multipart is due: 415 on the public listener the fixture uses, 400 on a private one
+    ("post", "/setup/upload", {"data": {"file_path": "/home/user/x"}}, (400, 415)),
     ("post", "/list_directory", {"json": {"path": "/home/user/nope"}}, 404),
     ("post", "/setup/open_file", {"json": {"path": "/home/user/nope.txt"}}, 404),
     ("post", "/window_size", {"data": {"app_class_name": "NoSuchAppClass"}}, 404),
@@ -135,7 +136,7 @@ def test_change_wallpaper_then_read_it_back(desktop):
 ])
 def test_bad_requests_get_a_4xx_json_message_not_a_traceback(desktop, method, path, kwargs, status):
     response = getattr(desktop, method)(path, **kwargs)
-    assert response.status_code == status
+    assert response.status_code in (status if isinstance(status, tuple) else (status,))
     body = response.json()
     assert body["status"] == "error"
     assert body["message"] and "Traceback" not in body["message"]

@@ -1,0 +1,53 @@
+"""Runs the env server on 127.0.0.1 without a desktop, for tests (standard library only).
+
+    python -m tests.server.serve_bare HOME [--public] [--token T] [--idle-timeout S] [--max-connections N]
+
+prints `READY <port>` once it listens.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from pathlib import Path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("home")
+    parser.add_argument("--public", action="store_true")
+    parser.add_argument("--token")
+    parser.add_argument("--idle-timeout", type=float, default=60.0)
+    parser.add_argument("--max-connections", type=int, default=64)
+    args = parser.parse_args()
+
+    from desktop_env.server import routes_exec, routes_files, routes_observe
+    from desktop_env.server.httpd import Router, make_server
+    from desktop_env.server.state import ServerState
+
+    runtime = Path(args.home) / ".runtime"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    env = {"HOME": args.home, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+    state = ServerState(env=env, runtime_dir=str(runtime))
+    router = Router()
+    modules = [routes_observe, routes_exec, routes_files]
+    try:
+        from desktop_env.server import routes_windows  # needs python-xlib, which the system Python has
+        modules.append(routes_windows)
+    except ImportError:
+        pass
+    for module in modules:
+        module.register(router, state)
+    server = make_server(router, host="127.0.0.1", port=0, public=args.public, token=args.token,
+                         max_connections=args.max_connections, idle_timeout=args.idle_timeout)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print(f"READY {server.server_address[1]}", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.1)
+    finally:
+        state.close()
+
+
+if __name__ == "__main__":
+    main()
