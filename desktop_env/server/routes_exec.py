@@ -3,15 +3,22 @@
 Action code (OSWorld's `python -c "import pyautogui; ...; <code>"` shape) goes to a
 persistent interpreter that already imported pyautogui, so an action costs a few
 milliseconds instead of a new Python process; anything else is a subprocess.
+
+A subprocess's reply comes when the process itself exits, even if it left background
+children holding its stdout/stderr (`app &`, which OSWorld's tasks use to start apps):
+see `run_process`.
 """
 from __future__ import annotations
 
 import os
+import selectors
 import shlex
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from .executor import extract_pyautogui_code
@@ -19,22 +26,171 @@ from .httpd import HTTPError, Request, Response, Router
 from .state import ServerState
 
 EXECUTE_TIMEOUT_S = 120
+RUN_PYTHON_TIMEOUT_S = 30
+MAX_TIMEOUT_S = 24 * 3600
+MAX_VERIFICATION_WAIT_S = 3600
+# Output a background child writes this soon after the command exits is still part of the reply.
+BACKGROUND_GRACE_S = 0.2
+MAX_OUTPUT_BYTES = 8 << 20  # per stream; the rest is read and dropped
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    output: str
+    error: str
+    returncode: int
+    timed_out: bool
+
+
+class _Sink:
+    """One thread that reads and drops what background children write to pipes nobody else reads.
+
+    Closing those pipes instead would kill an app started with `app &` by SIGPIPE the next
+    time it logs a line; leaving them unread would block it once the pipe is full.
+    """
+
+    def __init__(self) -> None:
+        self._selector = selectors.DefaultSelector()
+        self._lock = threading.Lock()
+        self._wake_read, self._wake_write = os.pipe()
+        os.set_blocking(self._wake_write, False)
+        self._selector.register(self._wake_read, selectors.EVENT_READ)
+        self._thread: threading.Thread | None = None
+
+    def adopt(self, fd: int) -> None:
+        with self._lock:
+            self._selector.register(fd, selectors.EVENT_READ)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="output-sink", daemon=True)
+                self._thread.start()
+        try:
+            os.write(self._wake_write, b"x")
+        except BlockingIOError:
+            pass
+
+    def _run(self) -> None:
+        while True:
+            for key, _ in self._selector.select():
+                fd = key.fd
+                try:
+                    data = os.read(fd, 1 << 16)
+                except OSError:
+                    data = b""
+                if fd == self._wake_read:
+                    continue
+                if not data:
+                    with self._lock:
+                        self._selector.unregister(fd)
+                    os.close(fd)
+
+
+_sink = _Sink()
+
+
+def _decode(data: bytearray, dropped: int) -> str:
+    # As subprocess's text mode did: UTF-8 (the sandbox's locale) and universal newlines.
+    text = bytes(data).decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    if dropped:
+        text += f"\n[{dropped} more bytes of output were dropped]\n"
+    return text
+
+
+def run_process(argv: list[str] | str, *, shell: bool, env: dict[str, str], cwd: str, timeout: float) -> ProcessResult:
+    """Runs a command and returns when it exits, with its output, or when `timeout` passes (it is then killed).
+
+    Its pipes are read until the process exits; if a background child still holds them,
+    reading goes on for BACKGROUND_GRACE_S only, then the pipes are handed to a sink
+    that drains them for as long as the child lives.
+    """
+    process = subprocess.Popen(argv, shell=shell, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    streams = {process.stdout.fileno(): (bytearray(), [0]), process.stderr.fileno(): (bytearray(), [0])}
+    # The process's own exit wakes the loop at once; without pidfds, it is polled.
+    try:
+        exit_fd = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):
+        exit_fd = -1
+    selector = selectors.DefaultSelector()
+    for fd in streams:
+        os.set_blocking(fd, False)
+        selector.register(fd, selectors.EVENT_READ)
+    if exit_fd >= 0:
+        selector.register(exit_fd, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    exited_at: float | None = None
+    timed_out = False
+    open_fds = set(streams)
+    try:
+        while True:
+            now = time.monotonic()
+            if exited_at is None and process.poll() is not None:
+                exited_at = now
+                if exit_fd >= 0:
+                    selector.unregister(exit_fd)
+            if exited_at is not None and (not open_fds or now - exited_at >= BACKGROUND_GRACE_S):
+                break
+            if exited_at is None and not timed_out and now >= deadline:
+                timed_out = True
+                process.kill()
+            if exited_at is not None:
+                wait = exited_at + BACKGROUND_GRACE_S - now
+            elif timed_out or exit_fd < 0:
+                wait = 0.02 if timed_out else min(0.02, deadline - now)
+            else:
+                wait = deadline - now
+            for key, _ in selector.select(max(0.0, wait)):
+                if key.fd == exit_fd:
+                    continue
+                try:
+                    data = os.read(key.fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    selector.unregister(key.fd)
+                    open_fds.discard(key.fd)
+                    continue
+                buffer, dropped = streams[key.fd]
+                room = max(0, MAX_OUTPUT_BYTES - len(buffer))
+                buffer += data[:room]
+                dropped[0] += len(data) - len(data[:room])
+        returncode = process.wait()
+    finally:
+        selector.close()
+        if exit_fd >= 0:
+            os.close(exit_fd)
+        for pipe in (process.stdout, process.stderr):
+            fd = pipe.fileno()
+            if fd in open_fds:  # a background child still writes there
+                _sink.adopt(os.dup(fd))
+            pipe.close()
+        if process.poll() is None:  # an exception got us here: never leave the command running unattended
+            process.kill()
+            process.wait()
+    (out, out_dropped), (err, err_dropped) = streams.values()
+    return ProcessResult(_decode(out, out_dropped[0]), _decode(err, err_dropped[0]), returncode, timed_out)
 
 
 def parse_command(request: Request) -> tuple[list[str] | str, bool]:
     command = request.require("command", (list, str))
-    shell = bool(request.optional("shell", False))
+    shell = request.boolean("shell", False)
     if isinstance(command, list) and not all(isinstance(a, str) for a in command):
         raise HTTPError(400, f"field 'command' must be a list of strings, got {command!r:.120}")
     if isinstance(command, list) and not command:
         raise HTTPError(400, "field 'command' is an empty list")
+    if any("\0" in arg for arg in ([command] if isinstance(command, str) else command)):
+        raise HTTPError(400, "field 'command' contains a NUL byte")
     return command, shell
 
 
 def prepare_argv(command: list[str] | str, shell: bool, home: str) -> list[str] | str:
     if shell:
         return command if isinstance(command, str) else shlex.join(command)
-    argv = shlex.split(command) if isinstance(command, str) else list(command)
+    try:
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+    except ValueError as e:
+        raise HTTPError(400, f"field 'command' cannot be split into arguments: {e}: {command!r:.200}") from None
+    if not argv:
+        raise HTTPError(400, f"field 'command' has no program to run: {command!r:.80}")
     return [home + arg[1:] if arg.startswith("~/") else arg for arg in argv]
 
 
@@ -49,13 +205,38 @@ def run_command(command: list[str] | str, shell: bool, state: ServerState, timeo
         return {"status": "success", "output": result.output, "error": result.error, "returncode": result.returncode}
     argv = prepare_argv(command, shell, state.home)
     try:
-        done = subprocess.run(argv, shell=shell, capture_output=True, text=True, errors="replace",
-                              timeout=timeout, env=state.env, cwd=state.home, stdin=subprocess.DEVNULL)
+        done = run_process(argv, shell=shell, env=state.env, cwd=state.home, timeout=timeout)
     except FileNotFoundError as e:
         raise HTTPError(500, f"command not found: {e.filename}") from None
-    except subprocess.TimeoutExpired as e:
-        raise HTTPError(500, f"command timed out after {timeout:.0f} s: {command!r:.200}") from None
-    return {"status": "success", "output": done.stdout, "error": done.stderr, "returncode": done.returncode}
+    except PermissionError as e:
+        raise HTTPError(500, f"command cannot be run: {e.filename}: {e.strerror}") from None
+    if done.timed_out:
+        raise HTTPError(500, f"command timed out after {timeout:g} s: {command!r:.200}")
+    return {"status": "success", "output": done.output, "error": done.error, "returncode": done.returncode}
+
+
+def _check_verification(verification: dict[str, Any]) -> None:
+    """400 naming the field when the verification spec has the wrong shape."""
+    window = verification.get("window_exists")
+    if window is not None:
+        if not isinstance(window, dict):
+            raise HTTPError(400, f"field 'verification.window_exists' must be an object, got {window!r:.80}")
+        if not isinstance(window.get("window_name", ""), str):
+            raise HTTPError(400, f"field 'verification.window_exists.window_name' must be a string, "
+                                 f"got {window.get('window_name')!r:.80}")
+    check = verification.get("command_success")
+    if check is not None:
+        if not isinstance(check, dict):
+            raise HTTPError(400, f"field 'verification.command_success' must be an object, got {check!r:.80}")
+        command = check.get("command")
+        if not (isinstance(command, str) and command or isinstance(command, list) and command
+                and all(isinstance(a, str) for a in command)):
+            raise HTTPError(400, "field 'verification.command_success.command' must be a string or a list of "
+                                 f"strings, got {command!r:.80}")
+        expected = check.get("expected_output")
+        if expected is not None and not isinstance(expected, str):
+            raise HTTPError(400, f"field 'verification.command_success.expected_output' must be a string, "
+                                 f"got {expected!r:.80}")
 
 
 def verification_passed(verification: dict[str, Any], state: ServerState) -> bool:
@@ -70,7 +251,7 @@ def verification_passed(verification: dict[str, Any], state: ServerState) -> boo
     if check:
         try:
             result = run_command(check["command"], bool(check.get("shell", False)), state, timeout=30)
-        except (HTTPError, KeyError):
+        except HTTPError:
             return False
         if result["returncode"] != 0:
             return False
@@ -91,11 +272,10 @@ def register(router: Router, state: ServerState) -> None:
     @router.route("/setup/execute_with_verification", methods=("POST",))
     def execute_with_verification(request: Request) -> Response:
         command, shell = parse_command(request)
-        verification = request.optional("verification", {}) or {}
-        if not isinstance(verification, dict):
-            raise HTTPError(400, f"field 'verification' must be an object, got {verification!r:.80}")
-        max_wait = float(request.optional("max_wait_time", 10))
-        interval = max(0.05, float(request.optional("check_interval", 1)))
+        verification = request.mapping("verification")
+        _check_verification(verification)
+        max_wait = request.number("max_wait_time", 10, minimum=0, maximum=MAX_VERIFICATION_WAIT_S)
+        interval = max(0.05, request.number("check_interval", 1, minimum=0, maximum=MAX_VERIFICATION_WAIT_S))
         result = run_command(command, shell, state)
         deadline = time.monotonic() + max_wait
         while True:
@@ -116,39 +296,43 @@ def register(router: Router, state: ServerState) -> None:
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         except FileNotFoundError as e:
             raise HTTPError(400, f"cannot launch, program not found: {e.filename}") from None
+        except PermissionError as e:
+            raise HTTPError(400, f"cannot launch {e.filename}: {e.strerror}") from None
         return Response.text(f"{command} launched successfully")
 
     @router.route("/run_python", methods=("POST",))
     def run_python(request: Request) -> Response:
         code = request.require("code")
+        if "\0" in code:
+            raise HTTPError(400, "field 'code' contains a NUL byte")
+        # NamedTemporaryFile creates its file with O_EXCL under a random name: nothing planted in /tmp is followed.
         with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
             f.write(code)
         try:
-            done = subprocess.run([sys.executable, f.name], capture_output=True, text=True, errors="replace",
-                                  timeout=30, env=state.env, cwd=state.home, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            return Response.json({"status": "error", "message": "script timed out after 30 s", "output": "",
-                                  "error": "timeout", "return_code": -1})
+            done = run_process([sys.executable, f.name], shell=False, env=state.env, cwd=state.home,
+                               timeout=RUN_PYTHON_TIMEOUT_S)
         finally:
             os.unlink(f.name)
+        if done.timed_out:
+            return Response.json({"status": "error", "message": f"script timed out after {RUN_PYTHON_TIMEOUT_S} s",
+                                  "output": done.output, "error": "timeout", "return_code": -1})
         ok = done.returncode == 0
         return Response.json({"status": "success" if ok else "error",
                               "message": "script ran" if ok else f"script exited with code {done.returncode}",
-                              "output": done.stdout, "error": done.stderr, "return_code": done.returncode})
+                              "output": done.output, "error": done.error, "return_code": done.returncode})
 
     @router.route("/run_bash_script", methods=("POST",))
     def run_bash_script(request: Request) -> Response:
         script = request.require("script")
-        timeout = float(request.optional("timeout", 100))
-        workdir = request.optional("working_dir") or state.home
-        if not os.path.isdir(os.path.expanduser(workdir)):
-            raise HTTPError(400, f"field 'working_dir' is not a directory: {workdir!r}")
-        try:
-            done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, errors="replace",
-                                  timeout=timeout, env=state.env, cwd=os.path.expanduser(workdir),
-                                  stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired as e:
-            return Response.json({"status": "error", "output": (e.stdout or b"").decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or ""),
+        if "\0" in script:
+            raise HTTPError(400, "field 'script' contains a NUL byte")
+        timeout = request.number("timeout", 100, minimum=0, maximum=MAX_TIMEOUT_S)
+        workdir = os.path.expanduser(request.string("working_dir") or state.home)
+        if "\0" in workdir or not os.path.isdir(workdir):
+            raise HTTPError(400, f"field 'working_dir' is not a directory: {workdir!r:.200}")
+        done = run_process(["bash", "-c", script], shell=False, env=state.env, cwd=workdir, timeout=timeout)
+        if done.timed_out:
+            return Response.json({"status": "error", "output": done.output,
                                   "error": f"script timed out after {timeout:g} s", "returncode": -1})
         return Response.json({"status": "success" if done.returncode == 0 else "error",
-                              "output": done.stdout, "error": done.stderr, "returncode": done.returncode})
+                              "output": done.output, "error": done.error, "returncode": done.returncode})

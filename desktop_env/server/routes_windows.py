@@ -5,15 +5,15 @@ import shutil
 import subprocess
 
 from .httpd import HTTPError, Request, Response, Router
-from .routes_files import resolve_path
+from .routes_files import os_error, resolve_path
 from .state import ServerState
 
 OPEN_FILE_TIMEOUT_S = 60
+MAX_OPEN_FILE_TIMEOUT_S = 3600
 
 
 def window_target(request: Request) -> tuple[str, bool, bool]:
-    return (request.require("window_name"), bool(request.optional("strict", False)),
-            bool(request.optional("by_class", False)))
+    return request.require("window_name"), request.boolean("strict", False), request.boolean("by_class", False)
 
 
 def register(router: Router, state: ServerState) -> None:
@@ -38,9 +38,13 @@ def register(router: Router, state: ServerState) -> None:
     @router.route("/setup/open_file", methods=("POST",))
     def open_file(request: Request) -> Response:
         raw = request.require("path")
-        timeout = float(request.optional("timeout", OPEN_FILE_TIMEOUT_S))
+        timeout = request.number("timeout", OPEN_FILE_TIMEOUT_S, minimum=0, maximum=MAX_OPEN_FILE_TIMEOUT_S)
         path = resolve_path(raw, state)
-        if path.exists():
+        try:
+            exists = path.exists()
+        except OSError as e:
+            raise os_error(e, path, "open") from None
+        if exists:
             argv, title = ["xdg-open", str(path)], path.name
         elif "/" not in raw and shutil.which(raw, path=state.env.get("PATH")):
             argv, title = [raw], raw  # OSWorld also "opens" programs on PATH by running them
