@@ -30,6 +30,7 @@ import select
 import shlex
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -262,12 +263,37 @@ def _append_line(text: str, line: str) -> str:
 
 def _take_capture(path: str) -> str:
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        # Never through a symlink someone planted in place of the capture file.
+        with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), "rb") as f:
+            data = f.read() if stat.S_ISREG(os.fstat(f.fileno()).st_mode) else b""
         os.unlink(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        return ""
+    except OSError:  # a symlink (ELOOP) or worse: not ours to read
+        with contextlib.suppress(OSError):
+            os.unlink(path)
         return ""
     return data.decode("utf-8", "replace")
+
+
+def _create_capture(capture_dir: str, path: str) -> int:
+    """A new, empty capture file, created by this call: whatever sits at `path` (a stale
+    capture, a symlink or FIFO the code under test planted) is removed first and never
+    followed, and a capture folder replaced by a symlink is made anew."""
+    # A /tmp cleaner (or a careless rm) must not break every later call.
+    os.makedirs(capture_dir, mode=0o700, exist_ok=True)
+    if os.path.islink(capture_dir) or not os.path.isdir(capture_dir):
+        with contextlib.suppress(OSError):
+            os.unlink(capture_dir)
+        os.makedirs(capture_dir, mode=0o700, exist_ok=True)
+    for _ in range(10):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:  # something raced us to the name: remove it again
+            continue
+    raise RuntimeError(f"cannot create the capture file {path}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,10 +328,8 @@ class _ProcessState:
 
 def _execute(code: str, namespace: dict, capture_dir: str, saved_fds: tuple[int, int], owner_pid: int) -> dict:
     paths = [os.path.join(capture_dir, name) for name in ("stdout", "stderr")]
-    # A /tmp cleaner (or a careless rm) must not break every later call.
-    os.makedirs(capture_dir, mode=0o700, exist_ok=True)
     for fd, path in zip((1, 2), paths):
-        capture = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        capture = _create_capture(capture_dir, path)
         os.dup2(capture, fd)
         os.close(capture)
     returncode = 1
