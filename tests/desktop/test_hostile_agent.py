@@ -91,15 +91,18 @@ def test_agent_code_changes_no_host_setting(provider):
     assert after == before
 
 
-@as_root
-def test_a_setuid_file_made_inside_is_no_root_file_on_the_host(provider):
-    result = shell(provider, "cp /bin/true ~/escalate && chmod u+s ~/escalate && ls -l ~/escalate")
-    assert result["returncode"] == 0, result
-    info = os.lstat(provider.spec.home / "escalate")
-    assert info.st_uid != 0 and info.st_gid != 0
+def test_no_file_made_inside_is_setuid_on_the_host(provider):
+    result = shell(provider, "cp /bin/true ~/escalate; chmod u+s ~/escalate; chmod g+s ~/escalate; "
+                             "python3 -c \"import os; os.open('/home/user/made-setuid', os.O_CREAT | os.O_WRONLY, 0o6755)\"")
+    assert result["error"].count("Operation not permitted") == 3, result
+    for name in ("escalate", "made-setuid"):
+        path = provider.spec.home / name
+        assert not path.exists() or os.lstat(path).st_mode & (stat.S_ISUID | stat.S_ISGID) == 0, name
+    if os.geteuid() == 0:
+        info = os.lstat(provider.spec.home / "escalate")
+        assert info.st_uid != 0 and info.st_gid != 0
     # ...and only the harness (and the desktops' own group, to enter) can reach the folder it is in
-    runtime = provider.env_dir.parent
-    assert stat.S_IMODE(os.stat(runtime).st_mode) & 0o007 == 0
+    assert stat.S_IMODE(os.stat(provider.env_dir.parent).st_mode) & 0o007 == 0
     assert stat.S_IMODE(os.stat(provider.env_dir).st_mode) & 0o007 == 0
 
 

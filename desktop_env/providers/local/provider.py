@@ -36,6 +36,7 @@ from ...errors import MissingDependency, ProviderError, SandboxStartError
 from ...server.relay import TcpToUnixRelay
 from ...server.session import SessionConfig
 from ..base import Provider
+from . import seccomp
 from .home_template import ensure_home_template, restore_home
 from .host_ids import SandboxIdentity, acquire_identity
 from .limits import DesktopCgroup, DesktopLimits, LimitEvents, prune_stale_cgroups
@@ -302,18 +303,33 @@ class LocalProvider(Provider):
         info_read, info_write = os.pipe()
         argv = bwrap_argv(spec, command)
         argv[1:1] = ["--info-fd", str(info_write)]
+        seccomp_fd = self._seccomp_filter()
+        if seccomp_fd is not None:
+            argv[1:1] = ["--seccomp", str(seccomp_fd)]
         stderr = open(spec.bwrap_log, "wb")
         started = time.monotonic()
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr,
-                                   pass_fds=(info_write, *fds.values()), env=bwrap_environment(),
-                                   preexec_fn=self._child_setup())
-        stderr.close()
-        os.close(info_write)
+        try:
+            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr,
+                                       pass_fds=(info_write, *fds.values(), *([seccomp_fd] if seccomp_fd else [])),
+                                       env=bwrap_environment(), preexec_fn=self._child_setup())
+        finally:
+            stderr.close()
+            os.close(info_write)
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
         self._sandbox = _Sandbox(process, started=started)
         self._sandbox.child_pid = self._read_child_pid(info_read)
         if self._cgroup is not None:
             self._limit_baseline = self._cgroup.events()
         self._wait_ready(started)
+
+    @staticmethod
+    def _seccomp_filter() -> int | None:
+        try:
+            return seccomp.filter_fd()
+        except seccomp.UnsupportedArchitecture as e:
+            log.warning("desktops run without the setuid-bit filter: %s", e)
+            return None
 
     def _desktop_cgroup(self) -> DesktopCgroup | None:
         """One cgroup per desktop, kept across resets (its counters then cover every episode
