@@ -719,7 +719,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             response = error_response(500, f"internal error: {type(e).__name__}: {e}")
         if reader is None or not reader.finish():
             self.close_connection = True
-            self._body_left_unread = reader is not None and not reader.done
+            self._body_left_unread = reader is None or not reader.done
         if self.close_connection:
             response.headers["Connection"] = "close"
         try:
