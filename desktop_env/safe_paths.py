@@ -188,7 +188,8 @@ def resource_path(url: Any, task_dir: str | os.PathLike | None, field: str | Non
     """The host file a `file://` URL or a task-relative path names, resolved, inside the task's tree.
 
     None for an http(s) URL. Refuses (UnsafeTaskPath) anything that resolves outside the
-    tree, symlinks included, and any host path when the task's folder is unknown.
+    tree, symlinks included. With no task folder (a task dict from the caller's own code),
+    an absolute file:// URL is taken as it is and a relative path is refused.
     """
     if not isinstance(url, str):
         raise UnsafeTaskPath(url, f"is not a URL or path (a {type(url).__name__})", field, task_file)
@@ -201,10 +202,16 @@ def resource_path(url: Any, task_dir: str | os.PathLike | None, field: str | Non
     if not raw:
         raise UnsafeTaskPath(url, "names no file", field, task_file)
     if task_dir is None:
-        raise UnsafeTaskPath(url, "names a file on this machine but the task's folder is unknown, so it cannot "
-                                  "be kept inside it (give the task's folder: reset(task, options={'task_dir': ...}))",
-                             field, task_file)
-    root = task_tree(task_dir).resolve()
+        # A task given as a dict by the caller's own code, not read from a task file: an
+        # absolute file:// URL is taken as the caller wrote it; a relative path has nothing
+        # to be relative to.
+        if parsed.scheme == "file" and os.path.isabs(raw):
+            return Path(raw)
+        raise UnsafeTaskPath(url, "is relative but the task's folder is unknown "
+                                  "(give it: reset(task, options={'task_dir': ...}))", field, task_file)
+    # The tree of the task file where it really is: a meta file beside symlinked examples/
+    # and files/ folders keeps each task in its own (real) tree.
+    root = task_tree(Path(task_dir).resolve()).resolve()
     real = _resolve(Path(os.path.abspath(task_dir)) / raw, url, field, task_file)
     if not _within(real, root):
         raise UnsafeTaskPath(url, f"resolves to {real}, outside the task's folder {root}", field, task_file)

@@ -233,12 +233,14 @@ def test_cloud_file_inside_the_tree_works(world):
         assert Path(local).read_text() == "inside the tree"
 
 
-def test_file_urls_need_a_known_task_folder(world):
+def test_without_a_task_folder_relative_paths_are_refused_and_file_urls_taken_as_given(world):
     env = make_env(world)
-    env.reset(task())  # no task_dir: no host file can be vouched for
+    env.reset(task())  # a dict from the caller's own code: no task file, no folder to keep it in
     with pytest.raises(UnsafeTaskPath, match="task's folder is unknown"):
-        get_getter("cloud_file")(env, {"type": "cloud_file", "path": (world / "outside" / "secret.txt").as_uri(),
-                                       "dest": "gold.txt"})
+        get_getter("cloud_file")(env, {"type": "cloud_file", "path": "../../files/in.txt", "dest": "gold.txt"})
+    local = get_getter("cloud_file")(env, {"type": "cloud_file", "path": (world / "outside" / "secret.txt").as_uri(),
+                                           "dest": "gold.txt"})
+    assert Path(local).read_text() == (world / "outside" / "secret.txt").read_text()
 
 
 def test_cache_file_does_not_read_outside_the_cache(world):

@@ -280,6 +280,7 @@ class LocalProvider(Provider):
 
     # -- internals --------------------------------------------------------------------------
     def _boot(self) -> None:
+        runtime_root()  # checked again: the desktop's uid must still be able to enter it
         spec = self.spec
         owner = (self._identity.uid, self._identity.gid) if self._identity is not None else None
         restore_home(spec.home, owner)
