@@ -1,6 +1,7 @@
 """Checks what the local desktop needs and says exactly how to install what is missing."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -37,14 +38,31 @@ def missing_packages(packages: list[str]) -> list[str]:
 def check_bubblewrap() -> Check:
     if shutil.which("bwrap") is None:
         return Check("sandbox", False, "bwrap not found", "apt-get install bubblewrap")
-    probe = subprocess.run(["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user",
-                            "--uid", "1000", "--unshare-pid", "--unshare-net", "--die-with-parent", "true"],
-                           capture_output=True, text=True, timeout=30)
+    # A root harness starts desktops as an unprivileged uid, so the probe does too: that
+    # needs the kernel to allow user namespaces to unprivileged users.
+    unprivileged_uid = None
+    if os.geteuid() == 0:
+        from .host_ids import sandbox_id_range
+
+        ids = sandbox_id_range()
+        unprivileged_uid = ids.base + ids.count - 1
+
+    def drop() -> None:
+        os.setgroups([])
+        os.setresgid(unprivileged_uid, unprivileged_uid, unprivileged_uid)
+        os.setresuid(unprivileged_uid, unprivileged_uid, unprivileged_uid)
+
+    probe = subprocess.run(["bwrap", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib",
+                            "/lib", "--symlink", "usr/lib64", "/lib64", "--dev", "/dev", "--proc", "/proc",
+                            "--unshare-user", "--uid", "1000", "--unshare-pid", "--unshare-net", "--die-with-parent",
+                            "true"], capture_output=True, text=True, timeout=30, cwd="/",
+                           preexec_fn=drop if unprivileged_uid is not None else None)
+    who = f"as the unprivileged uid {unprivileged_uid}" if unprivileged_uid is not None else "as this user"
     if probe.returncode != 0:
-        return Check("sandbox", False, f"bwrap cannot create namespaces: {probe.stderr.strip()}",
-                     "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) "
-                     "or run as root")
-    return Check("sandbox", True, "bwrap creates user, PID and network namespaces")
+        return Check("sandbox", False, f"bwrap cannot create namespaces {who}: {probe.stderr.strip()}",
+                     "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 on Debian, "
+                     "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap on Ubuntu)")
+    return Check("sandbox", True, f"bwrap creates user, PID and network namespaces {who}")
 
 
 def check_system_python() -> Check:
