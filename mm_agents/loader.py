@@ -12,6 +12,7 @@ BUILTIN_AGENTS = {
     "noop": "mm_agents.noop:NoopAgent",
     "prompt": "mm_agents.prompt_agent:PromptAgent",
     "tool": "mm_agents.tool_agent:ToolAgent",
+    "claude-computer-use": "mm_agents.computer_use.agents:ClaudeComputerUseAgent",
 }
 
 

@@ -88,6 +88,7 @@ class WireServer:
 
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
+        self.rejections: list[str] = []     # messages of the requests validate() refused
         self._queue: deque[Reply] = deque()
         self._default: Reply | None = None
         self._lock = threading.Lock()
@@ -134,13 +135,23 @@ class WireServer:
     def handles(self, method: str, path: str) -> bool:
         raise NotImplementedError
 
+    def validate(self, request: RecordedRequest) -> str | None:
+        """What the real API would refuse in this request (answered 400 in the provider's format), or None."""
+        return None
+
     # --- transport ----------------------------------------------------------------------------
     def _answer(self, request: RecordedRequest) -> Answer:
         if not self.handles(request.method, request.path):
             return Answer(404, {"error": {"message": f"no route {request.method} {request.path}"}})
         with self._lock:
             self.requests.append(request)
+            problem = self.validate(request)
+            if problem is not None:
+                self.rejections.append(problem)
+                return self.render(reply_error(400, problem), request)
             reply = self._queue.popleft() if self._queue else self._default
+        if callable(reply):      # a reply computed from the request, e.g. from the image it carried
+            reply = reply(request)
         if reply is None:
             return self.render(reply_error(418, "wire server script exhausted"), request)
         return self.render(reply, request)
@@ -176,6 +187,11 @@ class WireServer:
                 pass
 
         return Handler
+
+
+ANTHROPIC_COMPUTER_BETAS = {"computer_20241022": "computer-use-2024-10-22",
+                            "computer_20250124": "computer-use-2025-01-24",
+                            "computer_20251124": "computer-use-2025-11-24"}
 
 
 def _error_headers(reply: Reply) -> dict[str, str]:
@@ -228,9 +244,48 @@ class AnthropicWireServer(WireServer):
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.split("?")[0].rstrip("/").endswith("/v1/messages")
 
+    def validate(self, request: RecordedRequest) -> str | None:
+        body = request.body or {}
+        betas = [b.strip() for b in request.headers.get("anthropic-beta", "").split(",") if b.strip()]
+        for index, tool in enumerate(body.get("tools") or []):
+            kind = tool.get("type")
+            if kind in ANTHROPIC_COMPUTER_BETAS:
+                if ANTHROPIC_COMPUTER_BETAS[kind] not in betas:
+                    return (f"tools.{index}: tool type '{kind}' requires the anthropic-beta header "
+                            f"'{ANTHROPIC_COMPUTER_BETAS[kind]}' (got {betas})")
+                if tool.get("name") != "computer":
+                    return f"tools.{index}.name: must be 'computer' for {kind}"
+                for field_name in ("display_width_px", "display_height_px"):
+                    if not isinstance(tool.get(field_name), int) or tool[field_name] < 1:
+                        return f"tools.{index}.{field_name}: a positive integer is required"
+                if "enable_zoom" in tool and kind != "computer_20251124":
+                    return f"tools.{index}.enable_zoom: not a field of {kind}"
+            elif kind == "computer_toolset_20260801":
+                extra = sorted(set(tool) - {"type", "configs", "cache_control"})
+                if extra:
+                    return f"tools.{index}: a toolset entry carries only type, configs and cache_control, not {extra}"
+        messages = body.get("messages") or []
+        for index, message in enumerate(messages):
+            content = message.get("content")
+            blocks = content if isinstance(content, list) else []
+            uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+            if message.get("role") != "assistant" or not uses:
+                continue
+            following = messages[index + 1]["content"] if index + 1 < len(messages) else []
+            following = following if isinstance(following, list) else []
+            answered = [b.get("tool_use_id") for b in following if b.get("type") == "tool_result"]
+            missing = [u for u in uses if u not in answered]
+            if missing:
+                return (f"messages.{index + 1}: `tool_use` ids were found without `tool_result` blocks "
+                        f"immediately after: {', '.join(missing)}")
+            if following and following[0].get("type") != "tool_result":
+                return f"messages.{index + 1}: tool_result blocks must come first in the user turn"
+        return None
+
     def render(self, reply: Reply, request: RecordedRequest) -> Answer:
         if reply.kind == "error":
-            error_type = {429: "rate_limit_error", 529: "overloaded_error"}.get(reply.status, "api_error")
+            error_type = {400: "invalid_request_error", 429: "rate_limit_error",
+                          529: "overloaded_error"}.get(reply.status, "api_error")
             return Answer(reply.status, {"type": "error", "error": {"type": error_type, "message": reply.message}},
                           _error_headers(reply))
         if reply.kind == "context_too_long":
