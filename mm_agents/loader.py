@@ -13,6 +13,7 @@ BUILTIN_AGENTS = {
     "prompt": "mm_agents.prompt_agent:PromptAgent",
     "tool": "mm_agents.tool_agent:ToolAgent",
     "claude-computer-use": "mm_agents.computer_use.agents:ClaudeComputerUseAgent",
+    "openai-computer-use": "mm_agents.computer_use.agents:OpenAIComputerUseAgent",
 }
 
 

@@ -3,9 +3,16 @@ from __future__ import annotations
 
 from .agent import ComputerUseAgent
 from .claude import ClaudeAdapter
+from .openai_cua import OpenAIComputerUseAdapter
 
 
 class ClaudeComputerUseAgent(ComputerUseAgent):
     """Anthropic Messages with the computer tool (claude-computer-use)."""
     agent = "claude-computer-use"
     adapter = ClaudeAdapter
+
+
+class OpenAIComputerUseAgent(ComputerUseAgent):
+    """OpenAI Responses with computer_use_preview or computer (openai-computer-use)."""
+    agent = "openai-computer-use"
+    adapter = OpenAIComputerUseAdapter

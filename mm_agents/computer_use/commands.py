@@ -23,6 +23,9 @@ MAX_WAIT_S = 10.0
 MAX_REPEAT = 50
 # Pointer motion along a drag, so apps see intermediate motion events (as desktop_env.actions' DRAG_TO).
 DRAG_SEGMENT_S = 0.3
+# Vendors that scroll by pixels (OpenAI, Gemini) get one wheel click per this many screen pixels:
+# about what one notch scrolls in GTK and LibreOffice (three lines).
+PIXELS_PER_WHEEL_CLICK = 50
 
 
 class ToolError(ValueError):
@@ -102,6 +105,14 @@ def to_action(command: Command, space: "Space") -> str | None:
     if kind == "wait":
         return f"time.sleep({_seconds(command.seconds)!r})"
     raise AssertionError(f"no code for command kind {kind!r}")
+
+
+def wheel_clicks(pixels: float) -> int:
+    """Wheel clicks for a scroll distance in screen pixels; any non-zero distance is at least one click."""
+    if pixels == 0:
+        return 0
+    clicks = round(abs(pixels) / PIXELS_PER_WHEEL_CLICK) or 1
+    return clicks if pixels > 0 else -clicks
 
 
 def _code(action_type: str, parameters: dict) -> str:

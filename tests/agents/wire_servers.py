@@ -237,6 +237,90 @@ class OpenAIWireServer(WireServer):
                       "total_tokens": reply.input_tokens + reply.output_tokens}})
 
 
+class OpenAIResponsesServer(WireServer):
+    """POST /v1/responses (Responses API, non-streaming) with the computer-use tools. Scripted calls named
+    "computer_call" become computer_call items: arguments {"action": {...}} or {"actions": [...]}, and
+    optionally "pending_safety_checks": [{"id", "code", "message"}]."""
+    provider = "openai"
+
+    def __init__(self) -> None:
+        self.issued: dict[str, list[tuple[str, list[str]]]] = {}   # response id -> (call_id, safety check ids)
+        super().__init__()
+
+    @property
+    def base_url(self) -> str:
+        return self.root_url + "/v1"
+
+    def handles(self, method: str, path: str) -> bool:
+        return method == "POST" and path.rstrip("/").endswith("/v1/responses")
+
+    def validate(self, request: RecordedRequest) -> str | None:
+        body = request.body or {}
+        tools = body.get("tools") or []
+        for index, tool in enumerate(tools):
+            if tool.get("type") == "computer_use_preview":
+                for field_name in ("display_width", "display_height", "environment"):
+                    if field_name not in tool:
+                        return f"Missing required parameter: 'tools[{index}].{field_name}'."
+                if body.get("truncation") != "auto":
+                    return "truncation must be set to 'auto' when using the computer use tool"
+        items = body.get("input") if isinstance(body.get("input"), list) else []
+        for item in items:
+            content = item.get("content")
+            for part in content if isinstance(content, list) else []:
+                if part.get("type") == "input_image" and "detail" not in part:
+                    return "Missing required parameter: 'input[].content[].detail'."
+        previous = body.get("previous_response_id")
+        if previous is None:
+            return None
+        if previous not in self.issued:
+            return f"Previous response with id '{previous}' not found."
+        outputs = {item.get("call_id"): item for item in items if item.get("type") == "computer_call_output"}
+        for call_id, check_ids in self.issued[previous]:
+            output = outputs.get(call_id)
+            if output is None:
+                return f"No tool output found for computer call {call_id}."
+            screenshot = output.get("output") or {}
+            if screenshot.get("type") != "computer_screenshot" or \
+                    not str(screenshot.get("image_url", "")).startswith("data:image/"):
+                return f"computer_call_output for {call_id} must carry a computer_screenshot image"
+            acknowledged = {check.get("id") for check in output.get("acknowledged_safety_checks") or []}
+            if set(check_ids) - acknowledged:
+                return f"Safety checks {sorted(set(check_ids) - acknowledged)} for {call_id} were not acknowledged."
+        return None
+
+    def render(self, reply: Reply, request: RecordedRequest) -> Answer:
+        if reply.kind == "error":
+            return Answer(reply.status, {"error": {"message": reply.message, "type": "invalid_request_error",
+                                                   "param": None, "code": None}}, _error_headers(reply))
+        if reply.kind == "context_too_long":
+            return Answer(400, {"error": {"message": "Your input exceeds the context window of this model.",
+                                          "type": "invalid_request_error", "param": "input",
+                                          "code": "context_length_exceeded"}})
+        output: list[dict[str, Any]] = []
+        issued: list[tuple[str, list[str]]] = []
+        if reply.text:
+            output.append({"type": "message", "id": self.next_id("msg_"), "role": "assistant", "status": "completed",
+                           "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
+        for call in reply.calls:
+            arguments = dict(call.arguments)
+            checks = arguments.pop("pending_safety_checks", [])
+            item = {"type": "computer_call", "id": self.next_id("cu_"), "call_id": self.next_id("call_"),
+                    "status": "completed", "pending_safety_checks": checks, **arguments}
+            output.append(item)
+            issued.append((item["call_id"], [check["id"] for check in checks]))
+        response_id = self.next_id("resp_")
+        self.issued[response_id] = issued
+        body = request.body or {}
+        return Answer(200, {
+            "id": response_id, "object": "response", "created_at": 1700000000, "status": "completed",
+            "model": body.get("model", "unknown"), "output": output, "parallel_tool_calls": True,
+            "tool_choice": "auto", "tools": body.get("tools", []), "truncation": body.get("truncation"),
+            "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
+                      "total_tokens": reply.input_tokens + reply.output_tokens,
+                      "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}})
+
+
 class AnthropicWireServer(WireServer):
     """POST /v1/messages (Messages API, non-streaming)."""
     provider = "anthropic"
@@ -343,6 +427,13 @@ class GeminiWireServer(WireServer):
 @pytest.fixture
 def openai_server():
     server = OpenAIWireServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def responses_server():
+    server = OpenAIResponsesServer()
     yield server
     server.close()
 
