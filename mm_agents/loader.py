@@ -14,6 +14,7 @@ BUILTIN_AGENTS = {
     "tool": "mm_agents.tool_agent:ToolAgent",
     "claude-computer-use": "mm_agents.computer_use.agents:ClaudeComputerUseAgent",
     "openai-computer-use": "mm_agents.computer_use.agents:OpenAIComputerUseAgent",
+    "gemini-computer-use": "mm_agents.computer_use.agents:GeminiComputerUseAgent",
 }
 
 

@@ -171,7 +171,9 @@ class ComputerUseAgent:
             turn = self.wire.next_turn(shot, results)
             step_usage = step_usage + turn.usage
             record["text"] = "\n".join(t for t in (record["text"], turn.text) if t)
-            record["calls"] += [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in turn.calls]
+            # A call the adapter split into several commands (a batch, type_text_at) is recorded once.
+            record["calls"] += [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                                for i, c in enumerate(turn.calls) if i == 0 or turn.calls[i - 1].id != c.id]
             if turn.final:
                 actions.append(turn.final)
                 results = []

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .agent import ComputerUseAgent
 from .claude import ClaudeAdapter
+from .gemini import GeminiComputerUseAdapter
 from .openai_cua import OpenAIComputerUseAdapter
 
 
@@ -16,3 +17,9 @@ class OpenAIComputerUseAgent(ComputerUseAgent):
     """OpenAI Responses with computer_use_preview or computer (openai-computer-use)."""
     agent = "openai-computer-use"
     adapter = OpenAIComputerUseAdapter
+
+
+class GeminiComputerUseAgent(ComputerUseAgent):
+    """Gemini generate_content with the ComputerUse tool (gemini-computer-use)."""
+    agent = "gemini-computer-use"
+    adapter = GeminiComputerUseAdapter

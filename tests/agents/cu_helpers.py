@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import io
 
+import numpy
+
 from PIL import Image
 
 SCREEN = (1920, 1080)
@@ -26,20 +28,17 @@ def obs(screenshot: bytes) -> dict:
 
 
 def decode(data: str | bytes) -> Image.Image:
-    raw = base64.b64decode(data.split(",", 1)[1] if isinstance(data, str) and data.startswith("data:") else data)
+    text = data.split(",", 1)[1] if isinstance(data, str) and data.startswith("data:") else data
+    if isinstance(text, bytes):
+        text = text.decode("ascii")
+    # google-genai sends the bytes inside function responses URL-safe and unpadded
+    raw = base64.urlsafe_b64decode(text.replace("+", "-").replace("/", "_") + "=" * (-len(text) % 4))
     return Image.open(io.BytesIO(raw)).convert("RGB")
 
 
 def red_centre(image: Image.Image) -> tuple[float, float]:
     """The centre of the red pixels of an image, in its own pixels: where a model would click."""
-    width, height = image.size
-    pixels = image.load()
-    xs, ys = [], []
-    for y in range(0, height):
-        for x in range(0, width):
-            r, g, b = pixels[x, y]
-            if r > 200 and g < 80 and b < 80:
-                xs.append(x)
-                ys.append(y)
-    assert xs, "no red target in the image the model was sent"
-    return (min(xs) + max(xs)) / 2, (min(ys) + max(ys)) / 2
+    pixels = numpy.asarray(image)
+    ys, xs = numpy.nonzero((pixels[:, :, 0] > 200) & (pixels[:, :, 1] < 80) & (pixels[:, :, 2] < 80))
+    assert len(xs), "no red target in the image the model was sent"
+    return (int(xs.min()) + int(xs.max())) / 2, (int(ys.min()) + int(ys.max())) / 2

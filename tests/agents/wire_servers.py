@@ -398,6 +398,38 @@ class GeminiWireServer(WireServer):
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.split("?")[0].endswith(":generateContent")
 
+    def validate(self, request: RecordedRequest) -> str | None:
+        body = request.body or {}
+        computer_use = False
+        for index, tool in enumerate(body.get("tools") or []):
+            computer = tool.get("computerUse", tool.get("computer_use"))
+            if computer is not None:
+                computer_use = True
+                if not computer.get("environment"):
+                    return f"tools[{index}].computer_use.environment is required"
+        contents = body.get("contents") or []
+        for index, content in enumerate(contents):
+            calls = [p["functionCall"] for p in content.get("parts") or [] if "functionCall" in p]
+            if content.get("role") != "model" or not calls:
+                continue
+            following = contents[index + 1].get("parts") or [] if index + 1 < len(contents) else []
+            responses = [p["functionResponse"] for p in following if "functionResponse" in p]
+            if [c.get("name") for c in calls] != [r.get("name") for r in responses]:
+                return (f"contents[{index + 1}]: the function responses {[r.get('name') for r in responses]} must "
+                        f"answer the function calls {[c.get('name') for c in calls]} one for one, in order")
+            for call, response in zip(calls, responses):
+                decision = (call.get("args") or {}).get("safety_decision") or {}
+                if decision.get("decision") == "require_confirmation" and \
+                        (response.get("response") or {}).get("safety_acknowledgement") != "true":
+                    return f"contents[{index + 1}]: {call.get('name')} required confirmation; safety_acknowledgement missing"
+            if computer_use and index + 1 == len(contents) - 1:
+                for response in responses:
+                    blobs = [p.get("inlineData", p.get("inline_data")) or {} for p in response.get("parts") or []]
+                    if not any(str(b.get("mimeType", b.get("mime_type", ""))).startswith("image/") for b in blobs):
+                        return (f"contents[{index + 1}]: the computer use function response for "
+                                f"{response.get('name')} must include a screenshot")
+        return None
+
     def render(self, reply: Reply, request: RecordedRequest) -> Answer:
         if reply.kind == "error":
             status = {429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}.get(reply.status, "UNKNOWN")
