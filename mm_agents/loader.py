@@ -15,6 +15,8 @@ BUILTIN_AGENTS = {
     "claude-computer-use": "mm_agents.computer_use.agents:ClaudeComputerUseAgent",
     "openai-computer-use": "mm_agents.computer_use.agents:OpenAIComputerUseAgent",
     "gemini-computer-use": "mm_agents.computer_use.agents:GeminiComputerUseAgent",
+    "ui-tars": "mm_agents.computer_use.agents:UITarsAgent",
+    "qwen-vl": "mm_agents.computer_use.agents:QwenVLAgent",
 }
 
 

@@ -174,11 +174,12 @@ class ComputerUseAgent:
             # A call the adapter split into several commands (a batch, type_text_at) is recorded once.
             record["calls"] += [{"id": c.id, "name": c.name, "arguments": c.arguments}
                                 for i, c in enumerate(turn.calls) if i == 0 or turn.calls[i - 1].id != c.id]
-            if turn.final:
-                actions.append(turn.final)
-                results = []
-                break
             results = self._run(turn.calls, shot, actions, record)
+            if turn.final:
+                # Actions written before the end of the answer still run; a failed one voids the end.
+                if not any(r.error for r in results) and not (actions and actions[-1] in ("DONE", "FAIL")):
+                    actions.append(turn.final)
+                break
             observed_only = results and all(r.error is None and (r.image is not None or r.text is not None)
                                             for r in results)
             if actions or not observed_only:

@@ -5,6 +5,8 @@ from .agent import ComputerUseAgent
 from .claude import ClaudeAdapter
 from .gemini import GeminiComputerUseAdapter
 from .openai_cua import OpenAIComputerUseAdapter
+from .qwen import QwenAdapter
+from .ui_tars import UITarsAdapter
 
 
 class ClaudeComputerUseAgent(ComputerUseAgent):
@@ -23,3 +25,15 @@ class GeminiComputerUseAgent(ComputerUseAgent):
     """Gemini generate_content with the ComputerUse tool (gemini-computer-use)."""
     agent = "gemini-computer-use"
     adapter = GeminiComputerUseAdapter
+
+
+class UITarsAgent(ComputerUseAgent):
+    """UI-TARS's Thought/Action grammar on an OpenAI-compatible server (ui-tars)."""
+    agent = "ui-tars"
+    adapter = UITarsAdapter
+
+
+class QwenVLAgent(ComputerUseAgent):
+    """Qwen-VL's computer_use function in <tool_call> tags on an OpenAI-compatible server (qwen-vl)."""
+    agent = "qwen-vl"
+    adapter = QwenAdapter

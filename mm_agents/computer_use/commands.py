@@ -38,7 +38,8 @@ Point = tuple[float, float]
 @dataclass(frozen=True)
 class Command:
     kind: str
-    points: tuple[Point, ...] = ()          # model coordinates: click/move/scroll at points[0], drag along all
+    points: tuple[Point, ...] = ()          # model coordinates: click/move/scroll at points[0], drag along
+                                            # all (one point: from the pointer's position)
     button: str = "left"
     clicks: int = 1
     modifiers: tuple[str, ...] = ()         # pyautogui key names held during a mouse action
@@ -132,8 +133,10 @@ def _held(modifiers: tuple[str, ...], body: list[str]) -> str:
 
 
 def _drag(points: list[tuple[int, int]]) -> list[str]:
-    if len(points) < 2:
-        raise ToolError("a drag needs a start and an end point")
+    if not points:
+        raise ToolError("a drag needs an end point")
+    if len(points) == 1:      # from wherever the pointer is (Qwen's left_click_drag)
+        return [_code("DRAG_TO", {"x": points[0][0], "y": points[0][1]})]
     if len(points) == 2:
         return [_code("MOVE_TO", {"x": points[0][0], "y": points[0][1]}),
                 _code("DRAG_TO", {"x": points[1][0], "y": points[1][1]})]

@@ -95,6 +95,7 @@ SPACE = Space.image((1280, 720), (1920, 1080))
      "pyautogui.keyDown('shift'); pyautogui.click(button='left', x=150, y=300); pyautogui.keyUp('shift')"),
     (Command("drag", ((0, 0), (100, 100))),
      "pyautogui.moveTo(0, 0); pyautogui.dragTo(150, 150, duration=1.0, button='left', mouseDownUp=True)"),
+    (Command("drag", ((10, 10),)), "pyautogui.dragTo(15, 15, duration=1.0, button='left', mouseDownUp=True)"),
     (Command("type", text='it\'s "x"\n'), "pyautogui.typewrite('it\\'s \"x\"\\n')"),
     (Command("key", chords=(("ctrl", "s"), ("enter",))), "pyautogui.hotkey('ctrl', 's'); pyautogui.press('enter')"),
     (Command("scroll", ((10, 10),), scroll=(0, 5)), "pyautogui.moveTo(15, 15); pyautogui.vscroll(-5)"),
@@ -112,8 +113,8 @@ def test_commands_become_pyautogui_code_at_screen_pixels(command, code):
 def test_commands_the_desktop_cannot_do_are_tool_errors():
     with pytest.raises(ToolError, match="no 'back' mouse button"):
         to_action(Command("click", ((1, 1),), button="back"), SPACE)
-    with pytest.raises(ToolError, match="drag needs a start and an end"):
-        to_action(Command("drag", ((1, 1),)), SPACE)
+    with pytest.raises(ToolError, match="drag needs an end point"):
+        to_action(Command("drag", ()), SPACE)
     with pytest.raises(ToolError, match="non-zero"):
         to_action(Command("scroll", scroll=(0, 0)), SPACE)
 

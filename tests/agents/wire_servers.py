@@ -237,6 +237,33 @@ class OpenAIWireServer(WireServer):
                       "total_tokens": reply.input_tokens + reply.output_tokens}})
 
 
+# The top-level fields vLLM's chat completion request accepts (OpenAI's, and vLLM's sampling extras).
+VLLM_CHAT_FIELDS = frozenset({
+    "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "n", "stream",
+    "stream_options", "stop", "seed", "presence_penalty", "frequency_penalty", "logit_bias", "logprobs",
+    "top_logprobs", "user", "tools", "tool_choice", "parallel_tool_calls", "response_format",
+    "top_k", "min_p", "repetition_penalty", "length_penalty", "stop_token_ids", "skip_special_tokens",
+    "spaces_between_special_tokens", "min_tokens", "chat_template_kwargs", "guided_json", "guided_regex",
+})
+
+
+class VLLMWireServer(OpenAIWireServer):
+    """Chat Completions as vLLM serves them: a top-level field vLLM does not know is refused (as its
+    request model forbids extra fields), and so is a message content type other than text and image_url."""
+
+    def validate(self, request: RecordedRequest) -> str | None:
+        body = request.body or {}
+        unknown = sorted(set(body) - VLLM_CHAT_FIELDS)
+        if unknown:
+            return f"[{{'type': 'extra_forbidden', 'loc': ('body', '{unknown[0]}'), 'msg': 'Extra inputs are not permitted'}}]"
+        for index, message in enumerate(body.get("messages") or []):
+            content = message.get("content")
+            for part in content if isinstance(content, list) else []:
+                if part.get("type") not in ("text", "image_url"):
+                    return f"messages[{index}]: unsupported content part type {part.get('type')!r}"
+        return None
+
+
 class OpenAIResponsesServer(WireServer):
     """POST /v1/responses (Responses API, non-streaming) with the computer-use tools. Scripted calls named
     "computer_call" become computer_call items: arguments {"action": {...}} or {"actions": [...]}, and
@@ -459,6 +486,13 @@ class GeminiWireServer(WireServer):
 @pytest.fixture
 def openai_server():
     server = OpenAIWireServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def vllm_server():
+    server = VLLMWireServer()
     yield server
     server.close()
 
