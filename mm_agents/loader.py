@@ -17,6 +17,7 @@ BUILTIN_AGENTS = {
     "gemini-computer-use": "mm_agents.computer_use.agents:GeminiComputerUseAgent",
     "ui-tars": "mm_agents.computer_use.agents:UITarsAgent",
     "qwen-vl": "mm_agents.computer_use.agents:QwenVLAgent",
+    "planner-grounder": "mm_agents.computer_use.agents:PlannerGrounderAgent",
 }
 
 

@@ -71,6 +71,7 @@ class Turn:
     calls: list[Call]
     usage: Usage
     final: str | None = None        # "DONE" / "FAIL": the model ended the task its own way
+    extra_usage: dict[str, Usage] = field(default_factory=dict)   # other models' tokens (a grounder's), by model
 
 
 @dataclass
@@ -154,9 +155,9 @@ class ComputerUseAgent:
         self._started = False
         self._pending: list[CallResult] = []
         self._cursor: tuple[int, int] | None = None
-        self._total = Usage()
-        self.usage = self._usage_dict(Usage())
-        self.last_usage = self._usage_dict(Usage())
+        self._total: dict[str, Usage] = {}
+        self.usage = self._usage_dict({})
+        self.last_usage = self._usage_dict({})
 
     def predict(self, instruction: str, obs: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         shot = self.shot(obs)
@@ -166,10 +167,11 @@ class ComputerUseAgent:
         results, self._pending = self._pending, []
         record: dict[str, Any] = {"text": "", "calls": []}
         actions: list[str] = []
-        step_usage = Usage()
+        step_usage: dict[str, Usage] = {}
         for _ in range(MAX_OBSERVE_ROUNDS):
             turn = self.wire.next_turn(shot, results)
-            step_usage = step_usage + turn.usage
+            for model, usage in [(self.model, turn.usage), *turn.extra_usage.items()]:
+                step_usage[model] = step_usage.get(model, Usage()) + usage
             record["text"] = "\n".join(t for t in (record["text"], turn.text) if t)
             # A call the adapter split into several commands (a batch, type_text_at) is recorded once.
             record["calls"] += [{"id": c.id, "name": c.name, "arguments": c.arguments}
@@ -185,7 +187,8 @@ class ComputerUseAgent:
             if actions or not observed_only:
                 break
         self._pending = results
-        self._total = self._total + step_usage
+        for model, usage in step_usage.items():
+            self._total[model] = self._total.get(model, Usage()) + usage
         self.last_usage = self._usage_dict(step_usage)
         self.usage = self._usage_dict(self._total)
         if not actions:
@@ -275,6 +278,9 @@ class ComputerUseAgent:
         image.resize(size, Image.LANCZOS).save(buffer, format="PNG")
         return buffer.getvalue()
 
-    def _usage_dict(self, usage: Usage) -> dict[str, Any]:
-        return {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-                "cost_usd": cost_usd(self.model, usage)}
+    def _usage_dict(self, by_model: dict[str, Usage]) -> dict[str, Any]:
+        """Tokens of every model the agent called; the cost is unknown (None) if any one's price is."""
+        costs = [cost_usd(model, usage) for model, usage in by_model.items()]
+        return {"input_tokens": sum(u.input_tokens for u in by_model.values()),
+                "output_tokens": sum(u.output_tokens for u in by_model.values()),
+                "cost_usd": None if any(c is None for c in costs) else sum(costs)}

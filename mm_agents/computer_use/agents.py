@@ -5,6 +5,7 @@ from .agent import ComputerUseAgent
 from .claude import ClaudeAdapter
 from .gemini import GeminiComputerUseAdapter
 from .openai_cua import OpenAIComputerUseAdapter
+from .planner_grounder import PlannerGrounderAdapter
 from .qwen import QwenAdapter
 from .ui_tars import UITarsAdapter
 
@@ -37,3 +38,9 @@ class QwenVLAgent(ComputerUseAgent):
     """Qwen-VL's computer_use function in <tool_call> tags on an OpenAI-compatible server (qwen-vl)."""
     agent = "qwen-vl"
     adapter = QwenAdapter
+
+
+class PlannerGrounderAgent(ComputerUseAgent):
+    """A planner model names targets in words, a grounding model points at them (planner-grounder)."""
+    agent = "planner-grounder"
+    adapter = PlannerGrounderAdapter

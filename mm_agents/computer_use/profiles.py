@@ -63,7 +63,7 @@ PROFILES: dict[str, list[tuple[str, Profile]]] = {
     ],
     # The grounder's space: UI-TARS-1.5-style pixels of a smart_resized image by default.
     "planner-grounder": [
-        (r"", Profile("image", UI_TARS_LIMITS, 1, "point")),
+        (r"", Profile("image", UI_TARS_LIMITS, 3, "point")),
     ],
 }
 

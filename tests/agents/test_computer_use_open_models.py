@@ -10,7 +10,7 @@ import pytest
 from mm_agents.computer_use import qwen, ui_tars
 from mm_agents.loader import build_agent
 from tests.agents.cu_helpers import decode, obs, png, red_centre
-from tests.agents.wire_servers import reply_text
+from tests.agents.wire_servers import reply_text, reply_tool_calls
 
 TARGET = (1200, 700, 1260, 760)
 SHOT = png(target=TARGET)
@@ -215,3 +215,50 @@ def test_qwen_2_5_is_told_the_size_of_its_image(vllm_server):
     vllm_server.script(reply_text(qwen_call({"action": "wait", "time": 1})))
     build("qwen-vl", "Qwen2.5-VL-7B-Instruct", vllm_server).predict("t", obs(SHOT))
     assert "pixels of the 1932x1092 screenshot" in vllm_server.requests[0].body["messages"][0]["content"]
+
+
+# --- planner and grounder --------------------------------------------------------------------------
+
+def test_read_point_understands_the_usual_notations():
+    from mm_agents.computer_use.planner_grounder import read_point
+
+    assert read_point("(120,45)") == (120, 45)
+    assert read_point("click(start_box='<|box_start|>(12, 34)<|box_end|>')") == (12, 34)
+    assert read_point("<point>7 8</point>") == (7, 8)
+    assert read_point("The button is at [10, 20, 30, 40].") == (20, 30)
+    assert read_point("x=5, y=6") == (5, 6)
+    with pytest.raises(Exception, match="no point"):
+        read_point("I cannot see it")
+
+
+def grounder_pixels(request):
+    image = sent_images(request.body)[-1]
+    question = request.body["messages"][-1]["content"][-1]["text"]
+    assert "the red box" in question and f"{image.width}x{image.height}" in question
+    x, y = red_centre(image)
+    return reply_text(f"({round(x)},{round(y)})", input_tokens=500, output_tokens=6)
+
+
+def test_the_planner_names_the_target_and_the_grounder_points_at_it(openai_server, vllm_server):
+    openai_server.script(reply_tool_calls(("act", {"action": "click", "target": "the red box"}),
+                                          input_tokens=1000, output_tokens=30),
+                         reply_tool_calls(("act", {"action": "done"})))
+    vllm_server.script(grounder_pixels)
+    agent = build_agent("planner-grounder", model="gpt-4o", base_url=openai_server.base_url, api_key="k",
+                        screen_size=(1920, 1080), max_retries=0, grounder_model="GTA1-7B",
+                        grounder_base_url=vllm_server.base_url)
+    response, actions = agent.predict("Click the red box", obs(SHOT))
+    (action,) = actions
+    x, y = (int(v.split("=")[1]) for v in action.removesuffix(")").split(", ")[1:])
+    assert TARGET[0] <= x <= TARGET[2] and TARGET[1] <= y <= TARGET[3]
+    assert response["calls"][0]["arguments"]["target"] == "the red box"
+    assert agent.last_usage["input_tokens"] == 1500 and agent.last_usage["cost_usd"] is None   # the grounder's price is unknown
+    assert agent.predict("Click the red box", obs(SHOT))[1] == ["DONE"]
+    tool_results = [m for m in openai_server.requests[1].body["messages"] if m["role"] == "tool"]
+    assert tool_results and tool_results[0]["content"] == "Done."
+    assert vllm_server.rejections == []
+
+
+def test_planner_grounder_needs_a_grounder(openai_server):
+    with pytest.raises(Exception, match="grounder_model"):
+        build_agent("planner-grounder", model="gpt-4o", base_url=openai_server.base_url, api_key="k")
