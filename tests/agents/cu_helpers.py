@@ -42,3 +42,26 @@ def red_centre(image: Image.Image) -> tuple[float, float]:
     ys, xs = numpy.nonzero((pixels[:, :, 0] > 200) & (pixels[:, :, 1] < 80) & (pixels[:, :, 2] < 80))
     assert len(xs), "no red target in the image the model was sent"
     return (int(xs.min()) + int(xs.max())) / 2, (int(ys.min()) + int(ys.max())) / 2
+
+
+def last_image(body) -> Image.Image:
+    """The last image a request carried, whatever the wire format: Anthropic's source.data, OpenAI's data
+    URLs, Gemini's inlineData (also inside function responses)."""
+    found: list[str] = []
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            mime = node.get("media_type", node.get("mimeType", node.get("mime_type", "")))
+            if isinstance(node.get("data"), str) and str(mime).startswith("image/"):
+                found.append(node["data"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+        elif isinstance(node, str) and node.startswith("data:image/"):
+            found.append(node)
+
+    walk(body)
+    assert found, "the request carried no image"
+    return decode(found[-1])
