@@ -13,7 +13,7 @@ from typing import Any
 
 from google.genai import types
 
-from ..llm import create_client
+from ..llm import LLMError, create_client
 from ..llm.google_client import usage_of
 from .agent import INFEASIBLE, AgentSettings, Call, CallResult, Shot, Turn, base_prompt
 from .commands import Command, ToolError, wheel_clicks
@@ -109,7 +109,9 @@ class GeminiComputerUseAdapter:
                                                              excluded_predefined_functions=self.excluded))])
         response = self.client.generate(bounded(self.contents, self.settings.profile.history), config)
         if not response.candidates:
-            raise ToolError("the model returned no candidate")
+            feedback = response.prompt_feedback
+            reason = feedback.block_reason if feedback and feedback.block_reason else "no reason given"
+            raise LLMError(f"google model {self.settings.model!r}: no candidates in the response (blocked: {reason})")
         content = response.candidates[0].content or types.Content(role="model", parts=[])
         self.contents.append(content)
         texts, calls = [], []

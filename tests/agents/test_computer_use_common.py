@@ -2,8 +2,11 @@
 from model coordinates to screen pixels, vendor key names, and commands as pyautogui code."""
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
+from mm_agents.computer_use import claude, gemini, openai_cua
 from mm_agents.computer_use.commands import Command, ToolError, to_action
 from mm_agents.computer_use.geometry import ImageLimits, Space, fit_size, smart_resize
 from mm_agents.computer_use.keys import combination, key_name, xdotool_sequence
@@ -144,3 +147,66 @@ def test_overrides_replace_the_table_entry():
 ])
 def test_the_variant_is_chosen_by_model(agent, model, variant):
     assert profile_for(agent, model).variant == variant
+
+
+# --- every vendor action has a command (or a clear tool error) -------------------------------------
+
+CLAUDE_ACTIONS = {
+    "key": {"text": "ctrl+shift+Escape"}, "hold_key": {"text": "shift", "duration": 1}, "type": {"text": "x"},
+    "cursor_position": {}, "mouse_move": {"coordinate": [1, 2]}, "left_mouse_down": {}, "left_mouse_up": {},
+    "left_click": {"coordinate": [1, 2]}, "left_click_drag": {"start_coordinate": [1, 2], "coordinate": [3, 4]},
+    "right_click": {"coordinate": [1, 2]}, "middle_click": {}, "double_click": {"coordinate": [1, 2]},
+    "triple_click": {"coordinate": [1, 2]}, "scroll": {"scroll_direction": "left", "scroll_amount": 2},
+    "wait": {"duration": 1}, "screenshot": {}, "zoom": {"region": [0, 0, 10, 10]},
+}
+
+
+def test_every_claude_computer_action_has_a_command():
+    from anthropic.types.computer_member_name import COMPUTER_MEMBER_NAME_VALUES
+
+    assert set(CLAUDE_ACTIONS) == set(COMPUTER_MEMBER_NAME_VALUES)
+    codes = {name: to_action(claude.command(name, args), SPACE) for name, args in CLAUDE_ACTIONS.items()}
+    assert codes["hold_key"] == "pyautogui.keyDown('shift'); time.sleep(1.0); pyautogui.keyUp('shift')"
+    assert codes["left_mouse_down"] == "pyautogui.mouseDown(button='left')"
+    assert codes["key"] == "pyautogui.hotkey('ctrl', 'shift', 'esc')"
+    assert codes["scroll"] == "pyautogui.hscroll(-2)"
+    assert codes["middle_click"] == "pyautogui.click(button='middle')"
+    assert [n for n, code in codes.items() if code is None] == ["cursor_position", "screenshot", "zoom"]
+
+
+def test_every_openai_action_has_a_command():
+    from openai.types.responses.computer_action import ComputerAction
+
+    types = {cls.model_fields["type"].annotation.__args__[0] for cls in get_args(get_args(ComputerAction)[0])}
+    actions = {"click": {"button": "wheel", "x": 1, "y": 1}, "double_click": {"x": 1, "y": 1},
+               "drag": {"path": [{"x": 1, "y": 1}, {"x": 2, "y": 2}, {"x": 3, "y": 3}]},
+               "keypress": {"keys": ["ALT", "F4"]}, "move": {"x": 1, "y": 1, "keys": ["SHIFT"]},
+               "screenshot": {}, "scroll": {"x": 1, "y": 1, "scroll_x": -120, "scroll_y": 0},
+               "type": {"text": "x"}, "wait": {}}
+    assert set(actions) == types
+    same = Space.image((1920, 1080), (1920, 1080))
+    codes = {kind: to_action(openai_cua.command({"type": kind, **args}, same), same) for kind, args in actions.items()}
+    assert codes["click"] == "pyautogui.click(button='middle', x=1, y=1)"
+    assert codes["keypress"] == "pyautogui.hotkey('alt', 'f4')"
+    assert codes["scroll"] == "pyautogui.moveTo(1, 1); pyautogui.hscroll(-2)"     # 120 px: about 2 wheel clicks
+    assert codes["drag"] == ("pyautogui.moveTo(1, 1); pyautogui.mouseDown(button='left'); "
+                             "pyautogui.moveTo(2, 2, duration=0.3); pyautogui.moveTo(3, 3, duration=0.3); "
+                             "pyautogui.mouseUp(button='left')")
+    assert codes["move"] == "pyautogui.keyDown('shift'); pyautogui.moveTo(1, 1); pyautogui.keyUp('shift')"
+
+
+def test_every_gemini_function_has_a_command_or_a_clear_error():
+    grid = Space.grid((1920, 1080))
+    functions = {"click_at": {"x": 1, "y": 1}, "hover_at": {"x": 1, "y": 1},
+                 "type_text_at": {"x": 1, "y": 1, "text": "a", "clear_before_typing": False, "press_enter": False},
+                 "key_combination": {"keys": "Control+Alt+T"}, "scroll_document": {"direction": "up"},
+                 "scroll_at": {"x": 1, "y": 1, "direction": "right"},
+                 "drag_and_drop": {"x": 1, "y": 1, "destination_x": 9, "destination_y": 9}, "wait_5_seconds": {}}
+    codes = {name: [to_action(c, grid) for c in gemini.commands(name, args, grid)] for name, args in functions.items()}
+    assert codes["key_combination"] == ["pyautogui.hotkey('ctrl', 'alt', 't')"]
+    assert codes["type_text_at"] == ["pyautogui.click(button='left', x=2, y=1)", "pyautogui.typewrite('a')"]
+    assert codes["scroll_document"] == ["pyautogui.moveTo(960, 540); pyautogui.vscroll(10)"]
+    assert codes["scroll_at"] == ["pyautogui.moveTo(2, 1); pyautogui.hscroll(31)"]
+    for name in gemini.BROWSER_ONLY:
+        with pytest.raises(ToolError, match="not a browser"):
+            gemini.commands(name, {}, grid)
