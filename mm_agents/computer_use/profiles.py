@@ -22,6 +22,7 @@ OPENAI_LIMITS = ImageLimits(max_long_edge=2048, max_short_edge=768)
 GEMINI_LIMITS = ImageLimits(max_long_edge=1440, max_pixels=1440 * 900)
 # Qwen2.5-VL / UI-TARS: 28 px patches (14 px, merged 2x2); Qwen3-VL: 32 px (16 px, merged 2x2).
 UI_TARS_LIMITS = ImageLimits(patch=28, min_pixels=100 * 28 * 28, max_pixels=16384 * 28 * 28)
+UI_TARS_1_LIMITS = ImageLimits(patch=28, min_pixels=100 * 28 * 28, max_pixels=2700 * 28 * 28)
 QWEN25_LIMITS = ImageLimits(patch=28, min_pixels=4 * 28 * 28, max_pixels=16384 * 28 * 28)
 QWEN3_LIMITS = ImageLimits(patch=32, min_pixels=64 * 32 * 32, max_pixels=16384 * 32 * 32)
 
@@ -54,7 +55,7 @@ PROFILES: dict[str, list[tuple[str, Profile]]] = {
     ],
     "ui-tars": [
         (r"ui-tars-(1\.5|2)", Profile("image", UI_TARS_LIMITS, 5, "ui-tars-1.5")),
-        (r"ui-tars", Profile("grid", UI_TARS_LIMITS, 5, "ui-tars-1")),
+        (r"ui-tars", Profile("grid", UI_TARS_1_LIMITS, 5, "ui-tars-1")),
         (r"", Profile("image", UI_TARS_LIMITS, 5, "ui-tars-1.5")),
     ],
     "qwen-vl": [

@@ -34,11 +34,13 @@ ACTIONS = """\
 * `answer`: end the task with the answer `text`."""
 
 
-def schema(space_text: str) -> dict[str, Any]:
+def schema(resolution: tuple[int, int]) -> dict[str, Any]:
+    """The function as Qwen-VL was trained to read it: the resolution it states is the coordinate space
+    (1000x1000 for Qwen3-VL's relative grid, the image's own size for Qwen2.5-VL)."""
     return {"type": "function", "function": {
         "name": FUNCTION,
         "description": ("Use a mouse and keyboard to interact with a computer, and take screenshots.\n"
-                        f"* Coordinates are {space_text}.\n"
+                        f"* The screen's resolution is {resolution[0]}x{resolution[1]}.\n"
                         "* Click the centre of elements, not their edges.\n"
                         f"The action to perform; the available actions are:\n{ACTIONS}"),
         "parameters": {"type": "object", "required": ["action"], "properties": {
@@ -134,13 +136,9 @@ def parse(text: str) -> tuple[list[Call], str | None]:
 
 class QwenAdapter(TextGrammarAdapter):
     def prompt(self, instruction: str) -> list[dict[str, Any]]:
-        if self.space.kind == "grid":
-            space_text = "relative: 0-999 across and down the screen, whatever the image size"
-        else:
-            space_text = f"pixels of the {self.space.size[0]}x{self.space.size[1]} screenshot"
         system = ("You are a helpful assistant.\n\n# Tools\n\nYou may call one or more functions to assist with the "
                   "user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n"
-                  f"<tools>\n{json.dumps(schema(space_text))}\n</tools>\n\n"
+                  f"<tools>\n{json.dumps(schema(self.space.size))}\n</tools>\n\n"
                   "For each function call, return a json object with function name and arguments within "
                   "<tool_call></tool_call> XML tags:\n<tool_call>\n"
                   '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>')

@@ -37,6 +37,9 @@ def test_smart_resize_gives_sides_that_are_multiples_of_the_patch_within_the_pix
     height, width = smart_resize(1080, 1920, 28, 3136, 1280 * 28 * 28)
     assert height % 28 == 0 and width % 28 == 0 and height * width <= 1280 * 28 * 28
     assert fit_size((1920, 1080), ImageLimits(patch=32, min_pixels=1024, max_pixels=16384 * 32 * 32)) == (1920, 1088)
+    ui_tars_1 = profile_for("ui-tars", "UI-TARS-7B-DPO").limits
+    width, height = fit_size((2560, 1440), ui_tars_1)
+    assert width * height <= 2700 * 28 * 28 and width % 28 == 0 and height % 28 == 0
 
 
 # --- coordinates -----------------------------------------------------------------------------------

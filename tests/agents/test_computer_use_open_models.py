@@ -208,13 +208,13 @@ def test_a_malformed_answer_is_a_recorded_invalid_action_and_the_model_is_told(v
     note = vllm_server.requests[1].body["messages"][-1]["content"][0]["text"]
     assert "could not be carried out" in note and "no <tool_call> found" in note
     system = vllm_server.requests[0].body["messages"][0]["content"]
-    assert "<tools>" in system and "0-999" in system
+    assert "<tools>" in system and "resolution is 1000x1000" in system
 
 
 def test_qwen_2_5_is_told_the_size_of_its_image(vllm_server):
     vllm_server.script(reply_text(qwen_call({"action": "wait", "time": 1})))
     build("qwen-vl", "Qwen2.5-VL-7B-Instruct", vllm_server).predict("t", obs(SHOT))
-    assert "pixels of the 1932x1092 screenshot" in vllm_server.requests[0].body["messages"][0]["content"]
+    assert "resolution is 1932x1092" in vllm_server.requests[0].body["messages"][0]["content"]
 
 
 # --- planner and grounder --------------------------------------------------------------------------
