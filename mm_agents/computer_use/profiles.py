@@ -54,7 +54,7 @@ PROFILES: dict[str, list[tuple[str, Profile]]] = {
         (r"", Profile("grid", GEMINI_LIMITS, 3, "ENVIRONMENT_BROWSER")),
     ],
     "ui-tars": [
-        (r"ui-tars-(1\.5|2)", Profile("image", UI_TARS_LIMITS, 5, "ui-tars-1.5")),
+        (r"ui-tars-1\.5", Profile("image", UI_TARS_LIMITS, 5, "ui-tars-1.5")),
         (r"ui-tars", Profile("grid", UI_TARS_1_LIMITS, 5, "ui-tars-1")),
         (r"", Profile("image", UI_TARS_LIMITS, 5, "ui-tars-1.5")),
     ],
