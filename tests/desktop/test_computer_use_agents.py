@@ -85,12 +85,17 @@ AGENTS = {
                             lambda r: reply_tool_calls(("computer", {"action": "left_click",
                                                                      "coordinate": list(pixels(r))})),
                             reply_text("I clicked the red box.")),
+    # The OpenAI and Gemini clicks come with a safety check, which must be acknowledged and recorded.
     "openai-computer-use": ("computer-use-preview", OpenAIResponsesServer,
-                            lambda r: Reply("tool_calls", calls=(ScriptedCall("computer_call", {"action": dict(
-                                zip(("x", "y"), pixels(r)), type="click", button="left")}),)),
+                            lambda r: Reply("tool_calls", calls=(ScriptedCall("computer_call", {
+                                "action": dict(zip(("x", "y"), pixels(r)), type="click", button="left"),
+                                "pending_safety_checks": [{"id": "cu_sc_1", "code": "malicious_instructions",
+                                                           "message": "Check the page."}]}),)),
                             reply_text("Done.")),
     "gemini-computer-use": ("gemini-2.5-computer-use-preview-10-2025", GeminiWireServer,
-                            lambda r: reply_tool_calls(("click_at", dict(zip(("x", "y"), grid(r))))),
+                            lambda r: reply_tool_calls(("click_at", {
+                                **dict(zip(("x", "y"), grid(r))),
+                                "safety_decision": {"decision": "require_confirmation", "explanation": "A click."}})),
                             reply_text("Done.")),
     "ui-tars": ("UI-TARS-1.5-7B", VLLMWireServer,
                 lambda r: reply_text("Thought: The red box.\nAction: click(start_box='<|box_start|>(%d,%d)<|box_end|>')"
@@ -139,6 +144,9 @@ def test_the_scripted_model_clicks_the_target_in_its_own_convention(env, name, t
     assert score == 1.0, steps
     assert [s["action"] for s in steps][-1] == "DONE" and steps[0]["action"].startswith("pyautogui.click(")
     assert steps[0]["usage"]["input_tokens"] > 0 and status["usage"]["input_tokens"] > 0
+    if name in ("openai-computer-use", "gemini-computer-use"):
+        (check,) = steps[0]["response"]["safety_checks"]
+        assert check["decision"] == "acknowledged" and check["checks"]
 
 
 def test_planner_and_grounder_click_the_target(env, tmp_path):
