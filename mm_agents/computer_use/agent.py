@@ -16,11 +16,11 @@ from __future__ import annotations
 import io
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol, TypeVar
 
 from PIL import Image
 
-from ..llm.base import GenerationParams, Usage
+from ..llm.base import ContextTooLong, GenerationParams, Usage
 from ..llm.pricing import cost_usd
 from .commands import Command, ToolError, to_action
 from .geometry import Space, fit_size, png_size, resize_png
@@ -43,6 +43,27 @@ computer, say so and include the marker {infeasible} in your answer."""
 
 def base_prompt(password: str) -> str:
     return BASE_PROMPT.format(password=password, infeasible=INFEASIBLE)
+
+
+T = TypeVar("T")
+
+
+class ScreenshotWindow:
+    """How many screenshots an adapter keeps in its conversation: the profile's number, halved for good
+    each time the model answers that the context is too long (down to one)."""
+
+    def __init__(self, keep: int):
+        self.keep = keep
+
+    def send(self, request: Callable[[int], T]) -> T:
+        """request(keep) -> the response; on ContextTooLong retried with fewer screenshots while any can go."""
+        while True:
+            try:
+                return request(self.keep)
+            except ContextTooLong:
+                if self.keep <= 1:
+                    raise
+                self.keep = max(1, self.keep // 2)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..llm import create_client
 from ..llm.anthropic_client import usage_of
-from .agent import INFEASIBLE, AgentSettings, Call, CallResult, Shot, Turn, base_prompt
+from .agent import INFEASIBLE, AgentSettings, Call, CallResult, ScreenshotWindow, Shot, Turn, base_prompt
 from .commands import Command, ToolError
 from .geometry import Space
 from .keys import combination, xdotool_sequence
@@ -123,6 +123,7 @@ class ClaudeAdapter:
 
     def begin(self, instruction: str, shot: Shot, space: Space) -> None:
         self.space = space
+        self.window = ScreenshotWindow(self.settings.profile.history)
         self.messages: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "text", "text": instruction},
                                                                           image_block(shot.png)]}]
         self.first = True
@@ -131,8 +132,8 @@ class ClaudeAdapter:
         if not self.first:
             self.messages.append({"role": "user", "content": self._results(shot, results)})
         self.first = False
-        response = self.client.create(self.body(), betas=[BETA_HEADERS[self.variant]]
-                                      if self.variant in BETA_HEADERS else None)
+        betas = [BETA_HEADERS[self.variant]] if self.variant in BETA_HEADERS else None
+        response = self.window.send(lambda keep: self.client.create(self.body(keep), betas=betas))
         content, texts, calls = [], [], []
         for block in response.content:
             if block.type == "text":
@@ -164,9 +165,9 @@ class ClaudeAdapter:
             tool["enable_zoom"] = True
         return [tool]
 
-    def body(self) -> dict[str, Any]:
+    def body(self, keep: int) -> dict[str, Any]:
         system: dict[str, Any] = {"type": "text", "text": self.system_prompt()}
-        messages = bounded(self.messages, self.settings.profile.history)
+        messages = bounded(self.messages, keep)
         if self.caching:
             system["cache_control"] = CACHE
             # The conversation up to the newest user turn is the prefix the next call re-reads.

@@ -15,7 +15,7 @@ from google.genai import types
 
 from ..llm import LLMError, create_client
 from ..llm.google_client import usage_of
-from .agent import INFEASIBLE, AgentSettings, Call, CallResult, Shot, Turn, base_prompt
+from .agent import INFEASIBLE, AgentSettings, Call, CallResult, ScreenshotWindow, Shot, Turn, base_prompt
 from .commands import Command, ToolError, wheel_clicks
 from .geometry import GRID, Space
 from .keys import combination
@@ -93,6 +93,7 @@ class GeminiComputerUseAdapter:
 
     def begin(self, instruction: str, shot: Shot, space: Space) -> None:
         self.space = space
+        self.window = ScreenshotWindow(self.settings.profile.history)
         self.contents: list[types.Content] = [types.Content(role="user", parts=[
             types.Part(text=instruction), _image(shot.png)])]
         self.first = True
@@ -107,7 +108,7 @@ class GeminiComputerUseAdapter:
             temperature=params.temperature, top_p=params.top_p,
             tools=[types.Tool(computer_use=types.ComputerUse(environment=self.environment,
                                                              excluded_predefined_functions=self.excluded))])
-        response = self.client.generate(bounded(self.contents, self.settings.profile.history), config)
+        response = self.window.send(lambda keep: self.client.generate(bounded(self.contents, keep), config))
         if not response.candidates:
             feedback = response.prompt_feedback
             reason = feedback.block_reason if feedback and feedback.block_reason else "no reason given"

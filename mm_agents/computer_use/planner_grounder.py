@@ -16,7 +16,7 @@ from typing import Any
 from ..llm import create_client
 from ..llm.base import ImagePart, Message, TextPart, ToolResult, ToolSpec
 from ..llm.openai_client import chat_usage
-from .agent import AgentSettings, Call, CallResult, Shot, Turn, base_prompt
+from .agent import AgentSettings, Call, CallResult, ScreenshotWindow, Shot, Turn, base_prompt
 from .commands import Command, ToolError
 from .geometry import Space
 from .keys import key_name
@@ -82,6 +82,7 @@ class PlannerGrounderAdapter:
 
     def begin(self, instruction: str, shot: Shot, space: Space) -> None:
         self.space = space
+        self.window = ScreenshotWindow(self.settings.profile.history)
         self.system = Message.text("system", PLANNER_PROMPT.format(base=base_prompt(self.settings.password)))
         self.messages: list[Message] = [Message("user", [TextPart(f"Task: {instruction}"),
                                                          ImagePart(shot.png)])]
@@ -95,7 +96,8 @@ class PlannerGrounderAdapter:
                                                                             is_error=result.error is not None)))
             self.messages.append(Message("user", [TextPart("The screen now:"), ImagePart(shot.png)]))
         self.first = False
-        completion = self.planner.complete([self.system, *self._bounded()], self.settings.params, [ACT_TOOL])
+        completion = self.window.send(lambda keep: self.planner.complete([self.system, *self._bounded(keep)],
+                                                                         self.settings.params, [ACT_TOOL]))
         self.messages.append(Message("assistant", [TextPart(completion.text)] if completion.text else [],
                                      tool_calls=completion.tool_calls))
         calls: list[Call] = []
@@ -119,8 +121,8 @@ class PlannerGrounderAdapter:
         extra = {self.grounder_model: grounder_usage} if grounder_usage is not None else {}
         return Turn(completion.text, calls, completion.usage, final, extra)
 
-    def _bounded(self) -> list[Message]:
-        keep, seen, out = self.settings.profile.history, 0, []
+    def _bounded(self, keep: int) -> list[Message]:
+        seen, out = 0, []
         for message in reversed(self.messages):
             parts = []
             for part in reversed(message.content):

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..llm import create_client
 from ..llm.openai_client import chat_usage
-from .agent import AgentSettings, Call, CallResult, Shot, Turn
+from .agent import AgentSettings, Call, CallResult, ScreenshotWindow, Shot, Turn
 from .geometry import Space
 
 OMITTED = "(an earlier screenshot, no longer shown)"
@@ -51,6 +51,7 @@ class TextGrammarAdapter:
     # -- the conversation -----------------------------------------------------------------------------
     def begin(self, instruction: str, shot: Shot, space: Space) -> None:
         self.space = space
+        self.window = ScreenshotWindow(self.settings.profile.history)
         self.opening = self.prompt(instruction)
         self.steps: list[tuple[bytes, str, str | None]] = []    # (screenshot, note, answer)
         self.steps.append((shot.png, "", None))
@@ -60,21 +61,23 @@ class TextGrammarAdapter:
         if not self.first:
             self.steps.append((shot.png, self.note(results), None))
         self.first = False
-        body: dict[str, Any] = {"model": self.settings.model, "messages": self.messages(),
-                                "max_tokens": self.settings.params.max_tokens}
-        if self.settings.params.temperature is not None:
-            body["temperature"] = self.settings.params.temperature
-        if self.settings.params.top_p is not None:
-            body["top_p"] = self.settings.params.top_p
-        response = self.client.create_chat(body, self.extra_body or None)
+        response = self.window.send(lambda keep: self.client.create_chat(self.body(keep), self.extra_body or None))
         text = response.choices[0].message.content or "" if response.choices else ""
         png, note, _ = self.steps[-1]
         self.steps[-1] = (png, note, text)
         calls, final = self.parse(text)
         return Turn(text, calls, chat_usage(response), final)
 
-    def messages(self) -> list[dict[str, Any]]:
-        keep = self.settings.profile.history
+    def body(self, keep: int) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.settings.model, "messages": self.messages(keep),
+                                "max_tokens": self.settings.params.max_tokens}
+        if self.settings.params.temperature is not None:
+            body["temperature"] = self.settings.params.temperature
+        if self.settings.params.top_p is not None:
+            body["top_p"] = self.settings.params.top_p
+        return body
+
+    def messages(self, keep: int) -> list[dict[str, Any]]:
         messages = [dict(m) for m in self.opening]
         for index, (png, note, answer) in enumerate(self.steps):
             content: list[dict[str, Any]] = [{"type": "text", "text": note}] if note else []

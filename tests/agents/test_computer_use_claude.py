@@ -167,3 +167,20 @@ def test_the_agent_is_built_in_and_refuses_unknown_arguments(anthropic_server):
         agent(anthropic_server, colour="red")
     with pytest.raises(Exception, match="observes screenshots"):
         agent(anthropic_server, observation_type="a11y_tree")
+
+
+def test_a_context_overflow_halves_the_screenshots_kept_for_the_rest_of_the_task(anthropic_server):
+    from tests.agents.wire_servers import reply_context_too_long
+
+    step = reply_tool_calls(computer(action="key", text="Tab"))
+    anthropic_server.script(step, step, step, reply_context_too_long(), step, step)
+    claude = agent(anthropic_server, history=4)
+    for index in range(5):
+        assert claude.predict("t", obs(SHOT))[1] == ["pyautogui.press('tab')"]
+    counts = [len(images(r.body)) for r in anthropic_server.requests]
+    assert counts == [1, 2, 3, 4, 2, 2]
+    assert anthropic_server.rejections == []
+    claude.reset()
+    anthropic_server.script(step)
+    claude.predict("t", obs(SHOT))
+    assert claude.wire.window.keep == 4      # a new task starts with the profile's number again
