@@ -12,6 +12,12 @@ BUILTIN_AGENTS = {
     "noop": "mm_agents.noop:NoopAgent",
     "prompt": "mm_agents.prompt_agent:PromptAgent",
     "tool": "mm_agents.tool_agent:ToolAgent",
+    "claude-computer-use": "mm_agents.computer_use.agents:ClaudeComputerUseAgent",
+    "openai-computer-use": "mm_agents.computer_use.agents:OpenAIComputerUseAgent",
+    "gemini-computer-use": "mm_agents.computer_use.agents:GeminiComputerUseAgent",
+    "ui-tars": "mm_agents.computer_use.agents:UITarsAgent",
+    "qwen-vl": "mm_agents.computer_use.agents:QwenVLAgent",
+    "planner-grounder": "mm_agents.computer_use.agents:PlannerGrounderAgent",
 }
 
 

@@ -117,9 +117,16 @@ class AnthropicClient:
     def complete(self, messages: list[Message], params: GenerationParams,
                  tools: list[ToolSpec] | None = None) -> Completion:
         body = self.request_body(messages, params, tools)
-        response = call_with_retries(lambda: self._sdk.messages.create(**body), classify,
+        return self._completion(self.create(body))
+
+    def create(self, body: dict[str, Any], betas: list[str] | None = None) -> Any:
+        """One Messages call with a body built by the caller (vendor tool types, cache_control, thinking),
+        under our retry policy; with `betas`, the beta endpoint sending those anthropic-beta headers."""
+        if betas:
+            return call_with_retries(lambda: self._sdk.beta.messages.create(**body, betas=betas), classify,
                                      self.retry_policy, self.provider, self.model)
-        return self._completion(response)
+        return call_with_retries(lambda: self._sdk.messages.create(**body), classify,
+                                 self.retry_policy, self.provider, self.model)
 
     def _completion(self, response: Any) -> Completion:
         texts: list[str] = []
@@ -130,9 +137,15 @@ class AnthropicClient:
             elif block.type == "tool_use":
                 arguments = block.input if isinstance(block.input, dict) else {"__invalid_json__": str(block.input)}
                 calls.append(ToolCall(id=block.id, name=block.name, arguments=arguments))
-        usage = response.usage
-        # Cached prompt tokens are still prompt tokens (billed at other rates, counted here as input).
-        input_tokens = (usage.input_tokens or 0) + (getattr(usage, "cache_creation_input_tokens", None) or 0) \
-            + (getattr(usage, "cache_read_input_tokens", None) or 0)
-        return Completion(text="\n".join(texts), tool_calls=calls, usage=Usage(input_tokens, usage.output_tokens or 0),
+        return Completion(text="\n".join(texts), tool_calls=calls, usage=usage_of(response),
                           stop_reason=response.stop_reason, model=response.model or self.model)
+
+
+def usage_of(response: Any) -> Usage:
+    usage = response.usage
+    if usage is None:
+        return Usage()
+    # Cached prompt tokens are still prompt tokens (billed at other rates, counted here as input).
+    input_tokens = (usage.input_tokens or 0) + (getattr(usage, "cache_creation_input_tokens", None) or 0) \
+        + (getattr(usage, "cache_read_input_tokens", None) or 0)
+    return Usage(input_tokens, usage.output_tokens or 0)

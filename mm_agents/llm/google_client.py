@@ -161,10 +161,13 @@ class GoogleClient:
                  tools: list[ToolSpec] | None = None) -> Completion:
         contents = self.to_contents(messages)
         config = self.config(messages, params, tools)
-        response = call_with_retries(
+        return self._completion(self.generate(contents, config))
+
+    def generate(self, contents: list[types.Content], config: types.GenerateContentConfig) -> Any:
+        """One generateContent call with contents and config built by the caller (e.g. the ComputerUse tool)."""
+        return call_with_retries(
             lambda: self._sdk.models.generate_content(model=self.model, contents=contents, config=config),
             classify, self.retry_policy, self.provider, self.model)
-        return self._completion(response)
 
     def _completion(self, response: types.GenerateContentResponse) -> Completion:
         if not response.candidates:
@@ -185,13 +188,16 @@ class GoogleClient:
                 calls.append(ToolCall(id=call_id, name=fc.name or "", arguments=arguments))
             elif part.text and not part.thought:  # thought summaries are not the answer
                 texts.append(part.text)
-        meta = response.usage_metadata
-        usage = Usage()
-        if meta:
-            # Thinking tokens are billed as output.
-            usage = Usage(meta.prompt_token_count or 0,
-                          (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0))
+        usage = usage_of(response)
         finish = candidate.finish_reason
         stop_reason = getattr(finish, "value", finish) if finish is not None else None
         return Completion(text="".join(texts), tool_calls=calls, usage=usage, stop_reason=stop_reason,
                           model=response.model_version or self.model)
+
+
+def usage_of(response: types.GenerateContentResponse) -> Usage:
+    meta = response.usage_metadata
+    if not meta:
+        return Usage()
+    # Thinking tokens are billed as output.
+    return Usage(meta.prompt_token_count or 0, (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0))

@@ -163,9 +163,19 @@ class OpenAIClient:
     def complete(self, messages: list[Message], params: GenerationParams,
                  tools: list[ToolSpec] | None = None) -> Completion:
         body = self.request_body(messages, params, tools)
-        response = call_with_retries(lambda: self._sdk.chat.completions.create(**body), classify,
-                                     self.retry_policy, self.provider, self.model)
-        return self._completion(response)
+        return self._completion(self.create_chat(body))
+
+    def create_chat(self, body: dict[str, Any], extra_body: dict[str, Any] | None = None) -> Any:
+        """One Chat Completions call with a body built by the caller; `extra_body` holds top-level fields
+        the SDK does not know (vLLM's top_k, repetition_penalty), sent as they are."""
+        kwargs = dict(body, extra_body=extra_body) if extra_body else body
+        return call_with_retries(lambda: self._sdk.chat.completions.create(**kwargs), classify,
+                                 self.retry_policy, self.provider, self.model)
+
+    def create_response(self, body: dict[str, Any]) -> Any:
+        """One Responses API call (computer-use tools, previous_response_id, truncation, reasoning)."""
+        return call_with_retries(lambda: self._sdk.responses.create(**body), classify,
+                                 self.retry_policy, self.provider, self.model)
 
     def _completion(self, response: Any) -> Completion:
         if not response.choices:
@@ -174,9 +184,18 @@ class OpenAIClient:
         message = choice.message
         calls = [ToolCall(id=call.id, name=call.function.name, arguments=parse_tool_arguments(call.function.arguments))
                  for call in (message.tool_calls or []) if getattr(call, "function", None) is not None]
-        usage = Usage(response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0) \
-            if response.usage else Usage()
+        usage = chat_usage(response)
         # A refusal is the model's answer too; keep it rather than return nothing.
         text = message.content or getattr(message, "refusal", None) or ""
         return Completion(text=text, tool_calls=calls, usage=usage, stop_reason=choice.finish_reason,
                           model=response.model or self.model)
+
+
+def chat_usage(response: Any) -> Usage:
+    usage = response.usage
+    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else Usage()
+
+
+def responses_usage(response: Any) -> Usage:
+    usage = response.usage
+    return Usage(usage.input_tokens or 0, usage.output_tokens or 0) if usage else Usage()

@@ -46,6 +46,7 @@ DEFAULT_PRICES: dict[str, Price] = {
     "o3": Price(2.00, 8.00),
     "o3-mini": Price(1.10, 4.40),
     "o4-mini": Price(1.10, 4.40),
+    "computer-use-preview": Price(3.00, 12.00),
     "claude-3-5-sonnet": Price(3.00, 15.00),
     "claude-3-7-sonnet": Price(3.00, 15.00),
     "claude-sonnet-4": Price(3.00, 15.00),
@@ -53,6 +54,8 @@ DEFAULT_PRICES: dict[str, Price] = {
     "claude-opus-4-1": Price(15.00, 75.00),
     "claude-opus-4-20250514": Price(15.00, 75.00),
     "claude-opus-4-5": Price(5.00, 25.00),
+    "claude-opus-4-6": Price(5.00, 25.00),
+    "claude-opus-4-7": Price(5.00, 25.00),
     "claude-3-5-haiku": Price(0.80, 4.00),
     "claude-haiku-4-5": Price(1.00, 5.00),
     "gemini-1.5-pro": Price(1.25, 5.00),
@@ -62,6 +65,7 @@ DEFAULT_PRICES: dict[str, Price] = {
     "gemini-2.5-pro": Price(1.25, 10.00),
     "gemini-2.5-flash": Price(0.30, 2.50),
     "gemini-2.5-flash-lite": Price(0.10, 0.40),
+    "gemini-2.5-computer-use-preview": Price(1.25, 10.00),
 }
 
 

@@ -441,7 +441,7 @@ def test_cost_from_the_table():
     assert cost_usd("models/gemini-2.5-flash", Usage(1_000_000, 0)) == pytest.approx(0.30)
     assert cost_usd("llava:13b", million) is None
     assert cost_usd("claude-opus-4-1-20250805", million) == pytest.approx(90.0)
-    assert cost_usd("claude-opus-4-6", million) is None                    # newer than the table: unknown
+    assert cost_usd("claude-opus-9-0", million) is None                    # newer than the table: unknown
     assert cost_usd("gpt-5.2", million) is None                             # not "gpt-5" with a suffix
     assert price_for("my-finetune") is None
 

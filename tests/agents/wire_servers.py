@@ -88,6 +88,7 @@ class WireServer:
 
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
+        self.rejections: list[str] = []     # messages of the requests validate() refused
         self._queue: deque[Reply] = deque()
         self._default: Reply | None = None
         self._lock = threading.Lock()
@@ -134,13 +135,23 @@ class WireServer:
     def handles(self, method: str, path: str) -> bool:
         raise NotImplementedError
 
+    def validate(self, request: RecordedRequest) -> str | None:
+        """What the real API would refuse in this request (answered 400 in the provider's format), or None."""
+        return None
+
     # --- transport ----------------------------------------------------------------------------
     def _answer(self, request: RecordedRequest) -> Answer:
         if not self.handles(request.method, request.path):
             return Answer(404, {"error": {"message": f"no route {request.method} {request.path}"}})
         with self._lock:
             self.requests.append(request)
+            problem = self.validate(request)
+            if problem is not None:
+                self.rejections.append(problem)
+                return self.render(reply_error(400, problem), request)
             reply = self._queue.popleft() if self._queue else self._default
+        if callable(reply):      # a reply computed from the request, e.g. from the image it carried
+            reply = reply(request)
         if reply is None:
             return self.render(reply_error(418, "wire server script exhausted"), request)
         return self.render(reply, request)
@@ -176,6 +187,11 @@ class WireServer:
                 pass
 
         return Handler
+
+
+ANTHROPIC_COMPUTER_BETAS = {"computer_20241022": "computer-use-2024-10-22",
+                            "computer_20250124": "computer-use-2025-01-24",
+                            "computer_20251124": "computer-use-2025-11-24"}
 
 
 def _error_headers(reply: Reply) -> dict[str, str]:
@@ -221,6 +237,117 @@ class OpenAIWireServer(WireServer):
                       "total_tokens": reply.input_tokens + reply.output_tokens}})
 
 
+# The top-level fields vLLM's chat completion request accepts (OpenAI's, and vLLM's sampling extras).
+VLLM_CHAT_FIELDS = frozenset({
+    "model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "n", "stream",
+    "stream_options", "stop", "seed", "presence_penalty", "frequency_penalty", "logit_bias", "logprobs",
+    "top_logprobs", "user", "tools", "tool_choice", "parallel_tool_calls", "response_format",
+    "top_k", "min_p", "repetition_penalty", "length_penalty", "stop_token_ids", "skip_special_tokens",
+    "spaces_between_special_tokens", "min_tokens", "chat_template_kwargs", "guided_json", "guided_regex",
+})
+
+
+class VLLMWireServer(OpenAIWireServer):
+    """Chat Completions as vLLM serves them: a top-level field vLLM does not know is refused (as its
+    request model forbids extra fields), and so is a message content type other than text and image_url."""
+
+    def validate(self, request: RecordedRequest) -> str | None:
+        body = request.body or {}
+        unknown = sorted(set(body) - VLLM_CHAT_FIELDS)
+        if unknown:
+            return f"[{{'type': 'extra_forbidden', 'loc': ('body', '{unknown[0]}'), 'msg': 'Extra inputs are not permitted'}}]"
+        for index, message in enumerate(body.get("messages") or []):
+            content = message.get("content")
+            for part in content if isinstance(content, list) else []:
+                if part.get("type") not in ("text", "image_url"):
+                    return f"messages[{index}]: unsupported content part type {part.get('type')!r}"
+        return None
+
+
+class OpenAIResponsesServer(WireServer):
+    """POST /v1/responses (Responses API, non-streaming) with the computer-use tools. Scripted calls named
+    "computer_call" become computer_call items: arguments {"action": {...}} or {"actions": [...]}, and
+    optionally "pending_safety_checks": [{"id", "code", "message"}]."""
+    provider = "openai"
+
+    def __init__(self) -> None:
+        self.issued: dict[str, list[tuple[str, list[str]]]] = {}   # response id -> (call_id, safety check ids)
+        super().__init__()
+
+    @property
+    def base_url(self) -> str:
+        return self.root_url + "/v1"
+
+    def handles(self, method: str, path: str) -> bool:
+        return method == "POST" and path.rstrip("/").endswith("/v1/responses")
+
+    def validate(self, request: RecordedRequest) -> str | None:
+        body = request.body or {}
+        tools = body.get("tools") or []
+        for index, tool in enumerate(tools):
+            if tool.get("type") == "computer_use_preview":
+                for field_name in ("display_width", "display_height", "environment"):
+                    if field_name not in tool:
+                        return f"Missing required parameter: 'tools[{index}].{field_name}'."
+                if body.get("truncation") != "auto":
+                    return "truncation must be set to 'auto' when using the computer use tool"
+        items = body.get("input") if isinstance(body.get("input"), list) else []
+        for item in items:
+            content = item.get("content")
+            for part in content if isinstance(content, list) else []:
+                if part.get("type") == "input_image" and "detail" not in part:
+                    return "Missing required parameter: 'input[].content[].detail'."
+        previous = body.get("previous_response_id")
+        if previous is None:
+            return None
+        if previous not in self.issued:
+            return f"Previous response with id '{previous}' not found."
+        outputs = {item.get("call_id"): item for item in items if item.get("type") == "computer_call_output"}
+        for call_id, check_ids in self.issued[previous]:
+            output = outputs.get(call_id)
+            if output is None:
+                return f"No tool output found for computer call {call_id}."
+            screenshot = output.get("output") or {}
+            if screenshot.get("type") != "computer_screenshot" or \
+                    not str(screenshot.get("image_url", "")).startswith("data:image/"):
+                return f"computer_call_output for {call_id} must carry a computer_screenshot image"
+            acknowledged = {check.get("id") for check in output.get("acknowledged_safety_checks") or []}
+            if set(check_ids) - acknowledged:
+                return f"Safety checks {sorted(set(check_ids) - acknowledged)} for {call_id} were not acknowledged."
+        return None
+
+    def render(self, reply: Reply, request: RecordedRequest) -> Answer:
+        if reply.kind == "error":
+            return Answer(reply.status, {"error": {"message": reply.message, "type": "invalid_request_error",
+                                                   "param": None, "code": None}}, _error_headers(reply))
+        if reply.kind == "context_too_long":
+            return Answer(400, {"error": {"message": "Your input exceeds the context window of this model.",
+                                          "type": "invalid_request_error", "param": "input",
+                                          "code": "context_length_exceeded"}})
+        output: list[dict[str, Any]] = []
+        issued: list[tuple[str, list[str]]] = []
+        if reply.text:
+            output.append({"type": "message", "id": self.next_id("msg_"), "role": "assistant", "status": "completed",
+                           "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
+        for call in reply.calls:
+            arguments = dict(call.arguments)
+            checks = arguments.pop("pending_safety_checks", [])
+            item = {"type": "computer_call", "id": self.next_id("cu_"), "call_id": self.next_id("call_"),
+                    "status": "completed", "pending_safety_checks": checks, **arguments}
+            output.append(item)
+            issued.append((item["call_id"], [check["id"] for check in checks]))
+        response_id = self.next_id("resp_")
+        self.issued[response_id] = issued
+        body = request.body or {}
+        return Answer(200, {
+            "id": response_id, "object": "response", "created_at": 1700000000, "status": "completed",
+            "model": body.get("model", "unknown"), "output": output, "parallel_tool_calls": True,
+            "tool_choice": "auto", "tools": body.get("tools", []), "truncation": body.get("truncation"),
+            "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
+                      "total_tokens": reply.input_tokens + reply.output_tokens,
+                      "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}})
+
+
 class AnthropicWireServer(WireServer):
     """POST /v1/messages (Messages API, non-streaming)."""
     provider = "anthropic"
@@ -228,9 +355,48 @@ class AnthropicWireServer(WireServer):
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.split("?")[0].rstrip("/").endswith("/v1/messages")
 
+    def validate(self, request: RecordedRequest) -> str | None:
+        body = request.body or {}
+        betas = [b.strip() for b in request.headers.get("anthropic-beta", "").split(",") if b.strip()]
+        for index, tool in enumerate(body.get("tools") or []):
+            kind = tool.get("type")
+            if kind in ANTHROPIC_COMPUTER_BETAS:
+                if ANTHROPIC_COMPUTER_BETAS[kind] not in betas:
+                    return (f"tools.{index}: tool type '{kind}' requires the anthropic-beta header "
+                            f"'{ANTHROPIC_COMPUTER_BETAS[kind]}' (got {betas})")
+                if tool.get("name") != "computer":
+                    return f"tools.{index}.name: must be 'computer' for {kind}"
+                for field_name in ("display_width_px", "display_height_px"):
+                    if not isinstance(tool.get(field_name), int) or tool[field_name] < 1:
+                        return f"tools.{index}.{field_name}: a positive integer is required"
+                if "enable_zoom" in tool and kind != "computer_20251124":
+                    return f"tools.{index}.enable_zoom: not a field of {kind}"
+            elif kind == "computer_toolset_20260801":
+                extra = sorted(set(tool) - {"type", "configs", "cache_control"})
+                if extra:
+                    return f"tools.{index}: a toolset entry carries only type, configs and cache_control, not {extra}"
+        messages = body.get("messages") or []
+        for index, message in enumerate(messages):
+            content = message.get("content")
+            blocks = content if isinstance(content, list) else []
+            uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+            if message.get("role") != "assistant" or not uses:
+                continue
+            following = messages[index + 1]["content"] if index + 1 < len(messages) else []
+            following = following if isinstance(following, list) else []
+            answered = [b.get("tool_use_id") for b in following if b.get("type") == "tool_result"]
+            missing = [u for u in uses if u not in answered]
+            if missing:
+                return (f"messages.{index + 1}: `tool_use` ids were found without `tool_result` blocks "
+                        f"immediately after: {', '.join(missing)}")
+            if following and following[0].get("type") != "tool_result":
+                return f"messages.{index + 1}: tool_result blocks must come first in the user turn"
+        return None
+
     def render(self, reply: Reply, request: RecordedRequest) -> Answer:
         if reply.kind == "error":
-            error_type = {429: "rate_limit_error", 529: "overloaded_error"}.get(reply.status, "api_error")
+            error_type = {400: "invalid_request_error", 429: "rate_limit_error",
+                          529: "overloaded_error"}.get(reply.status, "api_error")
             return Answer(reply.status, {"type": "error", "error": {"type": error_type, "message": reply.message}},
                           _error_headers(reply))
         if reply.kind == "context_too_long":
@@ -258,6 +424,38 @@ class GeminiWireServer(WireServer):
 
     def handles(self, method: str, path: str) -> bool:
         return method == "POST" and path.split("?")[0].endswith(":generateContent")
+
+    def validate(self, request: RecordedRequest) -> str | None:
+        body = request.body or {}
+        computer_use = False
+        for index, tool in enumerate(body.get("tools") or []):
+            computer = tool.get("computerUse", tool.get("computer_use"))
+            if computer is not None:
+                computer_use = True
+                if not computer.get("environment"):
+                    return f"tools[{index}].computer_use.environment is required"
+        contents = body.get("contents") or []
+        for index, content in enumerate(contents):
+            calls = [p["functionCall"] for p in content.get("parts") or [] if "functionCall" in p]
+            if content.get("role") != "model" or not calls:
+                continue
+            following = contents[index + 1].get("parts") or [] if index + 1 < len(contents) else []
+            responses = [p["functionResponse"] for p in following if "functionResponse" in p]
+            if [c.get("name") for c in calls] != [r.get("name") for r in responses]:
+                return (f"contents[{index + 1}]: the function responses {[r.get('name') for r in responses]} must "
+                        f"answer the function calls {[c.get('name') for c in calls]} one for one, in order")
+            for call, response in zip(calls, responses):
+                decision = (call.get("args") or {}).get("safety_decision") or {}
+                if decision.get("decision") == "require_confirmation" and \
+                        (response.get("response") or {}).get("safety_acknowledgement") != "true":
+                    return f"contents[{index + 1}]: {call.get('name')} required confirmation; safety_acknowledgement missing"
+            if computer_use and index + 1 == len(contents) - 1:
+                for response in responses:
+                    blobs = [p.get("inlineData", p.get("inline_data")) or {} for p in response.get("parts") or []]
+                    if not any(str(b.get("mimeType", b.get("mime_type", ""))).startswith("image/") for b in blobs):
+                        return (f"contents[{index + 1}]: the computer use function response for "
+                                f"{response.get('name')} must include a screenshot")
+        return None
 
     def render(self, reply: Reply, request: RecordedRequest) -> Answer:
         if reply.kind == "error":
@@ -288,6 +486,20 @@ class GeminiWireServer(WireServer):
 @pytest.fixture
 def openai_server():
     server = OpenAIWireServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def vllm_server():
+    server = VLLMWireServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def responses_server():
+    server = OpenAIResponsesServer()
     yield server
     server.close()
 
