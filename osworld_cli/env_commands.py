@@ -94,7 +94,7 @@ def serve_command(port: int | None, host: str, token: str | None, screen_size: t
             tcp_host, tcp_port = provider.expose_server(port, host)
             console.print(f"env server over TCP: http://{tcp_host}:{tcp_port}")
         for service in provider.config.forward_ports:
-            console.print(f"sandbox port {service}: unix:{provider.spec.sockets / f'port-{service}.sock'}")
+            console.print(f"sandbox port {service}: unix:{provider.socket_path(f'port-{service}')}")
         console.print("Ctrl-C stops the desktop.")
         sys.stdout.flush()
         while not stop.wait(0.5):

@@ -64,7 +64,18 @@ def test_runtime_and_socket_folders_are_private(provider):
     assert stat.S_IMODE(provider.spec.runtime.stat().st_mode) == 0o700
     sockets = provider.spec.sockets
     assert stat.S_IMODE(sockets.stat().st_mode) == 0o700 and sockets.stat().st_uid == os.geteuid()
-    assert stat.S_ISSOCK(os.lstat(sockets / "server.sock").st_mode)
+    assert stat.S_ISSOCK(os.lstat(provider.socket_path("server")).st_mode)
+    assert provider.socket_path("server").parent == sockets
+
+
+def test_after_a_reset_only_the_new_desktop_answers(provider):
+    """The old desktop's server can outlive a reset by a moment; its socket is not the new one's."""
+    first = provider.get_ip_address()
+    PythonController(first).upload_file("/home/user/old.txt", b"old")
+    provider.revert_to_snapshot()
+    second = provider.get_ip_address()
+    assert second != first and not os.path.exists(first.unix_socket)
+    assert PythonController(second).get_file("/home/user/old.txt") is None
 
 
 class _Hello(BaseHTTPRequestHandler):

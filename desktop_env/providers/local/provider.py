@@ -5,8 +5,8 @@ session's logs), listening sockets made by the harness in a host-only folder and
 handed to the sandbox as inherited fds, then bwrap runs the session (Xvfb, D-Bus,
 AT-SPI, XFCE, env server) in its own cgroup, as an unprivileged host uid when the
 harness is root, and we poll /health until it answers ready. Revert = kill the
-sandbox (its PID namespace takes every app with it), restore the home, start again;
-the listening sockets stay, so clients and relays need not follow the reset.
+sandbox (its PID namespace takes every app with it), restore the home, start again
+with new sockets (relays follow them).
 
 Everything inside the sandbox is hostile: the harness reads its files only with
 O_NOFOLLOW and bounded sizes, and never connects to a socket path the sandbox can
@@ -15,6 +15,7 @@ write to.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ipaddress
 import json
 import logging
@@ -150,24 +151,37 @@ class LocalProvider(Provider):
             os.chown(self.env_dir, -1, self._identity.gid)
             os.chmod(self.env_dir, 0o710)
         (self.env_dir / "owner.pid").write_text(str(os.getpid()))
-        self._make_listeners()
+        self.spec.sockets.mkdir(mode=0o700)
 
     def _make_listeners(self) -> None:
-        """The sockets the desktop serves on, bound here in a folder only the harness can
-        enter. The sandbox gets the listening fds; it never sees (or can replace) the files."""
-        folder = self.spec.sockets
-        folder.mkdir(mode=0o700)
-        names = ["server", "public", *(f"port-{port}" for port in self.config.forward_ports)]
-        for name in names:
+        """The sockets this boot's desktop serves on, bound here in a folder only the harness
+        can enter. The sandbox gets the listening fds; it never sees (or can replace) the files.
+        New ones per boot: the previous desktop's server may live on for a moment after a
+        reset and must not answer for the new one."""
+        self._close_listeners()
+        for name in ("server", "public", *(f"port-{port}" for port in self.config.forward_ports)):
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            listener.bind(str(folder / f"{name}.sock"))
+            listener.bind(str(self.socket_path(name)))
             listener.listen(128)
             self._listeners[name] = listener
+
+    def _close_listeners(self) -> None:
+        for listener in self._listeners.values():
+            path = listener.getsockname()
+            listener.close()
+            if path:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+        self._listeners.clear()
+
+    def socket_path(self, name: str) -> Path:
+        """This boot's socket `name` ("server", "public" or "port-<n>") in the host-only folder."""
+        return self.spec.sockets / f"{name}-{self._generation}.sock"
 
     def get_ip_address(self, path_to_vm: str | None = None) -> Endpoint:
         if self.env_dir is None:
             raise SandboxStartError("the local desktop is not started; call start_emulator() first")
-        return Endpoint(unix_socket=str(self.spec.sockets / "server.sock"))
+        return Endpoint(unix_socket=str(self.socket_path("server")))
 
     def save_state(self, path_to_vm: str | None = None, snapshot_name: str = "init_state") -> None:
         raise NotImplementedError("the local provider always reverts to its home template; snapshots are not saved")
@@ -191,9 +205,7 @@ class LocalProvider(Provider):
             for reaper in self._reapers:
                 reaper.join()
             self._reapers.clear()
-            for listener in self._listeners.values():
-                listener.close()
-            self._listeners.clear()
+            self._close_listeners()
             if self._cgroup is not None:
                 self._cgroup.remove()
                 self._cgroup, self._cgroup_tried = None, False
@@ -211,7 +223,7 @@ class LocalProvider(Provider):
             if port not in self._relays:
                 if port not in self.config.forward_ports:
                     raise SandboxStartError(f"port {port} is not forwarded; forward_ports={self.config.forward_ports}")
-                self._relays[port] = TcpToUnixRelay(str(self.spec.sockets / f"port-{port}.sock"),
+                self._relays[port] = TcpToUnixRelay(str(self.socket_path(f"port-{port}")),
                                                     allowed_uids=self._local_clients())
             relay = self._relays[port]
             return relay.host, relay.port
@@ -229,7 +241,7 @@ class LocalProvider(Provider):
         with self._lock:
             key = -1 - port  # kept apart from the sandbox-service relays
             if key not in self._relays:
-                self._relays[key] = TcpToUnixRelay(str(self.spec.sockets / "public.sock"), host, port,
+                self._relays[key] = TcpToUnixRelay(str(self.socket_path("public")), host, port,
                                                    allowed_uids=self._local_clients() if loopback else None)
             relay = self._relays[key]
             return relay.host, relay.port
@@ -289,6 +301,9 @@ class LocalProvider(Provider):
         os.chmod(spec.runtime, 0o700)
         if not (spec.env_dir / "passwd").exists():
             write_identity_files(spec)
+        self._make_listeners()
+        for key, relay in self._relays.items():  # host-side forwards follow this boot's sockets
+            relay.socket_path = str(self.socket_path("public" if key < 0 else f"port-{key}"))
         fds = {name: listener.fileno() for name, listener in self._listeners.items()}
         width, height = self.config.screen_size
         session = SessionConfig(width=width, height=height, runtime_dir=SANDBOX_RUNTIME,
