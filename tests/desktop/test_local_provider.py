@@ -185,3 +185,33 @@ def test_folders_of_a_killed_harness_are_pruned_by_the_next_one(tmp_path):
     from desktop_env.providers.local.provider import prune_stale_env_dirs
     assert env_dir in [str(p) for p in prune_stale_env_dirs()]
     assert not os.path.exists(env_dir)
+
+
+def test_a_desktop_served_like_a_vm_answers_on_the_vms_ports_at_its_own_address(provider):
+    address = provider.expose_like_vm("auto")
+    assert address.startswith("127.0.0.") and address != "127.0.0.1"
+    assert requests_get(f"http://{address}:5000/platform") == b"Linux"
+    controller = controller_of(provider)
+    controller.upload_file("/home/user/www/index.html", b"vlc port")
+    controller.launch(["python3", "-m", "http.server", "8080", "--bind", "127.0.0.1", "--directory", "/home/user/www"])
+    import time
+    deadline = time.monotonic() + 15
+    body = None
+    while time.monotonic() < deadline and body != b"vlc port":
+        body = requests_get(f"http://{address}:8080/index.html")
+        time.sleep(0.1)
+    assert body == b"vlc port"
+    # those ports are taken now, so the next desktop (or call) gets the next address; never a non-loopback one
+    assert provider.expose_like_vm("auto") != address
+    from desktop_env.errors import ProviderError
+    with pytest.raises(ProviderError, match="loopback"):
+        provider.expose_like_vm("0.0.0.0")
+
+
+def requests_get(url: str) -> bytes | None:
+    import urllib.request
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read()
+    except OSError:
+        return None

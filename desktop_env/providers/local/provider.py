@@ -50,6 +50,7 @@ from .server_venv import ensure_server_venv
 log = logging.getLogger("osworld.local")
 
 LOG_TAIL_BYTES = 64 * 1024
+VM_SERVER_PORT = 5000  # where OSWorld's client finds the env server on a VM
 
 _live: "weakref.WeakSet[LocalProvider]" = weakref.WeakSet()
 
@@ -111,7 +112,8 @@ class LocalProvider(Provider):
                                                    limits=limits or DesktopLimits())
         self.env_dir: Path | None = None
         self._sandbox: _Sandbox | None = None
-        self._relays: dict[int, TcpToUnixRelay] = {}
+        # (socket name, host, port) -> relay; the name says which of this boot's sockets it reaches
+        self._relays: dict[tuple[str, str, int], TcpToUnixRelay] = {}
         self._listeners: dict[str, socket.socket] = {}
         self._identity: SandboxIdentity | None = None
         self._cgroup: DesktopCgroup | None = None
@@ -220,12 +222,12 @@ class LocalProvider(Provider):
     def service_endpoint(self, port: int) -> tuple[str, int]:
         """A loopback TCP port on the host that reaches `port` inside the sandbox."""
         with self._lock:
-            if port not in self._relays:
-                if port not in self.config.forward_ports:
-                    raise SandboxStartError(f"port {port} is not forwarded; forward_ports={self.config.forward_ports}")
-                self._relays[port] = TcpToUnixRelay(str(self.socket_path(f"port-{port}")),
-                                                    allowed_uids=self._local_clients())
-            relay = self._relays[port]
+            if port not in self.config.forward_ports:
+                raise SandboxStartError(f"port {port} is not forwarded; forward_ports={self.config.forward_ports}")
+            key = (f"port-{port}", "127.0.0.1", 0)
+            if key not in self._relays:
+                self._relays[key] = self._relay(*key)
+            relay = self._relays[key]
             return relay.host, relay.port
 
     def expose_server(self, port: int = 0, host: str = "127.0.0.1") -> tuple[str, int]:
@@ -239,12 +241,46 @@ class LocalProvider(Provider):
             raise ProviderError(f"refusing to serve the desktop on {host}, which is not a loopback address, "
                                 "without a token: set a public token (osworld env serve --token)")
         with self._lock:
-            key = -1 - port  # kept apart from the sandbox-service relays
+            key = ("public", host, port)
             if key not in self._relays:
-                self._relays[key] = TcpToUnixRelay(str(self.socket_path("public")), host, port,
-                                                   allowed_uids=self._local_clients() if loopback else None)
+                self._relays[key] = self._relay(*key)
             relay = self._relays[key]
             return relay.host, relay.port
+
+    def expose_like_vm(self, address: str = "auto") -> str:
+        """Serves the desktop the way an OSWorld VM is reached: the env server at address:5000,
+        and each forwarded service (Chrome's DevTools 9222, VLC's HTTP 8080) at its own port
+        number, so upstream clients that connect to vm_ip:9222 work unchanged. Loopback only
+        (those services have no authentication of their own); "auto" takes the first
+        127.0.0.N (N >= 2) where every port is free. Returns the address."""
+        candidates = [f"127.0.0.{n}" for n in range(2, 255)] if address == "auto" else [address]
+        names = [("public", VM_SERVER_PORT), *((f"port-{p}", p) for p in self.config.forward_ports)]
+        for candidate in candidates:
+            if not is_loopback(candidate):
+                raise ProviderError(f"a VM-like address must be a loopback address (127.x.y.z), got {candidate}: "
+                                    "Chrome's and VLC's ports have no authentication of their own")
+            made = []
+            try:
+                with self._lock:
+                    for name, port in names:
+                        key = (name, candidate, port)
+                        self._relays[key] = self._relay(*key)
+                        made.append(key)
+                return candidate
+            except OSError as e:
+                with self._lock:
+                    for key in made:
+                        self._relays.pop(key).close()
+                if address != "auto":
+                    raise ProviderError(f"cannot serve the desktop at {candidate}: {e}") from None
+        raise ProviderError("no loopback address 127.0.0.2-254 has ports "
+                            f"{', '.join(str(p) for _, p in names)} all free")
+
+    def _relay(self, name: str, host: str, port: int) -> TcpToUnixRelay:
+        """A TCP port on the host reaching this boot's socket `name`; on loopback only this
+        user's (and root's) processes get through."""
+        return TcpToUnixRelay(str(self.socket_path(name)), host, port,
+                              allowed_uids=self._local_clients() if is_loopback(host) else None)
 
     @staticmethod
     def _local_clients() -> frozenset[int]:
@@ -302,8 +338,8 @@ class LocalProvider(Provider):
         if not (spec.env_dir / "passwd").exists():
             write_identity_files(spec)
         self._make_listeners()
-        for key, relay in self._relays.items():  # host-side forwards follow this boot's sockets
-            relay.socket_path = str(self.socket_path("public" if key < 0 else f"port-{key}"))
+        for (name, _, _), relay in self._relays.items():  # host-side forwards follow this boot's sockets
+            relay.socket_path = str(self.socket_path(name))
         fds = {name: listener.fileno() for name, listener in self._listeners.items()}
         width, height = self.config.screen_size
         session = SessionConfig(width=width, height=height, runtime_dir=SANDBOX_RUNTIME,
