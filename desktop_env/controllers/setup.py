@@ -44,6 +44,8 @@ WAIT_FOR_WINDOW_S = 30.0
 WAIT_FOR_CHROME_S = 30.0
 EXECUTE_UNTIL_S = 60.0
 
+WINDOW_FOUND_HEADER = "X-OSWorld-Window-Found"  # set by our env server's window endpoints
+
 CHROMIUM_PROFILE = "/home/user/.config/chromium/Default"
 
 
@@ -214,12 +216,13 @@ def _window_request(env: Any, path: str, window_name: str, strict: bool, by_clas
 
     def attempt() -> bool:
         try:
-            env.controller.request("POST", path, json_body=body)
-            return True
+            response = env.controller.request("POST", path, json_body=body)
         except ServerRequestError as e:
             if e.status != 404:
                 raise
             return False
+        # Our server says whether a window matched; OSWorld's answers 200 either way.
+        return response.headers.get(WINDOW_FOUND_HEADER.lower(), "1") != "0"
 
     _poll(attempt, WAIT_FOR_WINDOW_S, f"a window matching {window_name!r}", interval=0.25)
 
