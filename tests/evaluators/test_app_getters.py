@@ -297,8 +297,19 @@ def test_shortcuts_on_desktop_gives_each_launcher_file(env):
 # -- VLC and GIMP -------------------------------------------------------------------------------
 
 @pytest.mark.desktop
-def test_default_video_player_is_vlc(env):
+def test_vlc_is_not_the_default_video_player_until_the_user_makes_it_so(env):
+    assert vlc.default_video_player(env, {}) == "chromium.desktop"  # as on OSWorld's VM: not VLC
+    assert shell(env, "xdg-mime query default video/mp4").strip() == "vlc.desktop"
+    types = " ".join(sorted({f"video/{kind}" for kind in vlc.VIDEO_TYPES}))
+    env.controller.run_command(f"xdg-mime default vlc.desktop {types}", shell=True)
     assert vlc.default_video_player(env, {}) == "vlc.desktop"
+
+
+@pytest.mark.desktop
+def test_gnome_settings_start_at_the_vms_values(env):
+    assert shell(env, "gsettings get org.gnome.desktop.screensaver lock-enabled").strip() == "false"
+    env.controller.run_command("gsettings set org.gnome.desktop.screensaver lock-enabled true", shell=True)
+    assert shell(env, "gsettings get org.gnome.desktop.screensaver lock-enabled").strip() == "true"
 
 
 @pytest.mark.desktop
