@@ -5,10 +5,14 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
+
+from .errors import TASK_ERRORS, OptionMistake, selection_mistake
 
 console = Console()
 
@@ -19,7 +23,33 @@ tasks_option = click.option("--tasks", "meta", type=click.Path(dir_okay=False), 
 def load_plugins(plugins: tuple[str, ...]) -> None:
     from desktop_env.evaluators.registry import load_plugin
     for plugin in plugins:
-        load_plugin(plugin)
+        try:
+            load_plugin(plugin)
+        except FileNotFoundError as e:
+            raise OptionMistake("--plugin", str(e)) from None
+        except ImportError as e:
+            raise OptionMistake("--plugin", f"cannot import {plugin!r}: {e}") from None
+        except Exception as e:  # the plugin's own code failed while it was imported
+            raise OptionMistake("--plugin", f"importing {plugin!r} failed: {type(e).__name__}: {e}") from None
+
+
+def open_task_set(meta: str | None) -> Any:
+    """The meta file --tasks names (or the built-in one); a missing or broken one is the user's mistake."""
+    from desktop_env.tasks import TaskFileError, load_task_set
+
+    try:
+        return load_task_set(meta)
+    except TaskFileError as e:
+        raise OptionMistake("--tasks", str(e)) from None
+
+
+def select_tasks(task_set: Any, domains: tuple[str, ...] = (), task_ids: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    from desktop_env.tasks import UnknownSelection
+
+    try:
+        return task_set.select(list(domains) or None, list(task_ids) or None)
+    except UnknownSelection as e:
+        raise selection_mistake(e) from None
 
 
 plugin_option = click.option("--plugin", "plugins", multiple=True,
@@ -35,15 +65,25 @@ def tasks_group() -> None:
 @tasks_option
 @click.option("--domain", "domains", multiple=True, help="Only this domain (repeatable).")
 def list_command(meta: str | None, domains: tuple[str, ...]) -> None:
-    """List the tasks a meta file indexes."""
-    from desktop_env.tasks import load_task_set
+    """List the tasks a meta file indexes. A task file that cannot be read is listed with what is wrong
+    (and the exit status is 1)."""
+    from desktop_env.tasks import TaskFileError
 
-    task_set = load_task_set(meta)
+    task_set = open_task_set(meta)
     table = Table("domain", "id", "instruction", title=str(task_set.meta_path))
-    for domain, task_id in task_set.select(list(domains) or None):
-        task = task_set.load(domain, task_id)
-        table.add_row(domain, task_id, task.instruction if len(task.instruction) < 90 else task.instruction[:87] + "...")
+    broken = 0
+    for domain, task_id in select_tasks(task_set, domains):
+        try:
+            instruction = task_set.load(domain, task_id).instruction
+        except TaskFileError as e:
+            broken += 1
+            table.add_row(domain, task_id, Text(f"cannot be used: {e}", style="red"))
+            continue
+        table.add_row(domain, task_id, instruction if len(instruction) < 90 else instruction[:87] + "...")
     console.print(table)
+    if broken:
+        console.print(f"[red]{broken} task file(s) cannot be used[/] (osworld tasks validate says more)")
+        sys.exit(TASK_ERRORS)
 
 
 @tasks_group.command("show")
@@ -51,16 +91,19 @@ def list_command(meta: str | None, domains: tuple[str, ...]) -> None:
 @click.argument("task_id")
 def show_command(meta: str | None, task_id: str) -> None:
     """Print one task file."""
-    from desktop_env.tasks import load_task_set
+    from desktop_env.tasks import TaskFileError
 
-    task_set = load_task_set(meta)
+    task_set = open_task_set(meta)
     for domain, tid in task_set.select():
         if tid == task_id:
-            task = task_set.load(domain, tid)
+            try:
+                task = task_set.load(domain, tid, check_paths=False)
+            except TaskFileError as e:
+                raise click.ClickException(str(e)) from None
             console.print(f"[bold]{domain}/{tid}[/] ({task.path})")
             click.echo(json.dumps(task.config, indent=2, ensure_ascii=False))
             return
-    raise click.ClickException(f"no task {task_id!r} in {task_set.meta_path}")
+    raise OptionMistake("TASK_ID", f"no task {task_id!r} in {task_set.meta_path}")
 
 
 def task_files(paths: tuple[str, ...]) -> list[Path]:

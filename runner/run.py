@@ -16,6 +16,7 @@ import queue
 import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -27,6 +28,19 @@ OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
 ACTION_SPACES = ("pyautogui", "computer_13")
 PERTURBATIONS = ("layout", "clutter")
 BACKENDS = ("local", "ray")
+
+
+class RunOptionError(ValueError):
+    """An option of the run that cannot work. `option` is how the command line spells it (`--max-steps`);
+    the message says what was given and what would be right."""
+
+    def __init__(self, option: str, message: str):
+        super().__init__(f"{option}: {message}")
+        self.option = option
+        self.detail = message
+
+    def __reduce__(self):
+        return type(self), (self.option, self.detail)
 
 
 @dataclass
@@ -72,22 +86,36 @@ class RunConfig:
     ray_task_retries: int = 1                # re-runs of a task whose Ray worker or node died under it
 
     def __post_init__(self) -> None:
+        def refuse(option: str, message: str) -> None:
+            raise RunOptionError(option, message)
+
         if self.observation_type not in OBSERVATION_TYPES:
-            raise ValueError(f"observation type must be one of {', '.join(OBSERVATION_TYPES)}, got {self.observation_type!r}")
+            refuse("--obs", f"must be one of {', '.join(OBSERVATION_TYPES)}, got {self.observation_type!r}")
         if self.action_space not in ACTION_SPACES:
-            raise ValueError(f"action space must be one of {', '.join(ACTION_SPACES)}, got {self.action_space!r}")
-        if self.num_envs < 1:
-            raise ValueError(f"num_envs must be at least 1, got {self.num_envs}")
+            refuse("--action-space", f"must be one of {', '.join(ACTION_SPACES)}, got {self.action_space!r}")
+        for option, value, least in (("--num-envs", self.num_envs, 1), ("--max-steps", self.max_steps, 1),
+                                     ("--max-trajectory-length", self.max_trajectory_length, 0),
+                                     ("--max-tokens", self.max_tokens, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                refuse(option, f"must be a whole number >= {least}, got {value!r}")
+        for option, value in (("--temperature", self.temperature), ("--sleep-after-execution", self.sleep_after_execution),
+                              ("--wait-after-reset", self.wait_after_reset)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                refuse(option, f"must be a number >= 0, got {value!r}")
+        if isinstance(self.top_p, bool) or not isinstance(self.top_p, (int, float)) or not 0 < self.top_p <= 1:
+            refuse("--top-p", f"must be a number in (0, 1], got {self.top_p!r}")
         if isinstance(self.screenshot_scale, bool) or not isinstance(self.screenshot_scale, (int, float)) \
                 or not 0 < self.screenshot_scale <= 1:
-            raise ValueError(f"screenshot_scale must be a number in (0, 1], got {self.screenshot_scale!r}")
+            refuse("--screenshot-scale", f"must be a number in (0, 1], got {self.screenshot_scale!r}")
         if self.perturb is not None and self.perturb not in PERTURBATIONS:
-            raise ValueError(f"perturb must be one of {', '.join(PERTURBATIONS)}, got {self.perturb!r}")
+            refuse("--perturb", f"must be one of {', '.join(PERTURBATIONS)}, got {self.perturb!r}")
         if self.backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
-        if self.ray_cpus_per_env < 0 or self.ray_memory_per_env < 0 or self.ray_task_retries < 0:
-            raise ValueError("ray_cpus_per_env, ray_memory_per_env and ray_task_retries cannot be negative, got "
-                             f"{self.ray_cpus_per_env}, {self.ray_memory_per_env}, {self.ray_task_retries}")
+            refuse("--backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+        for option, value in (("--ray-cpus-per-env", self.ray_cpus_per_env),
+                              ("--ray-memory-per-env", self.ray_memory_per_env),
+                              ("--ray-task-retries", self.ray_task_retries)):
+            if value < 0:
+                refuse(option, f"cannot be negative, got {value!r}")
 
     @property
     def layout(self) -> RunLayout:
@@ -179,6 +207,18 @@ def environment_versions() -> dict[str, Any]:
     return versions
 
 
+def check_writable(folder: Path) -> None:
+    """Refuses a result folder that cannot be made or written, before anything runs."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".osworld-write-check-"):
+            pass
+    except OSError as e:
+        blocker = next((p for p in (folder, *folder.parents) if p.exists()), folder)
+        where = "" if blocker == folder else f" ({blocker} is in the way)" if not blocker.is_dir() else ""
+        raise RunOptionError("--result-dir", f"cannot write results to {folder}: {e.strerror or e}{where}") from None
+
+
 def write_args(config: RunConfig) -> None:
     path = config.layout.model_dir / "args.json"
     record = {"config": asdict(config), "versions": environment_versions(), "written": now_iso()}
@@ -224,13 +264,17 @@ Reporter = Callable[[tuple], None]
 def run_benchmark(config: RunConfig, report: Reporter = lambda event: None) -> RunSummary:
     """Runs the selected tasks; `report` receives ("plan", to_run, skipped), ("started", ...),
     ("step", ...), ("finished", ...) events for a progress display."""
-    from mm_agents.loader import accepts_argument, load_agent_class
+    from mm_agents.loader import AgentLoadError, accepts_argument, load_agent_class
 
-    agent_class = load_agent_class(config.agent)  # a typo in --agent fails now, not once per task
+    try:
+        agent_class = load_agent_class(config.agent)  # a typo in --agent fails now, not once per task
+    except AgentLoadError as e:
+        raise RunOptionError("--agent", str(e)) from e
     if config.screenshot_scale != 1.0 and not accepts_argument(agent_class, "screenshot_scale"):
-        raise ValueError(f"agent {config.agent!r} does not take screenshot_scale, so --screenshot-scale "
-                         f"{config.screenshot_scale:g} would be ignored")
+        raise RunOptionError("--screenshot-scale", f"agent {config.agent!r} does not take screenshot_scale, so "
+                             f"{config.screenshot_scale:g} would be ignored")
     to_run, skipped = plan_tasks(config)
+    check_writable(config.layout.model_dir)
     summary = RunSummary(planned=len(to_run), skipped_done=sum(p.state is TaskState.DONE for p in skipped),
                          skipped_errors=sum(p.state is TaskState.ERROR for p in skipped))
     report(("plan", to_run, skipped))

@@ -1,5 +1,5 @@
 """Task files (OSWorld's format): loading, indexing by meta files, validation."""
-from .loader import Task, TaskFileError, TaskSet, load_task, load_task_set
+from .loader import Task, TaskFileError, TaskSet, UnknownSelection, load_task, load_task_set
 from .validation import Problem, validate_task
 
-__all__ = ["Task", "TaskFileError", "TaskSet", "load_task", "load_task_set", "Problem", "validate_task"]
+__all__ = ["Task", "TaskFileError", "TaskSet", "UnknownSelection", "load_task", "load_task_set", "Problem", "validate_task"]
