@@ -34,7 +34,7 @@ def experiment_command(experiment: experiments.Experiment, default_observations:
         def main(models, observation_types, out, dry_run, table_only, plugins, **options: Any) -> None:
             load_plugins(plugins)
             own_values = {param.name: options.pop(param.name) for param in own}
-            options.update(domains=list(options["domains"]), task_ids=list(options["task_ids"]))
+            options.update(domains=list(options["domains"]), task_ids=list(options["task_ids"]), plugins=list(plugins))
             root = options["result_dir"]
             try:
                 cells = build_cells(list(models), list(observation_types), root, options, **own_values)

@@ -121,14 +121,23 @@ def run_command(plugins, **options) -> None:
 
     load_plugins(plugins)
     options["domains"], options["task_ids"] = list(options["domains"]), list(options["task_ids"])
-    options["tasks"] = options.pop("tasks")
+    options["plugins"] = list(plugins)
     with option_mistakes():
         config = RunConfig(**options)
     summary = run_with_progress(config)
     console.print(f"ran {summary.ran}: {summary.ok} scored ({summary.score_sum:g} success), {summary.errors} error(s); "
                   f"skipped {summary.skipped_done} done and {summary.skipped_errors} errored")
     print_summary((str(config.layout.model_dir),), "table")
+    print_invalid(summary)
     sys.exit(run_exit_status(summary))
+
+
+def print_invalid(summary) -> None:
+    if summary.invalid:
+        console.print(f"[red]{len(summary.invalid)} task(s) cannot run[/] (error records written; "
+                      "`osworld tasks validate` checks the files):")
+        for planned in summary.invalid:
+            console.print(f"  {planned.domain}/{planned.task_id}: {planned.error}", markup=False, highlight=False)
 
 
 @contextmanager
@@ -164,10 +173,11 @@ def run_with_progress(config) -> Any:
 
 def run_exit_status(summary) -> int:
     """1 when a selected task is left with an error record, run now or kept from before (see --retry-errors)."""
-    if summary.errors or summary.skipped_errors:
+    errors = summary.errors + summary.skipped_errors + len(summary.invalid)
+    if errors:
         kept = f" ({summary.skipped_errors} kept from earlier runs; --retry-errors runs them again)" \
             if summary.skipped_errors else ""
-        console.print(f"[red]{summary.errors + summary.skipped_errors} task(s) ended in an error{kept}[/]")
+        console.print(f"[red]{errors} task(s) ended in an error{kept}[/]")
         return TASK_ERRORS
     return OK
 
@@ -193,4 +203,5 @@ def demo_command(result_dir: str, num_envs: int) -> None:
                        retry_errors=True)
     summary = run_with_progress(config)
     print_summary((str(config.layout.model_dir),), "table")
+    print_invalid(summary)
     sys.exit(run_exit_status(summary))

@@ -106,19 +106,46 @@ def show_command(meta: str | None, task_id: str) -> None:
     raise OptionMistake("TASK_ID", f"no task {task_id!r} in {task_set.meta_path}")
 
 
-def task_files(paths: tuple[str, ...]) -> list[Path]:
+def meta_file(path: Path) -> Any:
+    """The task set of a meta file ({domain: [ids]}), or None for a task file."""
+    from desktop_env.tasks import TaskFileError, load_task_set
+    from desktop_env.tasks.loader import read_json
+
+    try:
+        content = read_json(path, "file")
+    except TaskFileError:
+        return None  # validated as a task file, which reports it
+    if not isinstance(content, dict) or "id" in content or not content \
+            or not all(isinstance(v, list) for v in content.values()):
+        return None
+    try:
+        return load_task_set(path)
+    except TaskFileError as e:
+        raise OptionMistake("PATH", str(e)) from None
+
+
+def validation_targets(paths: tuple[str, ...]) -> tuple[list[Path], list[Any]]:
+    """(task files, task sets whose listings to check) that PATHs name."""
     files: list[Path] = []
+    sets: list[Any] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            # An OSWorld root holds meta files and examples/: only examples/ has task files.
+            # An OSWorld root holds meta files and examples/: examples/ has the task files.
             root = path / "examples" if (path / "examples").is_dir() else path
             files += sorted(p for p in root.rglob("*.json") if not p.name.startswith("test_"))
+            if root != path:
+                sets += [task_set for m in sorted(path.glob("test_*.json")) if (task_set := meta_file(m))]
         elif path.is_file():
-            files.append(path)
+            task_set = meta_file(path)
+            if task_set is None:
+                files.append(path)
+                continue
+            sets.append(task_set)
+            files += [task_set.task_path(*pair) for pair in task_set.select() if task_set.task_path(*pair).is_file()]
         else:
-            raise click.BadParameter(f"no such file or folder: {path}", param_hint="PATH")
-    return files
+            raise OptionMistake("PATH", f"no such file or folder: {path}")
+    return list(dict.fromkeys(files)), sets
 
 
 @tasks_group.command("validate")
@@ -126,21 +153,28 @@ def task_files(paths: tuple[str, ...]) -> list[Path]:
 @plugin_option
 @click.option("-q", "--quiet", is_flag=True, help="Only the summary.")
 def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bool) -> None:
-    """Check task files (or folders of them): every setup step, getter and metric must be known,
-    and every host path a task names must stay inside the harness's folders.
+    """Check task files, meta files or folders of them: every setup step, getter and metric must be
+    known, every host path a task names must stay inside the harness's folders, every local file a
+    task uses must be there, and a meta file must list each task once, with its task file.
 
-    Given an OSWorld root (with examples/), only examples/ is read; meta files
-    (test_*.json) are skipped.
+    Given an OSWorld root (with examples/), examples/ is read and the meta files (test_*.json)
+    beside it are checked for their listing. Exit status 1 when anything but an unsupported name
+    is wrong.
     """
-    from desktop_env.tasks import TaskFileError, load_task, validate_task
+    from desktop_env.tasks import TaskFileError, listing_problems, load_task, validate_task
 
     load_plugins(plugins)
-    files = task_files(paths)
+    files, sets = validation_targets(paths)
     broken: list[str] = []
     unknown: Counter[tuple[str, str]] = Counter()
     unsupported: Counter[tuple[str, str, str]] = Counter()
-    unsafe = 0
+    unsafe = missing = 0
     valid = 0
+
+    def show(problem) -> None:
+        if not quiet:  # the value is the task's text: printed as it is, never as markup
+            console.print(str(problem), style="red", markup=False, highlight=False, soft_wrap=True)
+
     for path in files:
         try:
             problems = validate_task(load_task(path, check_paths=False))  # unsafe paths come as problems
@@ -152,25 +186,26 @@ def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bo
         for problem in problems:
             if problem.unsafe_path:
                 unsafe += 1
-                if not quiet:  # the value is the task's text: printed as it is, never as markup
-                    console.print(str(problem), style="red", markup=False, highlight=False, soft_wrap=True)
+                show(problem)
+            elif problem.kind == "missing file":
+                missing += 1
+                show(problem)
             elif problem.unsupported:
                 unsupported[(problem.kind, problem.name, problem.reason)] += 1
             else:
                 unknown[(problem.kind, problem.name)] += 1
-                if not quiet:
-                    console.print(f"[red]{problem}[/]", highlight=False)
+                show(problem)
+    listing = [problem for task_set in sets for problem in listing_problems(task_set)]
+    for problem in listing:
+        show(problem)
     for message in broken if not quiet else []:
-        console.print(f"[red]{message}[/]", highlight=False)
+        console.print(message, style="red", markup=False, highlight=False, soft_wrap=True)
     summary = Table(title="task validation")
-    summary.add_column("files", justify="right")
-    summary.add_column("valid", justify="right")
-    summary.add_column("broken files", justify="right")
-    summary.add_column("with unknown names", justify="right")
-    summary.add_column("with unsupported names", justify="right")
-    summary.add_column("unsafe paths", justify="right")
+    for column in ("files", "valid", "broken", "unknown names", "unsupported names", "unsafe paths", "missing files",
+                   "listing problems"):
+        summary.add_column(column, justify="right")
     summary.add_row(str(len(files)), str(valid), str(len(broken)), str(sum(unknown.values())),
-                    str(sum(unsupported.values())), str(unsafe))
+                    str(sum(unsupported.values())), str(unsafe), str(missing), str(len(listing)))
     console.print(summary)
     if unknown:
         table = Table("kind", "unknown name", "uses", title="unknown names")
@@ -182,5 +217,5 @@ def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bo
         for (kind, name, reason), count in unsupported.most_common():
             table.add_row(kind, name, str(count), reason)
         console.print(table)
-    if broken or unknown or unsafe:
-        sys.exit(1)
+    if broken or unknown or unsafe or missing or listing:
+        sys.exit(TASK_ERRORS)

@@ -121,3 +121,26 @@ def record_worker_died(task_dir: Path, task_id: str, reason: str, **extra: Any) 
     write_json_atomic(task_dir / "status.json", {
         **status, **extra, "status": "error", "task_id": task_id, "finished": now_iso(),
         "error": {"type": "WorkerDied", "message": reason, "traceback": ""}})
+
+
+INVALID_TASK = "InvalidTask"  # the error type of a task the plan refused: no desktop was started for it
+
+
+def refused_by_plan(task_dir: Path) -> bool:
+    status = read_status(task_dir) or {}
+    return status.get("status") == "error" and (status.get("error") or {}).get("type") == INVALID_TASK
+
+
+def record_invalid_task(task_dir: Path, task_id: str, problems: list[dict], message: str) -> None:
+    """The error record of a task that cannot run: each problem with its file, field and value.
+    Refused again, the record is replaced, not stacked onto its history."""
+    again = refused_by_plan(task_dir)
+    history = list((read_status(task_dir) or {}).get("previous_errors", [])) if again else clear_task_dir(task_dir)
+    if again:
+        clear_task_dir(task_dir, keep_error_history=False)
+    record = {"status": "error", "task_id": task_id, "steps": 0, "finished": now_iso(), "durations": {},
+              "error": {"type": INVALID_TASK, "message": f"the task cannot run: {message}", "traceback": "",
+                        "problems": problems}}
+    if history:
+        record["previous_errors"] = history
+    write_json_atomic(task_dir / "status.json", record)

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .episode import EpisodeConfig
-from .results import RunLayout, TaskState, clear_task_dir, now_iso, record_worker_died, task_state, write_json_atomic
+from .results import (RunLayout, TaskState, clear_task_dir, now_iso, record_invalid_task, record_worker_died,
+                      refused_by_plan, task_state, write_json_atomic)
 
 OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
 ACTION_SPACES = ("pyautogui", "computer_13")
@@ -84,6 +85,7 @@ class RunConfig:
     ray_cpus_per_env: float = 1.0            # Ray resources one desktop (and its agent) declares
     ray_memory_per_env: float = 1.5          # GiB
     ray_task_retries: int = 1                # re-runs of a task whose Ray worker or node died under it
+    plugins: list[str] = field(default_factory=list)  # modules registering getters/metrics, loaded by every worker
 
     def __post_init__(self) -> None:
         def refuse(option: str, message: str) -> None:
@@ -138,6 +140,12 @@ class PlannedTask:
     domain: str
     task_id: str
     state: TaskState
+    problems: list = field(default_factory=list)   # desktop_env.tasks.Problem: why it cannot run
+
+    @property
+    def error(self) -> str:
+        first = str(self.problems[0]) if self.problems else ""
+        return first + (f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else "")
 
 
 @dataclass
@@ -145,6 +153,7 @@ class RunSummary:
     planned: int
     skipped_done: int
     skipped_errors: int
+    invalid: list[PlannedTask] = field(default_factory=list)  # refused by the plan, each with an error record
     ran: int = 0
     ok: int = 0
     errors: int = 0
@@ -161,23 +170,35 @@ class RunSummary:
 
 
 # -- planning -------------------------------------------------------------------------------
-def plan_tasks(config: RunConfig) -> tuple[list[PlannedTask], list[PlannedTask]]:
-    """(to run, to skip). Resume skips finished tasks and, unless retry_errors, errored ones."""
-    from desktop_env.tasks import load_task_set
+@dataclass
+class Plan:
+    to_run: list[PlannedTask]
+    skipped: list[PlannedTask]       # finished, or (without retry_errors) errored in an earlier run
+    invalid: list[PlannedTask]       # cannot run (each with its problems): an error record, no desktop
+
+
+def plan_tasks(config: RunConfig) -> Plan:
+    """Checks every selected task before any desktop starts, then sorts them. Resume skips finished
+    tasks and, unless retry_errors, errored ones; a task an earlier plan refused runs once it is valid."""
+    from desktop_env.tasks import load_task_set, selection_problems
 
     task_set = load_task_set(config.tasks)
     pairs = task_set.select(config.domains or None, config.task_ids or None)
-    for domain, task_id in pairs:  # fail early on a broken task file, not halfway through the run
-        task_set.load(domain, task_id)
-    to_run, skipped = [], []
-    for domain, task_id in pairs:
-        state = task_state(config.layout.task_dir(domain, task_id)) if config.resume else TaskState.NEW
-        planned = PlannedTask(domain, task_id, state)
-        if state is TaskState.DONE or (state is TaskState.ERROR and not config.retry_errors):
-            skipped.append(planned)
+    problems = selection_problems(task_set, pairs)
+    plan = Plan([], [], [])
+    for domain, task_id in dict.fromkeys(pairs):  # an id listed twice is one task (and an invalid one)
+        task_dir = config.layout.task_dir(domain, task_id)
+        state = task_state(task_dir) if config.resume else TaskState.NEW
+        planned = PlannedTask(domain, task_id, state, problems.get((domain, task_id), []))
+        if state is TaskState.DONE:
+            plan.skipped.append(planned)  # its score stands: it ran with the file as it was then
+        elif planned.problems:
+            plan.invalid.append(planned)
+        elif state is TaskState.ERROR and not config.retry_errors and not refused_by_plan(task_dir):
+            plan.skipped.append(planned)
         else:
-            to_run.append(planned)
-    return to_run, skipped
+            plan.to_run.append(planned)
+    return plan
 
 
 def environment_versions() -> dict[str, Any]:
@@ -262,7 +283,7 @@ Reporter = Callable[[tuple], None]
 
 
 def run_benchmark(config: RunConfig, report: Reporter = lambda event: None) -> RunSummary:
-    """Runs the selected tasks; `report` receives ("plan", to_run, skipped), ("started", ...),
+    """Runs the selected tasks; `report` receives ("plan", to_run, skipped, invalid), ("started", ...),
     ("step", ...), ("finished", ...) events for a progress display."""
     from mm_agents.loader import AgentLoadError, accepts_argument, load_agent_class
 
@@ -273,12 +294,16 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None) -> R
     if config.screenshot_scale != 1.0 and not accepts_argument(agent_class, "screenshot_scale"):
         raise RunOptionError("--screenshot-scale", f"agent {config.agent!r} does not take screenshot_scale, so "
                              f"{config.screenshot_scale:g} would be ignored")
-    to_run, skipped = plan_tasks(config)
+    plan = plan_tasks(config)
+    to_run, skipped = plan.to_run, plan.skipped
     check_writable(config.layout.model_dir)
     summary = RunSummary(planned=len(to_run), skipped_done=sum(p.state is TaskState.DONE for p in skipped),
-                         skipped_errors=sum(p.state is TaskState.ERROR for p in skipped))
-    report(("plan", to_run, skipped))
+                         skipped_errors=sum(p.state is TaskState.ERROR for p in skipped), invalid=plan.invalid)
+    report(("plan", to_run, skipped, plan.invalid))
     write_args(config)
+    for planned in plan.invalid:
+        record_invalid_task(config.layout.task_dir(planned.domain, planned.task_id), planned.task_id,
+                            [problem.to_dict() for problem in planned.problems], planned.error)
     if not to_run:
         return summary
     if config.backend == "ray":

@@ -16,8 +16,11 @@ from .results import now_iso, write_json_atomic
 
 class DesktopWorker:
     def __init__(self, config: Any) -> None:
+        from desktop_env.evaluators.registry import load_plugin
         from desktop_env.tasks import load_task_set
 
+        for plugin in getattr(config, "plugins", ()):  # a spawned process or a Ray actor has only the built-ins
+            load_plugin(plugin)
         self.config = config
         self.task_set = load_task_set(config.tasks)
         self.env: Any = None

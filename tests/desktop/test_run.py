@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -70,6 +71,26 @@ def test_reference_agent_scores_one_on_every_task(reference_run):
 def test_noop_agent_scores_zero(meta, tmp_path):
     run_benchmark(config(meta, tmp_path, agent="noop", model="noop"))
     assert {t: r["score"] for t, r in results_of(tmp_path, "noop").items()} == {t: "0.0" for t in OS_TASKS}
+
+
+def test_tasks_that_cannot_run_get_error_records_and_the_others_run(tmp_path):
+    root = tmp_path / "tasks"
+    (root / "examples" / "os").mkdir(parents=True)
+    (root / "solutions").symlink_to(BUILTIN_ROOT / "solutions")
+    shutil.copytree(BUILTIN_ROOT / "files" / "os" / OS_TASKS[0], root / "files" / "os" / OS_TASKS[0])
+    good = BUILTIN_ROOT / "examples" / "os" / f"{OS_TASKS[0]}.json"
+    (root / "examples" / "os" / good.name).write_text(good.read_text())
+    broken = json.loads(good.read_text())
+    broken.update(id="broken-metric", evaluator={**broken["evaluator"], "func": "no_such_metric"})
+    (root / "examples" / "os" / "broken-metric.json").write_text(json.dumps(broken))
+    (root / "test_os.json").write_text(json.dumps({"os": ["broken-metric", OS_TASKS[0], "no-file"]}))
+    summary = run_benchmark(config(str(root / "test_os.json"), tmp_path))
+    assert (summary.ran, summary.ok, [p.task_id for p in summary.invalid]) == (1, 1, ["broken-metric", "no-file"])
+    folder = tmp_path / "pyautogui" / "screenshot" / "reference" / "os"
+    assert (folder / OS_TASKS[0] / "result.txt").read_text().strip() == "1.0"
+    record = json.loads((folder / "broken-metric" / "status.json").read_text())
+    assert record["error"]["problems"][0]["field"] == "evaluator.func"
+    assert record["error"]["problems"][0]["value"] == "no_such_metric"
 
 
 def test_two_desktops_give_the_same_results_as_one(meta, tmp_path, reference_run):
