@@ -205,6 +205,9 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
                              "traceback": traceback.format_exc()}
         close_logger(logger)
     usage = getattr(agent, "usage", None)
+    warnings = getattr(env, "setup_warnings", None)
+    if warnings:
+        status["warnings"] = jsonable(list(warnings))
     status.update({"status": "error" if error else "ok", "steps": steps, "finished": now_iso(),
                    "durations": {k: round(v, 3) for k, v in durations.items()}})
     if error:

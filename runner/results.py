@@ -3,7 +3,7 @@
 `<root>/<action_space>/<obs_type>/<model>/<domain>/<id>/` holds result.txt,
 traj.jsonl, step_<n>_<ts>.png, recording.mp4, runtime.log (OSWorld's files) and
 status.json (ours): {status: running|ok|error, error?, steps, started, finished,
-durations, usage?}. A task whose status.json still says "running" was cut off by a
+durations, usage?, warnings?} (warnings: setup steps that went wrong without failing). A task whose status.json still says "running" was cut off by a
 killed run; one with "error" keeps its record until it is retried.
 """
 from __future__ import annotations

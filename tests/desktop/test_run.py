@@ -73,24 +73,63 @@ def test_noop_agent_scores_zero(meta, tmp_path):
     assert {t: r["score"] for t, r in results_of(tmp_path, "noop").items()} == {t: "0.0" for t in OS_TASKS}
 
 
-def test_tasks_that_cannot_run_get_error_records_and_the_others_run(tmp_path):
-    root = tmp_path / "tasks"
+def variants_of_a_task(root: Path, ids: list[str], **changes) -> str:
+    """A task set with OS_TASKS[0] as it is and changed copies of it (id -> a function of its JSON),
+    each with the reference solution; returns the meta file listing `ids`."""
     (root / "examples" / "os").mkdir(parents=True)
-    (root / "solutions").symlink_to(BUILTIN_ROOT / "solutions")
+    (root / "solutions" / "os").mkdir(parents=True)
     shutil.copytree(BUILTIN_ROOT / "files" / "os" / OS_TASKS[0], root / "files" / "os" / OS_TASKS[0])
-    good = BUILTIN_ROOT / "examples" / "os" / f"{OS_TASKS[0]}.json"
-    (root / "examples" / "os" / good.name).write_text(good.read_text())
-    broken = json.loads(good.read_text())
-    broken.update(id="broken-metric", evaluator={**broken["evaluator"], "func": "no_such_metric"})
-    (root / "examples" / "os" / "broken-metric.json").write_text(json.dumps(broken))
-    (root / "test_os.json").write_text(json.dumps({"os": ["broken-metric", OS_TASKS[0], "no-file"]}))
-    summary = run_benchmark(config(str(root / "test_os.json"), tmp_path))
+    original = json.loads((BUILTIN_ROOT / "examples" / "os" / f"{OS_TASKS[0]}.json").read_text())
+    solution = (BUILTIN_ROOT / "solutions" / "os" / f"{OS_TASKS[0]}.json").read_text()
+    for task_id, change in {OS_TASKS[0]: lambda task: task, **changes}.items():
+        task = change({**json.loads(json.dumps(original)), "id": task_id})
+        (root / "examples" / "os" / f"{task_id}.json").write_text(json.dumps(task))
+        (root / "solutions" / "os" / f"{task_id}.json").write_text(solution)
+    (root / "test_os.json").write_text(json.dumps({"os": ids}))
+    return str(root / "test_os.json")
+
+
+def test_tasks_that_cannot_run_get_error_records_and_the_others_run(tmp_path):
+    meta = variants_of_a_task(tmp_path / "tasks", ["broken-metric", OS_TASKS[0], "no-file"], **{
+        "broken-metric": lambda task: {**task, "evaluator": {**task["evaluator"], "func": "no_such_metric"}}})
+    summary = run_benchmark(config(meta, tmp_path))
     assert (summary.ran, summary.ok, [p.task_id for p in summary.invalid]) == (1, 1, ["broken-metric", "no-file"])
     folder = tmp_path / "pyautogui" / "screenshot" / "reference" / "os"
     assert (folder / OS_TASKS[0] / "result.txt").read_text().strip() == "1.0"
     record = json.loads((folder / "broken-metric" / "status.json").read_text())
     assert record["error"]["problems"][0]["field"] == "evaluator.func"
     assert record["error"]["problems"][0]["value"] == "no_such_metric"
+
+
+def with_setup_step(step: dict):
+    return lambda task: {**task, "config": [step, *task["config"]]}
+
+
+def test_a_setup_step_that_cannot_start_its_program_is_an_error_even_when_the_agent_does_the_work(tmp_path):
+    """The reference agent solves each task; only the one whose non-zero setup exit is tolerated scores."""
+    meta = variants_of_a_task(tmp_path / "tasks", ["missing-program", "missing-launch", "not-executable", "exits-1"], **{
+        "missing-program": with_setup_step({"type": "execute", "parameters": {
+            "command": "no_such_program --prepare", "shell": True}}),
+        "missing-launch": with_setup_step({"type": "launch", "parameters": {
+            "command": "no_such_app --start", "shell": True}}),
+        "not-executable": with_setup_step({"type": "execute", "parameters": {
+            "command": "touch ~/tool && ~/tool", "shell": True}}),
+        "exits-1": with_setup_step({"type": "execute", "parameters": {"command": "grep -q needle /dev/null",
+                                                                      "shell": True}})})
+    summary = run_benchmark(config(meta, tmp_path))
+    results = {}
+    for folder in (tmp_path / "pyautogui" / "screenshot" / "reference" / "os").iterdir():
+        status = json.loads((folder / "status.json").read_text())
+        results[folder.name] = status
+        assert (status["status"] == "ok") == (folder / "result.txt").exists()
+    assert (summary.ran, summary.ok, summary.errors) == (4, 1, 3), results
+    assert "command not found (exit 127)" in results["missing-program"]["error"]["message"]
+    assert "program not found (shell exit 127)" in results["missing-launch"]["error"]["message"]
+    assert "cannot be executed (exit 126)" in results["not-executable"]["error"]["message"]
+    assert results["exits-1"]["status"] == "ok"
+    assert (tmp_path / "pyautogui" / "screenshot" / "reference" / "os" / "exits-1" / "result.txt").read_text() == "1.0\n"
+    assert results["exits-1"]["warnings"] == [{"message": "'grep -q needle /dev/null' exited with code 1",
+                                                "returncode": 1, "field": "config[0]", "type": "execute"}]
 
 
 def test_two_desktops_give_the_same_results_as_one(meta, tmp_path, reference_run):
