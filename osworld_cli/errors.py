@@ -11,6 +11,7 @@ import click
 OK = 0
 TASK_ERRORS = 1      # the run finished, but some selected task ended in an error record (or: checks failed)
 CANNOT_START = 2     # nothing ran: a mistake in the options or the files they name
+RUN_STOPPED = 3      # the run stopped early: the same fatal error (model endpoint, agent) on consecutive tasks
 INTERRUPTED = 130    # Ctrl-C
 
 

@@ -7,10 +7,11 @@ from typing import Any, Iterator
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .env_commands import screen_size_option
-from .errors import INTERRUPTED, OK, TASK_ERRORS, CannotStart, OptionMistake, selection_mistake
+from .errors import INTERRUPTED, OK, RUN_STOPPED, TASK_ERRORS, CannotStart, OptionMistake, selection_mistake
 from .limit_options import desktop_limit_options
 from .task_commands import load_plugins, plugin_option
 
@@ -111,12 +112,18 @@ def print_summary(paths: tuple[str, ...], fmt: str) -> None:
               help="GiB of memory each desktop declares to Ray.")
 @click.option("--ray-task-retries", default=1, show_default=True, type=click.IntRange(0),
               help="Re-runs of a task whose Ray worker or node died under it.")
+@click.option("--agent-time-budget", default=300.0, show_default=True, type=click.FloatRange(0),
+              help="Seconds the agent may spend in predict() per task (model calls included); then the task is an "
+                   "error. 0: no limit.")
+@click.option("--stop-after-fatal", default=2, show_default=True, type=click.IntRange(0),
+              help="Stop the run when this many tasks in a row fail with the same fatal model error (401/403/404, "
+                   "a server that does not answer) or an agent that cannot be built. 0: never.")
 @plugin_option
 def run_command(plugins, **options) -> None:
     """Run an agent on tasks and score it; results go to RESULT_DIR/ACTION_SPACE/OBS/MODEL/DOMAIN/ID/.
 
     Exit status: 0 every selected task has a score; 1 some ended in an error record; 2 nothing ran
-    (a mistake in the options); 130 interrupted."""
+    (a mistake in the options); 3 stopped early on the same fatal error, task after task; 130 interrupted."""
     from runner.run import RunConfig
 
     load_plugins(plugins)
@@ -172,7 +179,11 @@ def run_with_progress(config) -> Any:
 
 
 def run_exit_status(summary) -> int:
-    """1 when a selected task is left with an error record, run now or kept from before (see --retry-errors)."""
+    """3 when the run stopped early; 1 when a selected task is left with an error record, run now or kept
+    from before (see --retry-errors)."""
+    if summary.stopped:
+        console.print(f"[red]stopped:[/] {escape(summary.stopped)}")
+        return RUN_STOPPED
     errors = summary.errors + summary.skipped_errors + len(summary.invalid)
     if errors:
         kept = f" ({summary.skipped_errors} kept from earlier runs; --retry-errors runs them again)" \

@@ -99,6 +99,8 @@ class RunProgress:
             self._print(f"[yellow]retrying[/] {domain}/{task_id}: {reason}")
         elif kind == "note":
             self._print(event[1])
+        elif kind == "stopped":
+            self._print("[red]stopping the run[/] (the reason follows the summary)")
         elif kind == "interrupted":
             self._print("interrupted: stopping the desktops")
         if self._live is not None:

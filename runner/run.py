@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .breaker import FatalErrorBreaker
 from .episode import EpisodeConfig
 from .results import (RunLayout, TaskState, clear_task_dir, now_iso, record_invalid_task, record_worker_died,
                       refused_by_plan, task_state, write_json_atomic)
@@ -86,6 +87,8 @@ class RunConfig:
     ray_memory_per_env: float = 1.5          # GiB
     ray_task_retries: int = 1                # re-runs of a task whose Ray worker or node died under it
     plugins: list[str] = field(default_factory=list)  # modules registering getters/metrics, loaded by every worker
+    agent_time_budget: float = 300.0         # seconds of the agent's predict() per task; 0: no limit
+    stop_after_fatal: int = 2                # stop when this many tasks in a row fail with one fatal error; 0: never
 
     def __post_init__(self) -> None:
         def refuse(option: str, message: str) -> None:
@@ -104,6 +107,13 @@ class RunConfig:
                               ("--wait-after-reset", self.wait_after_reset)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 refuse(option, f"must be a number >= 0, got {value!r}")
+        if isinstance(self.agent_time_budget, bool) or not isinstance(self.agent_time_budget, (int, float)) \
+                or self.agent_time_budget < 0:
+            refuse("--agent-time-budget", f"must be a number of seconds >= 0 (0: no limit), "
+                                          f"got {self.agent_time_budget!r}")
+        if isinstance(self.stop_after_fatal, bool) or not isinstance(self.stop_after_fatal, int) \
+                or self.stop_after_fatal < 0:
+            refuse("--stop-after-fatal", f"must be a whole number >= 0 (0: never stop), got {self.stop_after_fatal!r}")
         if isinstance(self.top_p, bool) or not isinstance(self.top_p, (int, float)) or not 0 < self.top_p <= 1:
             refuse("--top-p", f"must be a number in (0, 1], got {self.top_p!r}")
         if isinstance(self.screenshot_scale, bool) or not isinstance(self.screenshot_scale, (int, float)) \
@@ -132,7 +142,8 @@ class RunConfig:
     def episode_config(self) -> EpisodeConfig:
         return EpisodeConfig(max_steps=self.max_steps, sleep_after_execution=self.sleep_after_execution,
                              record=self.record, wait_after_reset=self.wait_after_reset,
-                             perturb=self.perturb, perturb_seed=self.perturb_seed)
+                             perturb=self.perturb, perturb_seed=self.perturb_seed,
+                             agent_time_budget=self.agent_time_budget or None)
 
 
 @dataclass
@@ -158,15 +169,18 @@ class RunSummary:
     ok: int = 0
     errors: int = 0
     score_sum: float = 0.0
+    stopped: str | None = None       # why the run stopped before its end (the same fatal error, task after task)
+    breaker: FatalErrorBreaker = field(default_factory=lambda: FatalErrorBreaker(0), repr=False)
 
     def count(self, result: dict) -> None:
-        """Books one finished task ({status, score, ...})."""
+        """Books one finished task ({status, score, ...}); sets `stopped` once the breaker trips."""
         self.ran += 1
         if result["status"] == "ok":
             self.ok += 1
             self.score_sum += result["score"] or 0.0
         else:
             self.errors += 1
+        self.stopped = self.stopped or self.breaker.observe(result)
 
 
 # -- planning -------------------------------------------------------------------------------
@@ -298,7 +312,8 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None) -> R
     to_run, skipped = plan.to_run, plan.skipped
     check_writable(config.layout.model_dir)
     summary = RunSummary(planned=len(to_run), skipped_done=sum(p.state is TaskState.DONE for p in skipped),
-                         skipped_errors=sum(p.state is TaskState.ERROR for p in skipped), invalid=plan.invalid)
+                         skipped_errors=sum(p.state is TaskState.ERROR for p in skipped), invalid=plan.invalid,
+                         breaker=FatalErrorBreaker(config.stop_after_fatal))
     report(("plan", to_run, skipped, plan.invalid))
     write_args(config)
     for planned in plan.invalid:
@@ -337,7 +352,7 @@ def _run_local(config: RunConfig, to_run: list[PlannedTask], summary: RunSummary
         start_worker()
     finished = 0
     try:
-        while finished < len(to_run):
+        while finished < len(to_run) and not summary.stopped:
             try:
                 event = events.get(timeout=0.5)
             except queue.Empty:
@@ -366,6 +381,8 @@ def _run_local(config: RunConfig, to_run: list[PlannedTask], summary: RunSummary
                     report(("finished", worker_id, *lost, result))
                 if finished < len(to_run):
                     start_worker()  # the dead worker's stop marker is still queued for it
+        if summary.stopped:  # the tasks still running are cut off, and run again by the next run
+            report(("stopped", summary.stopped))
     except KeyboardInterrupt:
         report(("interrupted",))
         raise

@@ -12,8 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from click.testing import CliRunner
+
 from desktop_env.tasks.loader import BUILTIN_ROOT
+from osworld_cli.errors import RUN_STOPPED
+from osworld_cli.main import cli
 from runner.run import RunConfig, run_benchmark
+from tests.agents.wire_servers import openai_server, reply_after, reply_error, reply_text  # noqa: F401
 
 pytestmark = pytest.mark.desktop
 
@@ -233,3 +238,35 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_rerunning_finished_
     assert {t: r["score"] for t, r in results.items()} == {t: "1.0" for t in OS_TASKS}
     assert (first_dir / "status.json").stat().st_mtime == finished_at  # not re-run
     assert results[OS_TASKS[1]]["record"]["previous_errors"][0]["error"]["type"] == "Interrupted"
+
+
+def test_a_model_that_refuses_every_call_stops_the_run_with_one_message(openai_server, tmp_path):
+    openai_server.always(reply_error(401, "Incorrect API key provided"))
+    result = CliRunner().invoke(cli, [
+        "run", "--agent", "prompt", "--model", "gpt-4o", "--obs", "screenshot", "--domain", "os",
+        "--agent-arg", f"base_url={openai_server.base_url}", "--result-dir", str(tmp_path),
+        "--cache-dir", str(tmp_path / "cache"), "--no-record"], terminal_width=300)
+    assert result.exit_code == RUN_STOPPED, result.output
+    assert result.output.count("stopped:") == 1 and result.output.count("error    os/") == 2, result.output
+    assert f"openai model 'gpt-4o' at {openai_server.base_url}" in result.output
+    assert "2 tasks in a row failed the same way" in result.output and "check the API key" in result.output
+    records = [json.loads((folder / "status.json").read_text())
+               for folder in (tmp_path / "pyautogui" / "screenshot" / "gpt-4o" / "os").iterdir()
+               if (folder / "status.json").exists()]
+    errors = [r for r in records if r["status"] == "error"]
+    assert len(errors) == 2 and all(r["error"]["fatal"]["kind"] == "auth" for r in errors)
+    # The rest of the os tasks never ran; one a worker had just started is cut off, to run again next time.
+    assert [r["status"] for r in records if r not in errors] in ([], ["running"])
+
+
+def test_a_model_that_never_answers_costs_the_agent_time_budget_not_more(openai_server, tmp_path):
+    openai_server.always(reply_after(60, reply_text("too late")))
+    summary = run_benchmark(config(str(BUILTIN_ROOT / "test_all.json"), tmp_path, agent="prompt", model="gpt-4o",
+                                   agent_args={"base_url": openai_server.base_url}, task_ids=[OS_TASKS[0]],
+                                   agent_time_budget=3, record=False))
+    assert summary.errors == 1
+    status = json.loads((tmp_path / "pyautogui" / "screenshot" / "gpt-4o" / "os" / OS_TASKS[0] /
+                         "status.json").read_text())
+    assert status["error"]["type"] == "AgentOverBudget"
+    assert f"waiting for openai model 'gpt-4o' at {openai_server.base_url}: attempt 1" in status["error"]["message"]
+    assert 3 <= status["durations"]["agent"] < 6 and status["steps"] == 0
