@@ -9,6 +9,7 @@ killed run; one with "error" keeps its record until it is retried.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import shutil
@@ -19,10 +20,26 @@ from pathlib import Path
 from typing import Any
 
 
+@functools.lru_cache(maxsize=1)
+def file_mode() -> int:
+    """What open() would give a new file here: 0666 less the process's umask (read without changing it)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # not thread-safe, hence the cache and /proc first
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Writes `path` whole or not at all, with the permissions any new file gets (mkstemp's are 0600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
