@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -30,6 +31,7 @@ OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
 ACTION_SPACES = ("pyautogui", "computer_13")
 PERTURBATIONS = ("layout", "clutter")
 BACKENDS = ("local", "ray")
+WORKER_CLOSE_TIMEOUT_S = 60  # for workers to stop their desktops at the end of a run
 
 
 class RunOptionError(ValueError):
@@ -351,6 +353,7 @@ def _run_local(config: RunConfig, to_run: list[PlannedTask], summary: RunSummary
     for _ in range(n_workers):
         start_worker()
     finished = 0
+    clean_end = False
     try:
         while finished < len(to_run) and not summary.stopped:
             try:
@@ -383,10 +386,15 @@ def _run_local(config: RunConfig, to_run: list[PlannedTask], summary: RunSummary
                     start_worker()  # the dead worker's stop marker is still queued for it
         if summary.stopped:  # the tasks still running are cut off, and run again by the next run
             report(("stopped", summary.stopped))
+        clean_end = not summary.stopped
     except KeyboardInterrupt:
         report(("interrupted",))
         raise
     finally:
+        if clean_end:  # each worker has its stop marker: let it close its desktop and remove its folders
+            deadline = time.monotonic() + WORKER_CLOSE_TIMEOUT_S
+            for process in workers.values():
+                process.join(timeout=max(0.0, deadline - time.monotonic()))
         for process in workers.values():
             if process.is_alive():
                 process.terminate()

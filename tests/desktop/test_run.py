@@ -270,3 +270,21 @@ def test_a_model_that_never_answers_costs_the_agent_time_budget_not_more(openai_
     assert status["error"]["type"] == "AgentOverBudget"
     assert f"waiting for openai model 'gpt-4o' at {openai_server.base_url}: attempt 1" in status["error"]["message"]
     assert 3 <= status["durations"]["agent"] < 6 and status["steps"] == 0
+
+
+def test_a_clean_run_leaves_no_env_folder_behind(meta, tmp_path):
+    import multiprocessing
+
+    from desktop_env.providers.local.paths import runtime_root
+
+    workers: set[int] = set()
+
+    def report(event):
+        if event[0] == "started":
+            workers.update(child.pid for child in multiprocessing.active_children())
+
+    run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]], record=False), report)
+    assert workers
+    left = [d for d in runtime_root().glob("env-*")
+            if (d / "owner.pid").is_file() and int((d / "owner.pid").read_text()) in workers]
+    assert left == []
