@@ -97,11 +97,13 @@ class DesktopEnv(gym.Env):
         self.task_config: dict[str, Any] = {}
         self.instruction: str | None = None
         self.action_history: list[Any] = []
+        self.setup_warnings: list[dict] = []  # setup and postconfig steps that went wrong without failing
         self._step_no = 0
 
     # -- the Env API ----------------------------------------------------------------------------
     def reset(self, task_config: dict[str, Any] | None = None, seed: int | None = None,
               options: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.setup_warnings = []
         if not self._fresh:
             self.provider.revert_to_snapshot(self.path_to_vm, self.snapshot_name)
             self.controller.close()  # its kept-alive connection was to the old server

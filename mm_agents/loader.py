@@ -44,9 +44,13 @@ def load_agent_class(spec: str) -> type:
         raise AgentLoadError(f"agent {spec!r} is neither a built-in ({', '.join(BUILTIN_AGENTS)}) "
                              "nor of the form package.module:Class or path/to/file.py:Class")
     module_spec, _, class_name = target.rpartition(":")
-    cls = getattr(_import(module_spec), class_name, None)
+    module = _import(module_spec)
+    cls = getattr(module, class_name, None)
     if cls is None:
-        raise AgentLoadError(f"{module_spec!r} has no attribute {class_name!r}")
+        agents = sorted(name for name, value in vars(module).items() if inspect.isclass(value)
+                        and callable(getattr(value, "predict", None)) and callable(getattr(value, "reset", None)))
+        hint = f"; agent classes there: {', '.join(agents)}" if agents else "; it defines no class with predict() and reset()"
+        raise AgentLoadError(f"{module_spec!r} has no attribute {class_name!r}{hint}")
     missing = [name for name in ("predict", "reset") if not callable(getattr(cls, name, None))]
     if missing:
         raise AgentLoadError(f"agent class {target} lacks {' and '.join(missing)}(): it must implement "
@@ -56,6 +60,8 @@ def load_agent_class(spec: str) -> type:
 
 def accepts_argument(cls: type, name: str) -> bool:
     """Whether the agent's constructor takes `name` (named, or through **kwargs)."""
+    if cls.__init__ is object.__init__:  # no constructor of its own: it takes no arguments at all
+        return False
     params = inspect.signature(cls.__init__).parameters
     return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 

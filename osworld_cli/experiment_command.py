@@ -14,7 +14,9 @@ import click
 from desktop_env.tasks import TaskFileError
 from mm_agents.loader import AgentLoadError
 from runner import experiments
+from runner.run import RunOptionError
 
+from .errors import OptionMistake
 from .run_commands import console, run_command
 from .task_commands import load_plugins
 
@@ -32,7 +34,7 @@ def experiment_command(experiment: experiments.Experiment, default_observations:
         def main(models, observation_types, out, dry_run, table_only, plugins, **options: Any) -> None:
             load_plugins(plugins)
             own_values = {param.name: options.pop(param.name) for param in own}
-            options.update(domains=list(options["domains"]), task_ids=list(options["task_ids"]))
+            options.update(domains=list(options["domains"]), task_ids=list(options["task_ids"]), plugins=list(plugins))
             root = options["result_dir"]
             try:
                 cells = build_cells(list(models), list(observation_types), root, options, **own_values)
@@ -40,6 +42,8 @@ def experiment_command(experiment: experiments.Experiment, default_observations:
             except KeyboardInterrupt:
                 console.print("stopped; finished tasks are kept, run the same command again to resume")
                 sys.exit(130)
+            except RunOptionError as e:
+                raise OptionMistake(e.option, e.detail) from e
             except (ValueError, TaskFileError, AgentLoadError) as e:  # bad options, a folder of other settings, a broken task
                 raise click.ClickException(str(e)) from e
 

@@ -2,17 +2,45 @@
 from __future__ import annotations
 
 import logging
+import os
+import sys
+from typing import Any
 
 import click
 
 from .env_commands import env_group
+from .errors import show_usage_error
 from .report_command import report_command, rescore_command
 from .run_commands import demo_command, run_command, summarize_command
 from .task_commands import tasks_group
 from .verify_command import verify_command
 
 
-@click.group()
+class OsworldGroup(click.Group):
+    """Ends every command the same way: a user's mistake in one or two lines, never the usage text."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as e:
+            show_usage_error(e)
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            e.show()
+            sys.exit(e.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        except BrokenPipeError:  # `osworld tasks list | head`: the reader left; Python's own advice follows
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
+        sys.exit(result if isinstance(result, int) else 0)  # an int here is click's own Exit (--help, --version)
+
+
+@click.group(cls=OsworldGroup)
 @click.version_option(package_name="osworld")
 @click.option("-v", "--verbose", is_flag=True, help="Log progress to stderr.")
 def cli(verbose: bool) -> None:

@@ -35,9 +35,10 @@ def prune_command(dry_run: bool, as_json: bool, no_vms: bool, docker: str) -> No
     else:
         console.print("no osworld containers or running VMs found")
     if result.ports_reclaimed:
-        console.print(f"released {len(result.ports_reclaimed)} port reservation(s) of dead processes")
+        console.print(f"{'would release' if dry_run else 'released'} {len(result.ports_reclaimed)} port "
+                      "reservation(s) of dead processes")
     for path in result.env_dirs_removed:
-        console.print(f"removed stale env folder {path}")
+        console.print(f"{'would remove' if dry_run else 'removed'} stale env folder {path}")
     for note in result.notes:
         console.print(f"[yellow]note:[/] {note}")
     if result.failed:

@@ -7,7 +7,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from .task_commands import load_plugins, plugin_option, tasks_option
+from .task_commands import load_plugins, open_task_set, plugin_option, tasks_option
 
 console = Console() if sys.stdout.isatty() else Console(width=200)
 
@@ -40,11 +40,10 @@ def rescore_command(results: tuple[str, ...], meta: str | None, plugins: tuple[s
     folder), without a desktop. The new score goes to rescore.json beside the old result.txt, which is kept."""
     import json
 
-    from desktop_env.tasks import load_task_set
     from runner.rescore import rescore_results
 
     load_plugins(plugins)
-    task_set = load_task_set(meta)
+    task_set = open_task_set(meta)
     rows = rescore_results(results, task_set)
     if not rows:
         raise click.ClickException(f"no task results under {', '.join(results)}")

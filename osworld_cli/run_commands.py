@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .env_commands import screen_size_option
+from .errors import INTERRUPTED, OK, RUN_STOPPED, TASK_ERRORS, CannotStart, OptionMistake, selection_mistake
 from .limit_options import desktop_limit_options
 from .task_commands import load_plugins, plugin_option
 
@@ -76,14 +80,14 @@ def print_summary(paths: tuple[str, ...], fmt: str) -> None:
 @click.option("--tasks", default=None, help="Meta file {domain: [ids]} with examples/ beside it (default: built-in test_all.json).")
 @click.option("--domain", "domains", multiple=True, help="Only this domain (repeatable; default all).")
 @click.option("--task-id", "task_ids", multiple=True, help="Only this task (repeatable).")
-@click.option("--max-steps", default=15, show_default=True, help="Agent predict calls per task.")
-@click.option("--max-trajectory-length", default=3, show_default=True, help="Past steps the agent keeps in its prompt.")
-@click.option("--temperature", default=1.0, show_default=True, help="Sampling temperature for the model.")
-@click.option("--top-p", default=0.9, show_default=True, help="Nucleus sampling for the model.")
-@click.option("--max-tokens", default=1500, show_default=True, help="Maximum tokens per model answer.")
-@click.option("--sleep-after-execution", default=0.0, show_default=True, help="Seconds to wait after each action.")
+@click.option("--max-steps", default=15, show_default=True, type=click.IntRange(1), help="Agent predict calls per task.")
+@click.option("--max-trajectory-length", default=3, show_default=True, type=click.IntRange(0), help="Past steps the agent keeps in its prompt.")
+@click.option("--temperature", default=1.0, show_default=True, type=click.FloatRange(0), help="Sampling temperature for the model.")
+@click.option("--top-p", default=0.9, show_default=True, type=click.FloatRange(0, 1, min_open=True), help="Nucleus sampling for the model.")
+@click.option("--max-tokens", default=1500, show_default=True, type=click.IntRange(1), help="Maximum tokens per model answer.")
+@click.option("--sleep-after-execution", default=0.0, show_default=True, type=click.FloatRange(0), help="Seconds to wait after each action.")
 @screen_size_option
-@click.option("--num-envs", default=1, show_default=True, help="Desktops running tasks in parallel.")
+@click.option("--num-envs", default=1, show_default=True, type=click.IntRange(1), help="Desktops running tasks in parallel.")
 @click.option("--result-dir", default="./results", show_default=True, help="Root of the results layout.")
 @click.option("--resume/--no-resume", default=True, show_default=True,
               help="Skip tasks that already have a result (and, without --retry-errors, those with an error).")
@@ -91,7 +95,7 @@ def print_summary(paths: tuple[str, ...], fmt: str) -> None:
 @click.option("--record/--no-record", default=True, show_default=True, help="Record each task's screen to recording.mp4.")
 @click.option("--network/--no-network", default=False, show_default=True, help="Give the desktops network access.")
 @desktop_limit_options
-@click.option("--wait-after-reset", default=0.0, show_default=True, help="Extra seconds after reset (for slow VMs).")
+@click.option("--wait-after-reset", default=0.0, show_default=True, type=click.FloatRange(0), help="Extra seconds after reset (for slow VMs).")
 @click.option("--cache-dir", default="cache", show_default=True, help="Where task files are cached.")
 @click.option("--screenshot-scale", default=1.0, show_default=True, type=click.FloatRange(0, 1, min_open=True),
               help="Scale the screenshot by this factor before the model sees it (its coordinates are scaled back).")
@@ -108,28 +112,85 @@ def print_summary(paths: tuple[str, ...], fmt: str) -> None:
               help="GiB of memory each desktop declares to Ray.")
 @click.option("--ray-task-retries", default=1, show_default=True, type=click.IntRange(0),
               help="Re-runs of a task whose Ray worker or node died under it.")
+@click.option("--agent-time-budget", default=300.0, show_default=True, type=click.FloatRange(0),
+              help="Seconds the agent may spend in predict() per task (model calls included); then the task is an "
+                   "error. 0: no limit.")
+@click.option("--stop-after-fatal", default=2, show_default=True, type=click.IntRange(0),
+              help="Stop the run when this many tasks in a row fail with the same fatal model error (401/403/404, "
+                   "a server that does not answer) or an agent that cannot be built. 0: never.")
 @plugin_option
 def run_command(plugins, **options) -> None:
-    """Run an agent on tasks and score it; results go to RESULT_DIR/ACTION_SPACE/OBS/MODEL/DOMAIN/ID/."""
-    from runner.progress import RunProgress
-    from runner.ray_backend import RayUnavailable
-    from runner.run import RunConfig, run_benchmark
+    """Run an agent on tasks and score it; results go to RESULT_DIR/ACTION_SPACE/OBS/MODEL/DOMAIN/ID/.
+
+    Exit status: 0 every selected task has a score; 1 some ended in an error record; 2 nothing ran
+    (a mistake in the options); 3 stopped early on the same fatal error, task after task; 130 interrupted."""
+    from runner.run import RunConfig
 
     load_plugins(plugins)
     options["domains"], options["task_ids"] = list(options["domains"]), list(options["task_ids"])
-    options["tasks"] = options.pop("tasks")
-    config = RunConfig(**options)
-    try:
-        with RunProgress(console) as progress:
-            summary = run_benchmark(config, report=progress)
-    except KeyboardInterrupt:
-        console.print("stopped; finished tasks are kept, re-run the same command to resume")
-        sys.exit(130)
-    except RayUnavailable as e:
-        raise click.ClickException(str(e)) from e
+    options["plugins"] = list(plugins)
+    with option_mistakes():
+        config = RunConfig(**options)
+    summary = run_with_progress(config)
     console.print(f"ran {summary.ran}: {summary.ok} scored ({summary.score_sum:g} success), {summary.errors} error(s); "
                   f"skipped {summary.skipped_done} done and {summary.skipped_errors} errored")
     print_summary((str(config.layout.model_dir),), "table")
+    print_invalid(summary)
+    sys.exit(run_exit_status(summary))
+
+
+def print_invalid(summary) -> None:
+    if summary.invalid:
+        console.print(f"[red]{len(summary.invalid)} task(s) cannot run[/] (error records written; "
+                      "`osworld tasks validate` checks the files):")
+        for planned in summary.invalid:
+            console.print(f"  {planned.domain}/{planned.task_id}: {planned.error}", markup=False, highlight=False)
+
+
+@contextmanager
+def option_mistakes() -> Iterator[None]:
+    """The library's refusals of what the user asked for, as `Error: --option: message` (exit status 2)."""
+    from desktop_env.tasks import TaskFileError, UnknownSelection
+    from runner.ray_backend import RayUnavailable
+    from runner.run import RunOptionError
+
+    try:
+        yield
+    except RunOptionError as e:
+        raise OptionMistake(e.option, e.detail) from None
+    except UnknownSelection as e:
+        raise selection_mistake(e) from None
+    except TaskFileError as e:  # the meta file itself; a broken task file is the task's error record
+        raise OptionMistake("--tasks", str(e)) from None
+    except RayUnavailable as e:
+        raise CannotStart(str(e)) from None
+
+
+def run_with_progress(config) -> Any:
+    from runner.progress import RunProgress
+    from runner.run import run_benchmark
+
+    try:
+        with option_mistakes(), RunProgress(console) as progress:
+            return run_benchmark(config, report=progress)
+    except KeyboardInterrupt:
+        console.print("stopped; finished tasks are kept, re-run the same command to resume")
+        sys.exit(INTERRUPTED)
+
+
+def run_exit_status(summary) -> int:
+    """3 when the run stopped early; 1 when a selected task is left with an error record, run now or kept
+    from before (see --retry-errors)."""
+    if summary.stopped:
+        console.print(f"[red]stopped:[/] {escape(summary.stopped)}")
+        return RUN_STOPPED
+    errors = summary.errors + summary.skipped_errors + len(summary.invalid)
+    if errors:
+        kept = f" ({summary.skipped_errors} kept from earlier runs; --retry-errors runs them again)" \
+            if summary.skipped_errors else ""
+        console.print(f"[red]{errors} task(s) ended in an error{kept}[/]")
+        return TASK_ERRORS
+    return OK
 
 
 @click.command("summarize")
@@ -142,16 +203,16 @@ def summarize_command(results: tuple[str, ...], fmt: str) -> None:
 
 @click.command("demo")
 @click.option("--result-dir", default="./results/demo", show_default=True)
-@click.option("--num-envs", default=1, show_default=True)
+@click.option("--num-envs", default=1, show_default=True, type=click.IntRange(1))
 def demo_command(result_dir: str, num_envs: int) -> None:
     """A small benchmark (test_small) with the reference-solution agent, then its summary: no API key needed."""
     from desktop_env.tasks.loader import BUILTIN_ROOT
-    from runner.progress import RunProgress
-    from runner.run import RunConfig, run_benchmark
+    from runner.run import RunConfig
 
     config = RunConfig(agent="oracle", model="reference-solution", observation_type="screenshot",
                        tasks=str(BUILTIN_ROOT / "test_small.json"), result_dir=result_dir, num_envs=num_envs,
                        retry_errors=True)
-    with RunProgress(console) as progress:
-        run_benchmark(config, report=progress)
+    summary = run_with_progress(config)
     print_summary((str(config.layout.model_dir),), "table")
+    print_invalid(summary)
+    sys.exit(run_exit_status(summary))

@@ -5,10 +5,14 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
+
+from .errors import TASK_ERRORS, OptionMistake, selection_mistake
 
 console = Console()
 
@@ -19,7 +23,33 @@ tasks_option = click.option("--tasks", "meta", type=click.Path(dir_okay=False), 
 def load_plugins(plugins: tuple[str, ...]) -> None:
     from desktop_env.evaluators.registry import load_plugin
     for plugin in plugins:
-        load_plugin(plugin)
+        try:
+            load_plugin(plugin)
+        except FileNotFoundError as e:
+            raise OptionMistake("--plugin", str(e)) from None
+        except ImportError as e:
+            raise OptionMistake("--plugin", f"cannot import {plugin!r}: {e}") from None
+        except Exception as e:  # the plugin's own code failed while it was imported
+            raise OptionMistake("--plugin", f"importing {plugin!r} failed: {type(e).__name__}: {e}") from None
+
+
+def open_task_set(meta: str | None) -> Any:
+    """The meta file --tasks names (or the built-in one); a missing or broken one is the user's mistake."""
+    from desktop_env.tasks import TaskFileError, load_task_set
+
+    try:
+        return load_task_set(meta)
+    except TaskFileError as e:
+        raise OptionMistake("--tasks", str(e)) from None
+
+
+def select_tasks(task_set: Any, domains: tuple[str, ...] = (), task_ids: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    from desktop_env.tasks import UnknownSelection
+
+    try:
+        return task_set.select(list(domains) or None, list(task_ids) or None)
+    except UnknownSelection as e:
+        raise selection_mistake(e) from None
 
 
 plugin_option = click.option("--plugin", "plugins", multiple=True,
@@ -35,15 +65,25 @@ def tasks_group() -> None:
 @tasks_option
 @click.option("--domain", "domains", multiple=True, help="Only this domain (repeatable).")
 def list_command(meta: str | None, domains: tuple[str, ...]) -> None:
-    """List the tasks a meta file indexes."""
-    from desktop_env.tasks import load_task_set
+    """List the tasks a meta file indexes. A task file that cannot be read is listed with what is wrong
+    (and the exit status is 1)."""
+    from desktop_env.tasks import TaskFileError
 
-    task_set = load_task_set(meta)
+    task_set = open_task_set(meta)
     table = Table("domain", "id", "instruction", title=str(task_set.meta_path))
-    for domain, task_id in task_set.select(list(domains) or None):
-        task = task_set.load(domain, task_id)
-        table.add_row(domain, task_id, task.instruction if len(task.instruction) < 90 else task.instruction[:87] + "...")
+    broken = 0
+    for domain, task_id in select_tasks(task_set, domains):
+        try:
+            instruction = task_set.load(domain, task_id).instruction
+        except TaskFileError as e:
+            broken += 1
+            table.add_row(domain, task_id, Text(f"cannot be used: {e}", style="red"))
+            continue
+        table.add_row(domain, task_id, instruction if len(instruction) < 90 else instruction[:87] + "...")
     console.print(table)
+    if broken:
+        console.print(f"[red]{broken} task file(s) cannot be used[/] (osworld tasks validate says more)")
+        sys.exit(TASK_ERRORS)
 
 
 @tasks_group.command("show")
@@ -51,31 +91,61 @@ def list_command(meta: str | None, domains: tuple[str, ...]) -> None:
 @click.argument("task_id")
 def show_command(meta: str | None, task_id: str) -> None:
     """Print one task file."""
-    from desktop_env.tasks import load_task_set
+    from desktop_env.tasks import TaskFileError
 
-    task_set = load_task_set(meta)
+    task_set = open_task_set(meta)
     for domain, tid in task_set.select():
         if tid == task_id:
-            task = task_set.load(domain, tid)
+            try:
+                task = task_set.load(domain, tid, check_paths=False)
+            except TaskFileError as e:
+                raise click.ClickException(str(e)) from None
             console.print(f"[bold]{domain}/{tid}[/] ({task.path})")
             click.echo(json.dumps(task.config, indent=2, ensure_ascii=False))
             return
-    raise click.ClickException(f"no task {task_id!r} in {task_set.meta_path}")
+    raise OptionMistake("TASK_ID", f"no task {task_id!r} in {task_set.meta_path}")
 
 
-def task_files(paths: tuple[str, ...]) -> list[Path]:
+def meta_file(path: Path) -> Any:
+    """The task set of a meta file ({domain: [ids]}), or None for a task file."""
+    from desktop_env.tasks import TaskFileError, load_task_set
+    from desktop_env.tasks.loader import read_json
+
+    try:
+        content = read_json(path, "file")
+    except TaskFileError:
+        return None  # validated as a task file, which reports it
+    if not isinstance(content, dict) or "id" in content or not content \
+            or not all(isinstance(v, list) for v in content.values()):
+        return None
+    try:
+        return load_task_set(path)
+    except TaskFileError as e:
+        raise OptionMistake("PATH", str(e)) from None
+
+
+def validation_targets(paths: tuple[str, ...]) -> tuple[list[Path], list[Any]]:
+    """(task files, task sets whose listings to check) that PATHs name."""
     files: list[Path] = []
+    sets: list[Any] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            # An OSWorld root holds meta files and examples/: only examples/ has task files.
+            # An OSWorld root holds meta files and examples/: examples/ has the task files.
             root = path / "examples" if (path / "examples").is_dir() else path
             files += sorted(p for p in root.rglob("*.json") if not p.name.startswith("test_"))
+            if root != path:
+                sets += [task_set for m in sorted(path.glob("test_*.json")) if (task_set := meta_file(m))]
         elif path.is_file():
-            files.append(path)
+            task_set = meta_file(path)
+            if task_set is None:
+                files.append(path)
+                continue
+            sets.append(task_set)
+            files += [task_set.task_path(*pair) for pair in task_set.select() if task_set.task_path(*pair).is_file()]
         else:
-            raise click.BadParameter(f"no such file or folder: {path}", param_hint="PATH")
-    return files
+            raise OptionMistake("PATH", f"no such file or folder: {path}")
+    return list(dict.fromkeys(files)), sets
 
 
 @tasks_group.command("validate")
@@ -83,21 +153,28 @@ def task_files(paths: tuple[str, ...]) -> list[Path]:
 @plugin_option
 @click.option("-q", "--quiet", is_flag=True, help="Only the summary.")
 def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bool) -> None:
-    """Check task files (or folders of them): every setup step, getter and metric must be known,
-    and every host path a task names must stay inside the harness's folders.
+    """Check task files, meta files or folders of them: every setup step, getter and metric must be
+    known, every host path a task names must stay inside the harness's folders, every local file a
+    task uses must be there, and a meta file must list each task once, with its task file.
 
-    Given an OSWorld root (with examples/), only examples/ is read; meta files
-    (test_*.json) are skipped.
+    Given an OSWorld root (with examples/), examples/ is read and the meta files (test_*.json)
+    beside it are checked for their listing. Exit status 1 when anything but an unsupported name
+    is wrong.
     """
-    from desktop_env.tasks import TaskFileError, load_task, validate_task
+    from desktop_env.tasks import TaskFileError, listing_problems, load_task, validate_task
 
     load_plugins(plugins)
-    files = task_files(paths)
+    files, sets = validation_targets(paths)
     broken: list[str] = []
     unknown: Counter[tuple[str, str]] = Counter()
     unsupported: Counter[tuple[str, str, str]] = Counter()
-    unsafe = 0
+    unsafe = missing = 0
     valid = 0
+
+    def show(problem) -> None:
+        if not quiet:  # the value is the task's text: printed as it is, never as markup
+            console.print(str(problem), style="red", markup=False, highlight=False, soft_wrap=True)
+
     for path in files:
         try:
             problems = validate_task(load_task(path, check_paths=False))  # unsafe paths come as problems
@@ -109,25 +186,26 @@ def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bo
         for problem in problems:
             if problem.unsafe_path:
                 unsafe += 1
-                if not quiet:  # the value is the task's text: printed as it is, never as markup
-                    console.print(str(problem), style="red", markup=False, highlight=False, soft_wrap=True)
+                show(problem)
+            elif problem.kind == "missing file":
+                missing += 1
+                show(problem)
             elif problem.unsupported:
                 unsupported[(problem.kind, problem.name, problem.reason)] += 1
             else:
                 unknown[(problem.kind, problem.name)] += 1
-                if not quiet:
-                    console.print(f"[red]{problem}[/]", highlight=False)
+                show(problem)
+    listing = [problem for task_set in sets for problem in listing_problems(task_set)]
+    for problem in listing:
+        show(problem)
     for message in broken if not quiet else []:
-        console.print(f"[red]{message}[/]", highlight=False)
+        console.print(message, style="red", markup=False, highlight=False, soft_wrap=True)
     summary = Table(title="task validation")
-    summary.add_column("files", justify="right")
-    summary.add_column("valid", justify="right")
-    summary.add_column("broken files", justify="right")
-    summary.add_column("with unknown names", justify="right")
-    summary.add_column("with unsupported names", justify="right")
-    summary.add_column("unsafe paths", justify="right")
+    for column in ("files", "valid", "broken", "unknown names", "unsupported names", "unsafe paths", "missing files",
+                   "listing problems"):
+        summary.add_column(column, justify="right")
     summary.add_row(str(len(files)), str(valid), str(len(broken)), str(sum(unknown.values())),
-                    str(sum(unsupported.values())), str(unsafe))
+                    str(sum(unsupported.values())), str(unsafe), str(missing), str(len(listing)))
     console.print(summary)
     if unknown:
         table = Table("kind", "unknown name", "uses", title="unknown names")
@@ -139,5 +217,5 @@ def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bo
         for (kind, name, reason), count in unsupported.most_common():
             table.add_row(kind, name, str(count), reason)
         console.print(table)
-    if broken or unknown or unsafe:
-        sys.exit(1)
+    if broken or unknown or unsafe or missing or listing:
+        sys.exit(TASK_ERRORS)

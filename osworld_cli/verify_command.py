@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .env_commands import screen_size_option
-from .task_commands import load_plugins, plugin_option, tasks_option
+from .task_commands import load_plugins, open_task_set, plugin_option, select_tasks, tasks_option
 
 console = Console()
 
@@ -18,19 +18,22 @@ console = Console()
 @tasks_option
 @click.option("--domain", "domains", multiple=True, help="Only this domain (repeatable).")
 @click.option("--task-id", "task_ids", multiple=True, help="Only this task (repeatable).")
-@click.option("--num-envs", default=1, show_default=True, help="Desktops working in parallel.")
+@click.option("--num-envs", default=1, show_default=True, type=click.IntRange(1), help="Desktops working in parallel.")
 @click.option("--cache-dir", default="cache", show_default=True, help="Where task files are cached.")
 @screen_size_option
 @plugin_option
 def verify_command(meta, domains, task_ids, num_envs, cache_dir, screen_size, plugins) -> None:
     """Check that each task is sound: its reference solution scores 1 and doing nothing scores 0
     (for infeasible tasks: FAIL scores 1 and DONE scores 0). Exits non-zero if any is not."""
-    from desktop_env.tasks import load_task_set
+    from desktop_env.tasks import TaskFileError
     from desktop_env.verify import VerifyOptions, verify_tasks
 
     load_plugins(plugins)
-    task_set = load_task_set(meta)
-    tasks = [task_set.load(d, i) for d, i in task_set.select(list(domains) or None, list(task_ids) or None)]
+    task_set = open_task_set(meta)
+    try:
+        tasks = [task_set.load(d, i) for d, i in select_tasks(task_set, domains, task_ids)]
+    except TaskFileError as e:
+        raise click.ClickException(f"{e} (osworld tasks validate checks every file)") from None
     console.print(f"verifying {len(tasks)} task(s) from {task_set.meta_path} on {num_envs} desktop(s)")
     started = time.monotonic()
 

@@ -10,6 +10,7 @@ import datetime as dt
 import io
 import json
 import logging
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -18,12 +19,21 @@ from typing import Any, Callable
 
 from desktop_env.perturb import apply_perturbation
 
+from .breaker import fatal_cause
 from .rescore import save_rescore_inputs
 from .results import now_iso, write_bytes_atomic, write_json_atomic, write_text_atomic
 
 
 class AgentProtocolError(Exception):
     """The agent's predict() returned something other than (response, list of actions)."""
+
+
+class AgentOverBudget(Exception):
+    """The agent used up its time for the task; the message says what it was waiting on, if a model call."""
+
+    def __init__(self, message: str, fatal_cause: dict | None = None):
+        super().__init__(message)
+        self.fatal_cause = fatal_cause  # the model call it was stuck on failed in a way that will repeat
 
 
 @dataclass
@@ -36,6 +46,7 @@ class EpisodeConfig:
     settle_interval: float = 0.5
     perturb: str | None = None          # "layout" / "clutter": disturb the desktop after setup, before the agent
     perturb_seed: int = 0
+    agent_time_budget: float | None = None  # seconds of predict() per task; None: no limit
 
 
 @dataclass
@@ -105,6 +116,42 @@ def check_prediction(prediction: Any) -> tuple[Any, list]:
     return response, actions
 
 
+def predict_within(agent: Any, instruction: str, obs: dict, seconds: float | None) -> Any:
+    """agent.predict(), given up on after `seconds` (AgentOverBudget). The call runs in a thread of its own,
+    which is left behind if it overruns (its model calls are told to stop before their next attempt)."""
+    if seconds is None:
+        return agent.predict(instruction, obs)
+    from mm_agents.llm.retry import cancel, in_flight
+
+    from .breaker import llm_fatal
+
+    outcome: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            outcome["value"] = agent.predict(instruction, obs)
+        except BaseException as e:  # handed to the episode's thread, traceback and all
+            outcome["error"] = e
+
+    thread = threading.Thread(target=call, name="agent-predict", daemon=True)
+    thread.start()
+    thread.join(max(seconds, 0.0))
+    if thread.is_alive():
+        waiting = in_flight(thread.ident)
+        cancel(thread.ident)
+        message = "the agent used up its time budget for the task (--agent-time-budget)"
+        if waiting is None:
+            raise AgentOverBudget(f"{message} in its own code, not in a model call")
+        fatal = None
+        if waiting.last_kind in ("unreachable", "timeout"):
+            fatal = llm_fatal(waiting.last_kind, waiting.provider, waiting.model, waiting.url,
+                              f"{message} waiting for {waiting}")
+        raise AgentOverBudget(f"{message} waiting for {waiting}", fatal)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 def jsonable(value: Any) -> Any:
     try:
         json.dumps(value)
@@ -153,8 +200,12 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
         done = False
         while not done and steps < config.max_steps:
             started = time.monotonic()
-            response, actions = check_prediction(agent.predict(instruction, obs))
-            durations["agent"] += time.monotonic() - started
+            left = None if config.agent_time_budget is None else config.agent_time_budget - durations["agent"]
+            try:
+                prediction = predict_within(agent, instruction, obs, left)
+            finally:
+                durations["agent"] += time.monotonic() - started
+            response, actions = check_prediction(prediction)
             step_usage = getattr(agent, "last_usage", None) or None
             steps += 1
             on_step(steps)
@@ -193,6 +244,9 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
         logger.info("score %s", score)
     except Exception as e:
         error = {"type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()}
+        fatal = fatal_cause(e)
+        if fatal:
+            error["fatal"] = fatal
         logger.error("task failed with an error:\n%s", error["traceback"])
     finally:
         if recording:
@@ -205,6 +259,9 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
                              "traceback": traceback.format_exc()}
         close_logger(logger)
     usage = getattr(agent, "usage", None)
+    warnings = getattr(env, "setup_warnings", None)
+    if warnings:
+        status["warnings"] = jsonable(list(warnings))
     status.update({"status": "error" if error else "ok", "steps": steps, "finished": now_iso(),
                    "durations": {k: round(v, 3) for k, v in durations.items()}})
     if error:

@@ -275,11 +275,11 @@ def plan_cells(cells: list[Cell]) -> list[CellPlan]:
     plans = []
     for cell in cells:
         check_settings(cell)
-        to_run, skipped = plan_tasks(cell.config)
+        plan = plan_tasks(cell.config)
         task_set = load_task_set(cell.config.tasks)
-        instructions = [task_set.load(p.domain, p.task_id).instruction for p in to_run]
-        plans.append(CellPlan(cell, to_run=len(to_run), done=sum(p.state is TaskState.DONE for p in skipped),
-                              errored=sum(p.state is TaskState.ERROR for p in skipped),
+        instructions = [task_set.load(p.domain, p.task_id).instruction for p in plan.to_run]
+        plans.append(CellPlan(cell, to_run=len(plan.to_run), done=sum(p.state is TaskState.DONE for p in plan.skipped),
+                              errored=sum(p.state is TaskState.ERROR for p in plan.skipped) + len(plan.invalid),
                               estimate=estimate_cost(cell.config, instructions)))
     return plans
 

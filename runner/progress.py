@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.console import Console, Group
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -68,9 +69,12 @@ class RunProgress:
     def __call__(self, event: tuple) -> None:
         kind = event[0]
         if kind == "plan":
-            to_run, skipped = event[1], event[2]
+            to_run, skipped, invalid = event[1], event[2], event[3] if len(event) > 3 else []
             self.total, self.skipped = len(to_run), len(skipped)
-            self._print(f"{len(to_run)} task(s) to run, {len(skipped)} already done or errored (skipped)")
+            self._print(f"{len(to_run)} task(s) to run, {len(skipped)} already done or errored (skipped)"
+                        + (f", {len(invalid)} cannot run (error records)" if invalid else ""))
+            for planned in invalid:
+                self._print(f"[red]cannot run[/] {planned.domain}/{planned.task_id}: {escape(planned.error)}")
         elif kind == "started":
             self.running[(event[2], event[3])] = 0
             if not self.live_mode:
@@ -95,6 +99,8 @@ class RunProgress:
             self._print(f"[yellow]retrying[/] {domain}/{task_id}: {reason}")
         elif kind == "note":
             self._print(event[1])
+        elif kind == "stopped":
+            self._print("[red]stopping the run[/] (the reason follows the summary)")
         elif kind == "interrupted":
             self._print("interrupted: stopping the desktops")
         if self._live is not None:

@@ -171,7 +171,7 @@ def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSu
 
         for _ in range(n_actors):
             new_actor()
-        while pending or busy:
+        while (pending or busy) and not summary.stopped:
             while idle and pending:
                 actor_id = idle.pop()
                 domain, task_id = pending.popleft()
@@ -236,7 +236,10 @@ def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSu
                     _write_task_files(task_dir, outcome["files"], outcome["node"])
                     idle.append(actor_id)
                     finish(domain, task_id, actor_id, outcome["result"])
-        _close_actors(actors)
+        if summary.stopped:  # the tasks still running are cut off (killed below), and run again by the next run
+            report(("stopped", summary.stopped))
+        else:
+            _close_actors(actors)
     except KeyboardInterrupt:
         report(("interrupted",))
         raise

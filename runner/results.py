@@ -3,12 +3,13 @@
 `<root>/<action_space>/<obs_type>/<model>/<domain>/<id>/` holds result.txt,
 traj.jsonl, step_<n>_<ts>.png, recording.mp4, runtime.log (OSWorld's files) and
 status.json (ours): {status: running|ok|error, error?, steps, started, finished,
-durations, usage?}. A task whose status.json still says "running" was cut off by a
+durations, usage?, warnings?} (warnings: setup steps that went wrong without failing). A task whose status.json still says "running" was cut off by a
 killed run; one with "error" keeps its record until it is retried.
 """
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import shutil
@@ -19,10 +20,26 @@ from pathlib import Path
 from typing import Any
 
 
+@functools.lru_cache(maxsize=1)
+def file_mode() -> int:
+    """What open() would give a new file here: 0666 less the process's umask (read without changing it)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # not thread-safe, hence the cache and /proc first
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Writes `path` whole or not at all, with the permissions any new file gets (mkstemp's are 0600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, file_mode())
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -121,3 +138,26 @@ def record_worker_died(task_dir: Path, task_id: str, reason: str, **extra: Any) 
     write_json_atomic(task_dir / "status.json", {
         **status, **extra, "status": "error", "task_id": task_id, "finished": now_iso(),
         "error": {"type": "WorkerDied", "message": reason, "traceback": ""}})
+
+
+INVALID_TASK = "InvalidTask"  # the error type of a task the plan refused: no desktop was started for it
+
+
+def refused_by_plan(task_dir: Path) -> bool:
+    status = read_status(task_dir) or {}
+    return status.get("status") == "error" and (status.get("error") or {}).get("type") == INVALID_TASK
+
+
+def record_invalid_task(task_dir: Path, task_id: str, problems: list[dict], message: str) -> None:
+    """The error record of a task that cannot run: each problem with its file, field and value.
+    Refused again, the record is replaced, not stacked onto its history."""
+    again = refused_by_plan(task_dir)
+    history = list((read_status(task_dir) or {}).get("previous_errors", [])) if again else clear_task_dir(task_dir)
+    if again:
+        clear_task_dir(task_dir, keep_error_history=False)
+    record = {"status": "error", "task_id": task_id, "steps": 0, "finished": now_iso(), "durations": {},
+              "error": {"type": INVALID_TASK, "message": f"the task cannot run: {message}", "traceback": "",
+                        "problems": problems}}
+    if history:
+        record["previous_errors"] = history
+    write_json_atomic(task_dir / "status.json", record)

@@ -16,17 +16,35 @@ import queue
 import signal
 import subprocess
 import sys
+import tempfile
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .breaker import FatalErrorBreaker
 from .episode import EpisodeConfig
-from .results import RunLayout, TaskState, clear_task_dir, now_iso, record_worker_died, task_state, write_json_atomic
+from .results import (RunLayout, TaskState, clear_task_dir, now_iso, record_invalid_task, record_worker_died,
+                      refused_by_plan, task_state, write_json_atomic)
 
 OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
 ACTION_SPACES = ("pyautogui", "computer_13")
 PERTURBATIONS = ("layout", "clutter")
 BACKENDS = ("local", "ray")
+WORKER_CLOSE_TIMEOUT_S = 60  # for workers to stop their desktops at the end of a run
+
+
+class RunOptionError(ValueError):
+    """An option of the run that cannot work. `option` is how the command line spells it (`--max-steps`);
+    the message says what was given and what would be right."""
+
+    def __init__(self, option: str, message: str):
+        super().__init__(f"{option}: {message}")
+        self.option = option
+        self.detail = message
+
+    def __reduce__(self):
+        return type(self), (self.option, self.detail)
 
 
 @dataclass
@@ -70,24 +88,48 @@ class RunConfig:
     ray_cpus_per_env: float = 1.0            # Ray resources one desktop (and its agent) declares
     ray_memory_per_env: float = 1.5          # GiB
     ray_task_retries: int = 1                # re-runs of a task whose Ray worker or node died under it
+    plugins: list[str] = field(default_factory=list)  # modules registering getters/metrics, loaded by every worker
+    agent_time_budget: float = 300.0         # seconds of the agent's predict() per task; 0: no limit
+    stop_after_fatal: int = 2                # stop when this many tasks in a row fail with one fatal error; 0: never
 
     def __post_init__(self) -> None:
+        def refuse(option: str, message: str) -> None:
+            raise RunOptionError(option, message)
+
         if self.observation_type not in OBSERVATION_TYPES:
-            raise ValueError(f"observation type must be one of {', '.join(OBSERVATION_TYPES)}, got {self.observation_type!r}")
+            refuse("--obs", f"must be one of {', '.join(OBSERVATION_TYPES)}, got {self.observation_type!r}")
         if self.action_space not in ACTION_SPACES:
-            raise ValueError(f"action space must be one of {', '.join(ACTION_SPACES)}, got {self.action_space!r}")
-        if self.num_envs < 1:
-            raise ValueError(f"num_envs must be at least 1, got {self.num_envs}")
+            refuse("--action-space", f"must be one of {', '.join(ACTION_SPACES)}, got {self.action_space!r}")
+        for option, value, least in (("--num-envs", self.num_envs, 1), ("--max-steps", self.max_steps, 1),
+                                     ("--max-trajectory-length", self.max_trajectory_length, 0),
+                                     ("--max-tokens", self.max_tokens, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                refuse(option, f"must be a whole number >= {least}, got {value!r}")
+        for option, value in (("--temperature", self.temperature), ("--sleep-after-execution", self.sleep_after_execution),
+                              ("--wait-after-reset", self.wait_after_reset)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                refuse(option, f"must be a number >= 0, got {value!r}")
+        if isinstance(self.agent_time_budget, bool) or not isinstance(self.agent_time_budget, (int, float)) \
+                or self.agent_time_budget < 0:
+            refuse("--agent-time-budget", f"must be a number of seconds >= 0 (0: no limit), "
+                                          f"got {self.agent_time_budget!r}")
+        if isinstance(self.stop_after_fatal, bool) or not isinstance(self.stop_after_fatal, int) \
+                or self.stop_after_fatal < 0:
+            refuse("--stop-after-fatal", f"must be a whole number >= 0 (0: never stop), got {self.stop_after_fatal!r}")
+        if isinstance(self.top_p, bool) or not isinstance(self.top_p, (int, float)) or not 0 < self.top_p <= 1:
+            refuse("--top-p", f"must be a number in (0, 1], got {self.top_p!r}")
         if isinstance(self.screenshot_scale, bool) or not isinstance(self.screenshot_scale, (int, float)) \
                 or not 0 < self.screenshot_scale <= 1:
-            raise ValueError(f"screenshot_scale must be a number in (0, 1], got {self.screenshot_scale!r}")
+            refuse("--screenshot-scale", f"must be a number in (0, 1], got {self.screenshot_scale!r}")
         if self.perturb is not None and self.perturb not in PERTURBATIONS:
-            raise ValueError(f"perturb must be one of {', '.join(PERTURBATIONS)}, got {self.perturb!r}")
+            refuse("--perturb", f"must be one of {', '.join(PERTURBATIONS)}, got {self.perturb!r}")
         if self.backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
-        if self.ray_cpus_per_env < 0 or self.ray_memory_per_env < 0 or self.ray_task_retries < 0:
-            raise ValueError("ray_cpus_per_env, ray_memory_per_env and ray_task_retries cannot be negative, got "
-                             f"{self.ray_cpus_per_env}, {self.ray_memory_per_env}, {self.ray_task_retries}")
+            refuse("--backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+        for option, value in (("--ray-cpus-per-env", self.ray_cpus_per_env),
+                              ("--ray-memory-per-env", self.ray_memory_per_env),
+                              ("--ray-task-retries", self.ray_task_retries)):
+            if value < 0:
+                refuse(option, f"cannot be negative, got {value!r}")
 
     @property
     def layout(self) -> RunLayout:
@@ -102,7 +144,8 @@ class RunConfig:
     def episode_config(self) -> EpisodeConfig:
         return EpisodeConfig(max_steps=self.max_steps, sleep_after_execution=self.sleep_after_execution,
                              record=self.record, wait_after_reset=self.wait_after_reset,
-                             perturb=self.perturb, perturb_seed=self.perturb_seed)
+                             perturb=self.perturb, perturb_seed=self.perturb_seed,
+                             agent_time_budget=self.agent_time_budget or None)
 
 
 @dataclass
@@ -110,6 +153,12 @@ class PlannedTask:
     domain: str
     task_id: str
     state: TaskState
+    problems: list = field(default_factory=list)   # desktop_env.tasks.Problem: why it cannot run
+
+    @property
+    def error(self) -> str:
+        first = str(self.problems[0]) if self.problems else ""
+        return first + (f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else "")
 
 
 @dataclass
@@ -117,39 +166,55 @@ class RunSummary:
     planned: int
     skipped_done: int
     skipped_errors: int
+    invalid: list[PlannedTask] = field(default_factory=list)  # refused by the plan, each with an error record
     ran: int = 0
     ok: int = 0
     errors: int = 0
     score_sum: float = 0.0
+    stopped: str | None = None       # why the run stopped before its end (the same fatal error, task after task)
+    breaker: FatalErrorBreaker = field(default_factory=lambda: FatalErrorBreaker(0), repr=False)
 
     def count(self, result: dict) -> None:
-        """Books one finished task ({status, score, ...})."""
+        """Books one finished task ({status, score, ...}); sets `stopped` once the breaker trips."""
         self.ran += 1
         if result["status"] == "ok":
             self.ok += 1
             self.score_sum += result["score"] or 0.0
         else:
             self.errors += 1
+        self.stopped = self.stopped or self.breaker.observe(result)
 
 
 # -- planning -------------------------------------------------------------------------------
-def plan_tasks(config: RunConfig) -> tuple[list[PlannedTask], list[PlannedTask]]:
-    """(to run, to skip). Resume skips finished tasks and, unless retry_errors, errored ones."""
-    from desktop_env.tasks import load_task_set
+@dataclass
+class Plan:
+    to_run: list[PlannedTask]
+    skipped: list[PlannedTask]       # finished, or (without retry_errors) errored in an earlier run
+    invalid: list[PlannedTask]       # cannot run (each with its problems): an error record, no desktop
+
+
+def plan_tasks(config: RunConfig) -> Plan:
+    """Checks every selected task before any desktop starts, then sorts them. Resume skips finished
+    tasks and, unless retry_errors, errored ones; a task an earlier plan refused runs once it is valid."""
+    from desktop_env.tasks import load_task_set, selection_problems
 
     task_set = load_task_set(config.tasks)
     pairs = task_set.select(config.domains or None, config.task_ids or None)
-    for domain, task_id in pairs:  # fail early on a broken task file, not halfway through the run
-        task_set.load(domain, task_id)
-    to_run, skipped = [], []
-    for domain, task_id in pairs:
-        state = task_state(config.layout.task_dir(domain, task_id)) if config.resume else TaskState.NEW
-        planned = PlannedTask(domain, task_id, state)
-        if state is TaskState.DONE or (state is TaskState.ERROR and not config.retry_errors):
-            skipped.append(planned)
+    problems = selection_problems(task_set, pairs)
+    plan = Plan([], [], [])
+    for domain, task_id in dict.fromkeys(pairs):  # an id listed twice is one task (and an invalid one)
+        task_dir = config.layout.task_dir(domain, task_id)
+        state = task_state(task_dir) if config.resume else TaskState.NEW
+        planned = PlannedTask(domain, task_id, state, problems.get((domain, task_id), []))
+        if state is TaskState.DONE:
+            plan.skipped.append(planned)  # its score stands: it ran with the file as it was then
+        elif planned.problems:
+            plan.invalid.append(planned)
+        elif state is TaskState.ERROR and not config.retry_errors and not refused_by_plan(task_dir):
+            plan.skipped.append(planned)
         else:
-            to_run.append(planned)
-    return to_run, skipped
+            plan.to_run.append(planned)
+    return plan
 
 
 def environment_versions() -> dict[str, Any]:
@@ -177,6 +242,18 @@ def environment_versions() -> dict[str, Any]:
     except (OSError, subprocess.TimeoutExpired):
         pass
     return versions
+
+
+def check_writable(folder: Path) -> None:
+    """Refuses a result folder that cannot be made or written, before anything runs."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".osworld-write-check-"):
+            pass
+    except OSError as e:
+        blocker = next((p for p in (folder, *folder.parents) if p.exists()), folder)
+        where = "" if blocker == folder else f" ({blocker} is in the way)" if not blocker.is_dir() else ""
+        raise RunOptionError("--result-dir", f"cannot write results to {folder}: {e.strerror or e}{where}") from None
 
 
 def write_args(config: RunConfig) -> None:
@@ -222,19 +299,28 @@ Reporter = Callable[[tuple], None]
 
 
 def run_benchmark(config: RunConfig, report: Reporter = lambda event: None) -> RunSummary:
-    """Runs the selected tasks; `report` receives ("plan", to_run, skipped), ("started", ...),
+    """Runs the selected tasks; `report` receives ("plan", to_run, skipped, invalid), ("started", ...),
     ("step", ...), ("finished", ...) events for a progress display."""
-    from mm_agents.loader import accepts_argument, load_agent_class
+    from mm_agents.loader import AgentLoadError, accepts_argument, load_agent_class
 
-    agent_class = load_agent_class(config.agent)  # a typo in --agent fails now, not once per task
+    try:
+        agent_class = load_agent_class(config.agent)  # a typo in --agent fails now, not once per task
+    except AgentLoadError as e:
+        raise RunOptionError("--agent", str(e)) from e
     if config.screenshot_scale != 1.0 and not accepts_argument(agent_class, "screenshot_scale"):
-        raise ValueError(f"agent {config.agent!r} does not take screenshot_scale, so --screenshot-scale "
-                         f"{config.screenshot_scale:g} would be ignored")
-    to_run, skipped = plan_tasks(config)
+        raise RunOptionError("--screenshot-scale", f"agent {config.agent!r} does not take screenshot_scale, so "
+                             f"{config.screenshot_scale:g} would be ignored")
+    plan = plan_tasks(config)
+    to_run, skipped = plan.to_run, plan.skipped
+    check_writable(config.layout.model_dir)
     summary = RunSummary(planned=len(to_run), skipped_done=sum(p.state is TaskState.DONE for p in skipped),
-                         skipped_errors=sum(p.state is TaskState.ERROR for p in skipped))
-    report(("plan", to_run, skipped))
+                         skipped_errors=sum(p.state is TaskState.ERROR for p in skipped), invalid=plan.invalid,
+                         breaker=FatalErrorBreaker(config.stop_after_fatal))
+    report(("plan", to_run, skipped, plan.invalid))
     write_args(config)
+    for planned in plan.invalid:
+        record_invalid_task(config.layout.task_dir(planned.domain, planned.task_id), planned.task_id,
+                            [problem.to_dict() for problem in planned.problems], planned.error)
     if not to_run:
         return summary
     if config.backend == "ray":
@@ -267,8 +353,9 @@ def _run_local(config: RunConfig, to_run: list[PlannedTask], summary: RunSummary
     for _ in range(n_workers):
         start_worker()
     finished = 0
+    clean_end = False
     try:
-        while finished < len(to_run):
+        while finished < len(to_run) and not summary.stopped:
             try:
                 event = events.get(timeout=0.5)
             except queue.Empty:
@@ -297,10 +384,17 @@ def _run_local(config: RunConfig, to_run: list[PlannedTask], summary: RunSummary
                     report(("finished", worker_id, *lost, result))
                 if finished < len(to_run):
                     start_worker()  # the dead worker's stop marker is still queued for it
+        if summary.stopped:  # the tasks still running are cut off, and run again by the next run
+            report(("stopped", summary.stopped))
+        clean_end = not summary.stopped
     except KeyboardInterrupt:
         report(("interrupted",))
         raise
     finally:
+        if clean_end:  # each worker has its stop marker: let it close its desktop and remove its folders
+            deadline = time.monotonic() + WORKER_CLOSE_TIMEOUT_S
+            for process in workers.values():
+                process.join(timeout=max(0.0, deadline - time.monotonic()))
         for process in workers.values():
             if process.is_alive():
                 process.terminate()

@@ -11,13 +11,17 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
+from .breaker import fatal_cause
 from .results import now_iso, write_json_atomic
 
 
 class DesktopWorker:
     def __init__(self, config: Any) -> None:
+        from desktop_env.evaluators.registry import load_plugin
         from desktop_env.tasks import load_task_set
 
+        for plugin in getattr(config, "plugins", ()):  # a spawned process or a Ray actor has only the built-ins
+            load_plugin(plugin)
         self.config = config
         self.task_set = load_task_set(config.tasks)
         self.env: Any = None
@@ -47,7 +51,7 @@ class DesktopWorker:
         """Runs one task into `task_dir` (an empty folder); returns {status, score, steps, error}."""
         from mm_agents.loader import build_agent
 
-        from .episode import run_episode
+        from .episode import AgentOverBudget, run_episode
 
         try:
             task = self.task_set.load(domain, task_id)
@@ -57,17 +61,23 @@ class DesktopWorker:
             outcome = run_episode(self.agent, env, task.config, task.instruction, task_dir,
                                   self.config.episode_config(), task=task, task_dir_for_files=str(task.task_dir),
                                   previous_errors=previous_errors, on_step=on_step)
+            if outcome.error and outcome.error["type"] == AgentOverBudget.__name__:
+                self.agent = None  # its predict() may still be running in the thread left behind
             return {"status": outcome.status, "score": outcome.score, "steps": outcome.steps,
-                    "error": outcome.error["message"] if outcome.error else None}
+                    "error": outcome.error["message"] if outcome.error else None,
+                    "fatal": (outcome.error or {}).get("fatal")}
         except Exception as e:  # could not even start the episode: still a recorded error
             error = {"type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()}
+            fatal = fatal_cause(e)
+            if fatal:
+                error["fatal"] = fatal
             write_json_atomic(task_dir / "status.json", {"status": "error", "task_id": task_id, "error": error,
                                                          "steps": 0, "finished": now_iso(),
                                                          "previous_errors": previous_errors})
             if self.env is not None and not self._env_alive():
                 self.env.close()
                 self.env = None  # a fresh desktop for the next task
-            return {"status": "error", "score": None, "steps": 0, "error": error["message"]}
+            return {"status": "error", "score": None, "steps": 0, "error": error["message"], "fatal": fatal}
 
     def _env_alive(self) -> bool:
         try:

@@ -98,6 +98,8 @@ def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
             raise SetupUnsupported(f"{phase} step {index} has unknown type {kind!r}; known: {', '.join(step_names())}")
         parameters = step.get("parameters") or {}
         started = time.monotonic()
+        warnings = setup_warnings(env)
+        before = len(warnings)
         try:
             fn(env, **parameters)
         except UnsafeTaskPath as e:  # names the field within the step; the task's field path goes before it
@@ -108,7 +110,36 @@ def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
             raise SetupError(f"{phase} step {index} ({kind}) has bad parameters {sorted(parameters)}: {e}") from e
         except DesktopEnvError as e:
             raise SetupError(f"{phase} step {index} ({kind}) failed: {e}") from e
+        for warning in warnings[before:]:
+            warning.update(field=f"{section}[{index}]", type=kind)
+            log.warning("%s step %d (%s): %s", phase, index, kind, warning["message"])
         log.info("%s step %d (%s) took %.2fs", phase, index, kind, time.monotonic() - started)
+
+
+def setup_warnings(env: Any) -> list[dict]:
+    """What went wrong in this task's steps without failing them (env.setup_warnings, emptied by each reset):
+    OSWorld's tasks rely on tolerating commands that exit non-zero, such as a `pkill` with nothing to kill."""
+    warnings = getattr(env, "setup_warnings", None)
+    if warnings is None:
+        warnings = env.setup_warnings = []
+    return warnings
+
+
+# A shell's (and exec's) way of saying the program is not there, or cannot run: the step did nothing.
+NOT_FOUND, NOT_EXECUTABLE = 127, 126
+
+
+def check_exit(env: Any, command: Any, result: dict) -> None:
+    """A command that could not start fails its step; any other non-zero exit is a warning."""
+    code = result.get("returncode")
+    if code == 0 or code is None:
+        return
+    stderr = (result.get("error") or "").strip()
+    said = f": {stderr[-300:]}" if stderr else ""
+    if code in (NOT_FOUND, NOT_EXECUTABLE):
+        what = "command not found" if code == NOT_FOUND else "command cannot be executed"
+        raise SetupError(f"{what} (exit {code}) running {command!r:.200}{said}")
+    setup_warnings(env).append({"message": f"{command!r:.200} exited with code {code}{said}", "returncode": code})
 
 
 def _poll(condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
@@ -186,7 +217,11 @@ def execute(env: Any, command: list[str] | str, shell: bool = False, stdout: str
     deadline = time.monotonic() + EXECUTE_UNTIL_S
     while True:
         result = env.controller.run_command(command, shell=shell)
+        if result.get("returncode") in (NOT_FOUND, NOT_EXECUTABLE):
+            check_exit(env, command, result)  # waiting longer will not make the program appear
         if not until or _until_met(result, until):
+            if not (until and "returncode" in until):  # an exit code asked for is no warning
+                check_exit(env, command, result)
             break
         if time.monotonic() >= deadline:
             raise SetupError(f"command {command!r:.200} did not meet {until} within {EXECUTE_UNTIL_S:g} s")

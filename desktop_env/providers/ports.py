@@ -200,9 +200,12 @@ class PortAllocator:
                 if entry is not None and entry.get("pid") == me:
                     del ledger[port]
 
-    def reclaim(self) -> list[int]:
-        """Forgets the ports of dead owners on this host; returns them."""
+    def reclaim(self, dry_run: bool = False) -> list[int]:
+        """Forgets the ports of dead owners on this host; returns them (with `dry_run`, forgets nothing)."""
         with self._locked() as ledger:
+            if dry_run:
+                host = socket.gethostname()
+                return sorted(int(port) for port, entry in ledger.items() if self._stale(entry, host))
             return self._reclaim(ledger)
 
     def held(self) -> dict[int, dict]:

@@ -174,15 +174,14 @@ def prune(dry_run: bool = False, docker: str = "docker", include_vms: bool = Tru
             result.removed.append(item)
         else:
             result.failed.append((item, output or f"exit code {proc.returncode}"))
-    if not dry_run:
+    try:  # a dry run lists what a real one would release and remove
+        result.ports_reclaimed = (port_allocator or PortAllocator()).reclaim(dry_run=dry_run)
+    except (OSError, ProviderError) as e:
+        result.notes.append(f"port ledger not checked: {e}")
+    if include_local:
         try:
-            result.ports_reclaimed = (port_allocator or PortAllocator()).reclaim()
-        except (OSError, ProviderError) as e:
-            result.notes.append(f"port ledger not checked: {e}")
-        if include_local:
-            try:
-                from .local.provider import prune_stale_env_dirs
-                result.env_dirs_removed = [str(p) for p in prune_stale_env_dirs()]
-            except Exception as e:  # noqa: BLE001 - the local provider may not be usable here
-                result.notes.append(f"local env folders not checked: {e}")
+            from .local.provider import prune_stale_env_dirs
+            result.env_dirs_removed = [str(p) for p in prune_stale_env_dirs(dry_run=dry_run)]
+        except Exception as e:  # noqa: BLE001 - the local provider may not be usable here
+            result.notes.append(f"local env folders not checked: {e}")
     return result

@@ -33,6 +33,7 @@ VERIFY_TIMEOUT_S = 30
 UPSTREAM_VERIFY_TIMEOUT_S = 5  # what OSWorld gives a `command_success` string
 # Output a background child writes this soon after the command exits is still part of the reply.
 BACKGROUND_GRACE_S = 0.2
+SHELL_LAUNCH_CHECK_S = 0.5  # a shell that cannot find the program exits within this; an app runs on
 MAX_OUTPUT_BYTES = 8 << 20  # per stream; the rest is read and dropped
 
 
@@ -312,10 +313,18 @@ def register(router: Router, state: ServerState) -> None:
         command, shell = parse_command(request)
         argv = prepare_argv(command, shell, state.home)
         try:
-            subprocess.Popen(argv, shell=shell, env=state.env, cwd=state.home, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            process = subprocess.Popen(argv, shell=shell, env=state.env, cwd=state.home, stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         except (FileNotFoundError, PermissionError) as e:
             raise HTTPError(500, str(e)) from None  # OSWorld's status and text
+        if shell:  # the shell starts whatever the line names, and says so only by its exit code
+            try:
+                code = process.wait(timeout=SHELL_LAUNCH_CHECK_S)
+            except subprocess.TimeoutExpired:
+                code = None
+            if code in (126, 127):
+                what = "program not found" if code == 127 else "program cannot be executed"
+                raise HTTPError(500, f"cannot launch, {what} (shell exit {code}): {command!r:.200}")
         return Response.text(f"{command if shell else ' '.join(argv)} launched successfully")
 
     @router.route("/run_python", methods=("POST",))

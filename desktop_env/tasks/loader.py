@@ -7,6 +7,7 @@ resolve against its folder.
 """
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,14 @@ BUILTIN_ROOT = Path(__file__).resolve().parents[2] / "evaluation_examples"
 
 class TaskFileError(DesktopEnvError):
     """A task or meta file that cannot be used; the message names the file, field and value."""
+
+
+class UnknownSelection(TaskFileError):
+    """A domain or task id asked for that the meta file does not list; `field` is "domain" or "task_id"."""
+
+    def __init__(self, message: str, field: str):
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass
@@ -51,6 +60,12 @@ def read_json(path: Path, what: str) -> Any:
             return json.load(f)
     except FileNotFoundError:
         raise TaskFileError(f"{what} not found: {path}") from None
+    except IsADirectoryError:
+        metas = sorted(p.name for p in Path(path).glob("test_*.json"))
+        hint = f"; it holds {', '.join(metas)}" if metas else ""
+        raise TaskFileError(f"{what} {path} is a folder, not a JSON file{hint}") from None
+    except OSError as e:
+        raise TaskFileError(f"{what} {path} cannot be read: {e.strerror or e}") from None
     except json.JSONDecodeError as e:
         raise TaskFileError(f"{what} {path} is not valid JSON: line {e.lineno} column {e.colno}: {e.msg}") from None
     except UnicodeDecodeError as e:
@@ -107,15 +122,18 @@ class TaskSet:
         if domains:
             unknown = sorted(set(domains) - set(self.index))
             if unknown:
-                raise TaskFileError(f"domain(s) {', '.join(unknown)} not in {self.meta_path}; "
-                                    f"known: {', '.join(sorted(self.index))}")
+                raise UnknownSelection(f"domain(s) {', '.join(unknown)} not in {self.meta_path}; "
+                                       f"known: {', '.join(sorted(self.index))}", "domain")
         pairs = [(d, i) for d, ids in self.index.items() if not domains or d in domains for i in ids]
         if task_ids:
             known = {i for _, i in pairs}
             missing = [t for t in task_ids if t not in known]
             if missing:
-                raise TaskFileError(f"task id(s) {', '.join(missing)} not in {self.meta_path}"
-                                    + (f" for domain(s) {', '.join(domains)}" if domains else ""))
+                close = [c for t in missing for c in difflib.get_close_matches(t, sorted(known), n=2, cutoff=0.6)]
+                raise UnknownSelection(f"task id(s) {', '.join(missing)} not in {self.meta_path}"
+                                       + (f" for domain(s) {', '.join(domains)}" if domains else "")
+                                       + (f"; did you mean {', '.join(dict.fromkeys(close))}?" if close else ""),
+                                       "task_id")
             pairs = [(d, i) for d, i in pairs if i in task_ids]
         return pairs
 

@@ -64,13 +64,7 @@ def _getter_checks(spec: dict, field: str, task_dir: Path | None) -> Iterator[tu
         yield check_basename, (spec[key],), f"{field}.{key}"
 
 
-def unsafe_paths(config: dict, task_file: str | Path | None, task_dir: str | Path | None) -> list[UnsafeTaskPath]:
-    """Every host path in a task's JSON that would leave its folder, in file order.
-
-    `task_dir` is the task file's folder (relative resources resolve against it and must
-    stay in the task's tree); None refuses every host resource path.
-    """
-    task_dir = Path(task_dir) if task_dir is not None else None
+def _all_checks(config: dict, task_dir: Path | None) -> list[tuple[Callable[..., Any], tuple, str]]:
     checks: list[tuple[Callable[..., Any], tuple, str]] = []
     evaluator = config.get("evaluator") if isinstance(config.get("evaluator"), dict) else {}
     for section, steps in (("config", config.get("config")), ("evaluator.postconfig", evaluator.get("postconfig"))):
@@ -81,10 +75,39 @@ def unsafe_paths(config: dict, task_file: str | Path | None, task_dir: str | Pat
         for field, spec in _items(evaluator.get(role), f"evaluator.{role}"):
             if isinstance(spec, dict):
                 checks += _getter_checks(spec, field, task_dir)
+    return checks
+
+
+def unsafe_paths(config: dict, task_file: str | Path | None, task_dir: str | Path | None) -> list[UnsafeTaskPath]:
+    """Every host path in a task's JSON that would leave its folder, in file order.
+
+    `task_dir` is the task file's folder (relative resources resolve against it and must
+    stay in the task's tree); None refuses every host resource path.
+    """
+    task_dir = Path(task_dir) if task_dir is not None else None
     found = []
-    for check, args, field in checks:
+    for check, args, field in _all_checks(config, task_dir):
         try:
             check(*args, field=field, task_file=task_file)
         except UnsafeTaskPath as e:
             found.append(e)
     return found
+
+
+def missing_resources(config: dict, task_file: str | Path | None, task_dir: str | Path | None
+                      ) -> list[tuple[str, str, Path]]:
+    """(field, value, where it was looked for) of each local file the task uploads, downloads or compares
+    with (a relative path or `file://` URL inside its tree) that is not there. Escaping paths are
+    unsafe_paths' to report; http(s) URLs are fetched when the task runs."""
+    task_dir = Path(task_dir) if task_dir is not None else None
+    missing = []
+    for check, args, field in _all_checks(config, task_dir):
+        if check is not resource_path:
+            continue
+        try:
+            local = resource_path(*args, field=field, task_file=task_file)
+        except UnsafeTaskPath:
+            continue
+        if local is not None and not local.is_file():
+            missing.append((field, args[0], local))
+    return missing

@@ -15,16 +15,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from .loader import Task
+from .loader import Task, TaskFileError, TaskSet
+
+NAME_KINDS = ("setup step", "getter", "metric")
 
 
 @dataclass(frozen=True)
 class Problem:
     path: Path
     field: str
-    kind: str          # "setup step", "getter", "metric", or "path" (an unsafe host path)
-    name: str          # the name, or for a path the value as the task gives it
-    reason: str        # "unknown", why it is unsupported, or why the path is refused
+    kind: str          # a name (NAME_KINDS), "path" (an unsafe host path), "missing file" (a local resource
+                       # that is not there), "task file" (cannot be read), or of the meta file: "listing"
+    name: str          # the name, or the value as the task or meta file gives it
+    reason: str        # "unknown", why it is unsupported, or what is wrong with the value
     close: tuple[str, ...] = ()
 
     @property
@@ -33,11 +36,24 @@ class Problem:
 
     @property
     def unsupported(self) -> bool:
-        return self.reason != "unknown" and not self.unsafe_path
+        return self.kind in NAME_KINDS and self.reason != "unknown"
+
+    @property
+    def about_names(self) -> bool:
+        return self.kind in NAME_KINDS
+
+    def to_dict(self) -> dict:
+        """What an error record keeps of it: the file, the field, the value and what is wrong."""
+        return {"file": str(self.path), "field": self.field, "value": self.name, "kind": self.kind,
+                "reason": str(self) if self.about_names else self.reason}
 
     def __str__(self) -> str:
         if self.unsafe_path:
             return f"{self.path}: {self.field} = {self.name!r} {self.reason}"
+        if self.kind == "task file":
+            return self.reason  # the loader's message names the file
+        if not self.about_names:
+            return f"{self.path}: {self.field} = {self.name!r}: {self.reason}"
         hint = f"; did you mean {', '.join(self.close)}?" if self.close else ""
         what = "unknown" if not self.unsupported else f"unsupported ({self.reason})"
         return f"{self.path}: {self.field} = {self.name!r}: {what} {self.kind}{hint}"
@@ -64,7 +80,7 @@ def validate_task(task: Task) -> list[Problem]:
     # Imported here: the setup steps and getters import safe_paths, which imports this package.
     from ..controllers.setup import NEEDS_ACCOUNT, step_names
     from ..evaluators import registry
-    from .paths import unsafe_paths
+    from .paths import missing_resources, unsafe_paths
 
     registry.load_builtins()
     steps, getters, metrics = step_names(), registry.getter_names(), registry.metric_names()
@@ -87,4 +103,56 @@ def validate_task(task: Task) -> list[Problem]:
     for unsafe in unsafe_paths(config, task.path, task.task_dir):
         value = unsafe.value if isinstance(unsafe.value, str) else repr(unsafe.value)
         problems.append(Problem(task.path, unsafe.field or "", "path", value, unsafe.reason))
+    for field, value, local in missing_resources(config, task.path, task.task_dir):
+        problems.append(Problem(task.path, field, "missing file", str(value), f"not found at {local}"))
     return [p for p in problems if p is not None]
+
+
+def listing_problems(task_set: TaskSet, pairs: list[tuple[str, str]] | None = None) -> list[Problem]:
+    """What is wrong with the meta file's entries (all of them, or those `pairs` selects): an id listed
+    twice in one domain (both runs would write one folder), an id with no task file."""
+    return [problem for _, problem in _listing(task_set, pairs)]
+
+
+def _listing(task_set: TaskSet, pairs: list[tuple[str, str]] | None) -> list[tuple[tuple[str, str], Problem]]:
+    wanted = set(pairs) if pairs is not None else None
+    problems = []
+    for domain, ids in task_set.index.items():
+        first: dict[str, int] = {}
+        for i, task_id in enumerate(ids):
+            if wanted is not None and (domain, task_id) not in wanted:
+                continue
+            field = f"{domain}[{i}]"
+            if task_id in first:
+                problems.append(((domain, task_id), Problem(
+                    task_set.meta_path, field, "listing", task_id,
+                    f"is listed twice in domain {domain!r} (first as {domain}[{first[task_id]}])")))
+                continue
+            first[task_id] = i
+            if not task_set.task_path(domain, task_id).is_file():
+                problems.append(((domain, task_id), Problem(task_set.meta_path, field, "listing", task_id,
+                                                            f"has no task file {task_set.task_path(domain, task_id)}")))
+    return problems
+
+
+def task_problems(task_set: TaskSet, domain: str, task_id: str) -> list[Problem]:
+    """Why one task of a set cannot run, all at once: its file cannot be read, or a name is unknown or
+    unsupported, or a path escapes, or a local file it needs is missing. Listing problems are apart."""
+    try:
+        task = task_set.load(domain, task_id, check_paths=False)  # unsafe paths come as problems
+    except TaskFileError as e:
+        return [Problem(task_set.task_path(domain, task_id), "", "task file", "", str(e))]
+    return validate_task(task)
+
+
+def selection_problems(task_set: TaskSet, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], list[Problem]]:
+    """For each selected (domain, id) that cannot run, every reason why; a run checks this before any desktop starts."""
+    found: dict[tuple[str, str], list[Problem]] = {}
+    for pair, problem in _listing(task_set, pairs):
+        found.setdefault(pair, []).append(problem)
+    for pair in dict.fromkeys(pairs):
+        if task_set.task_path(*pair).is_file():
+            problems = task_problems(task_set, *pair)
+            if problems:
+                found.setdefault(pair, []).extend(problems)
+    return found

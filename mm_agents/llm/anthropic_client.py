@@ -97,9 +97,11 @@ class AnthropicClient:
         self.base_url = base_url
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not key:
-            raise LLMError(f"anthropic model {model!r}: no API key; set ANTHROPIC_API_KEY")
+            raise LLMError(f"anthropic model {model!r}: no API key; set ANTHROPIC_API_KEY",
+                           provider="anthropic", model=model, kind="auth")
         self.retry_policy = retry_policy or RetryPolicy(max_retries=max_retries)
         self._sdk = anthropic.Anthropic(api_key=key, base_url=base_url, timeout=timeout, max_retries=0)
+        self.url = str(self._sdk.base_url).rstrip("/")
 
     def request_body(self, messages: list[Message], params: GenerationParams,
                      tools: list[ToolSpec] | None = None) -> dict[str, Any]:
@@ -124,9 +126,9 @@ class AnthropicClient:
         under our retry policy; with `betas`, the beta endpoint sending those anthropic-beta headers."""
         if betas:
             return call_with_retries(lambda: self._sdk.beta.messages.create(**body, betas=betas), classify,
-                                     self.retry_policy, self.provider, self.model)
+                                     self.retry_policy, self.provider, self.model, self.url)
         return call_with_retries(lambda: self._sdk.messages.create(**body), classify,
-                                 self.retry_policy, self.provider, self.model)
+                                 self.retry_policy, self.provider, self.model, self.url)
 
     def _completion(self, response: Any) -> Completion:
         texts: list[str] = []

@@ -82,8 +82,34 @@ class GenerationParams:
     top_p: float | None = None
 
 
+# Failures that will fail the same way for every task until someone fixes something: the key, the
+# model name, the URL, the server. The runner stops a run when they repeat (runner.breaker).
+FATAL_KINDS = ("auth", "not_found", "unreachable", "timeout")
+
+
 class LLMError(Exception):
-    """A model call failed for good (after retries); the message names the provider, model and cause."""
+    """A model call failed for good (after retries); the message names the provider, model, URL and cause.
+
+    `kind` says what failed: "auth" (401/403, or no key), "not_found" (404), "unreachable" (no
+    connection), "timeout" (no answer), "invalid_json" (an answer that is not the API's), "http"
+    (another status), or None (not classified)."""
+
+    def __init__(self, message: str, *, provider: str | None = None, model: str | None = None,
+                 url: str | None = None, kind: str | None = None, status: int | None = None):
+        super().__init__(message)
+        self.provider, self.model, self.url, self.kind, self.status = provider, model, url, kind, status
+
+    @property
+    def fatal(self) -> bool:
+        return self.kind in FATAL_KINDS
+
+    def __reduce__(self):
+        return _rebuild_llm_error, (type(self), str(self), self.provider, self.model, self.url, self.kind,
+                                    self.status)
+
+
+def _rebuild_llm_error(cls, message, provider, model, url, kind, status) -> "LLMError":
+    return cls(message, provider=provider, model=model, url=url, kind=kind, status=status)
 
 
 class ContextTooLong(LLMError):

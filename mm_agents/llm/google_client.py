@@ -15,6 +15,7 @@ from mm_agents.llm.base import (Completion, GenerationParams, ImagePart, LLMErro
 from mm_agents.llm.retry import Failure, RetryPolicy, call_with_retries, mentions_context_overflow, parse_retry_after
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+DEFAULT_URL = "https://generativelanguage.googleapis.com"
 
 # Ids we make up for function calls the API sent without one; never sent back to the API.
 SYNTHETIC_ID_PREFIX = "gemini-call-"
@@ -81,9 +82,11 @@ class GoogleClient:
                  max_retries: int = 5, timeout: float = 120, retry_policy: RetryPolicy | None = None):
         self.model = model
         self.base_url = base_url
+        self.url = (base_url or DEFAULT_URL).rstrip("/")
         key = api_key or next((os.environ[v] for v in KEY_VARIABLES if os.environ.get(v)), None)
         if not key:
-            raise LLMError(f"google model {model!r}: no API key; set GEMINI_API_KEY (or GOOGLE_API_KEY)")
+            raise LLMError(f"google model {model!r}: no API key; set GEMINI_API_KEY (or GOOGLE_API_KEY)",
+                           provider="google", model=model, kind="auth")
         self.retry_policy = retry_policy or RetryPolicy(max_retries=max_retries)
         http_options = types.HttpOptions(
             base_url=base_url, timeout=int(timeout * 1000),            # milliseconds
@@ -167,7 +170,7 @@ class GoogleClient:
         """One generateContent call with contents and config built by the caller (e.g. the ComputerUse tool)."""
         return call_with_retries(
             lambda: self._sdk.models.generate_content(model=self.model, contents=contents, config=config),
-            classify, self.retry_policy, self.provider, self.model)
+            classify, self.retry_policy, self.provider, self.model, self.url)
 
     def _completion(self, response: types.GenerateContentResponse) -> Completion:
         if not response.candidates:

@@ -139,10 +139,12 @@ class OpenAIClient:
         if not key:
             if not self.base_url:
                 raise LLMError(f"openai model {model!r}: no API key; set OPENAI_API_KEY "
-                               "(or pass base_url for a local OpenAI-compatible server)")
+                               "(or pass base_url for a local OpenAI-compatible server)",
+                               provider="openai", model=model, kind="auth")
             key = PLACEHOLDER_KEY
         self.retry_policy = retry_policy or RetryPolicy(max_retries=max_retries)
         self._sdk = openai.OpenAI(api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0)
+        self.url = str(self._sdk.base_url).rstrip("/")
 
     def request_body(self, messages: list[Message], params: GenerationParams,
                      tools: list[ToolSpec] | None = None) -> dict[str, Any]:
@@ -170,12 +172,12 @@ class OpenAIClient:
         the SDK does not know (vLLM's top_k, repetition_penalty), sent as they are."""
         kwargs = dict(body, extra_body=extra_body) if extra_body else body
         return call_with_retries(lambda: self._sdk.chat.completions.create(**kwargs), classify,
-                                 self.retry_policy, self.provider, self.model)
+                                 self.retry_policy, self.provider, self.model, self.url)
 
     def create_response(self, body: dict[str, Any]) -> Any:
         """One Responses API call (computer-use tools, previous_response_id, truncation, reasoning)."""
         return call_with_retries(lambda: self._sdk.responses.create(**body), classify,
-                                 self.retry_policy, self.provider, self.model)
+                                 self.retry_policy, self.provider, self.model, self.url)
 
     def _completion(self, response: Any) -> Completion:
         if not response.choices:

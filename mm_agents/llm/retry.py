@@ -6,8 +6,10 @@ Each client turns its SDK's exceptions into a `Failure`; this module decides wha
 """
 from __future__ import annotations
 
+import json
 import random
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -101,26 +103,130 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: datetime | None = 
     return max((when - now).total_seconds(), 0.0)
 
 
+# What each thread's model call is waiting on, so that whoever gave up waiting (the runner's time
+# budget for the agent) can say what the agent was stuck on, and stop it from trying again.
+@dataclass(frozen=True)
+class InFlight:
+    """A model call under way: where it goes, which attempt, and how the last one failed."""
+    provider: str
+    model: str
+    url: str | None
+    attempt: int
+    last_error: str = ""
+    last_kind: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.provider} model {self.model!r}" + (f" at {self.url}" if self.url else "")
+        return f"{where}: attempt {self.attempt}" + (f", last error: {self.last_error}" if self.last_error else "")
+
+
+_IN_FLIGHT: dict[int, InFlight] = {}
+_CANCELLED: set[int] = set()
+_REGISTRY_LOCK = threading.Lock()
+_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}
+
+
+def in_flight(thread_id: int) -> InFlight | None:
+    """The model call running in that thread, if any."""
+    with _REGISTRY_LOCK:
+        return _IN_FLIGHT.get(thread_id)
+
+
+def cancel(thread_id: int) -> None:
+    """Makes the model calls of that thread give up before their next attempt (their caller stopped waiting)."""
+    with _REGISTRY_LOCK:
+        _CANCELLED.add(thread_id)
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    seen = {id(exc)}
+    while (exc.__cause__ or exc.__context__) is not None and id(exc.__cause__ or exc.__context__) not in seen:
+        exc = exc.__cause__ or exc.__context__
+        seen.add(id(exc))
+    return exc
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    current: BaseException | None = exc
+    seen: set[int] = set()
+    while current is not None and id(current) not in seen:
+        if isinstance(current, TimeoutError) or "Timeout" in type(current).__name__:
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def failure_kind(failure: Failure, exc: BaseException) -> str:
+    if failure.status in (401, 403):
+        return "auth"
+    if failure.status == 404:
+        return "not_found"
+    if failure.status is not None:
+        return "http"
+    return "timeout" if _is_timeout(exc) else "unreachable"
+
+
+def describe(kind: str, failure: Failure, exc: BaseException, provider: str) -> str:
+    """What went wrong, in words a user can act on."""
+    status = f"HTTP {failure.status}: " if failure.status is not None else ""
+    if kind == "auth":
+        variable = _KEY_VARIABLES.get(provider, "the provider's API key variable")
+        return f"{status}{failure.message}; check the API key ({variable} or --agent-arg api_key=...)"
+    if kind == "not_found":
+        return (f"{status}{failure.message}; check the model name and the URL (an OpenAI-compatible "
+                "server's base_url ends in /v1)")
+    if kind == "timeout":
+        return f"no answer (timed out: {failure.message})"
+    if kind == "unreachable":
+        return f"cannot connect ({_root_cause(exc)})"
+    return f"{status or 'no HTTP response: '}{failure.message}"
+
+
 def call_with_retries(call: Callable[[], T], classify: Callable[[BaseException], Failure | None],
-                      policy: RetryPolicy, provider: str, model: str) -> T:
+                      policy: RetryPolicy, provider: str, model: str, url: str | None = None) -> T:
     """Runs `call`, retrying what `classify` calls retryable. Exceptions `classify` does not
-    recognise (None) are bugs, not provider failures, and propagate unchanged."""
+    recognise (None) are bugs, not provider failures, and propagate unchanged; an answer that is
+    not JSON is the server's, not ours. Every error names the provider, the model and the URL."""
+    where = f"{provider} model {model!r}" + (f" at {url}" if url else "")
+    me = threading.get_ident()
+
+    def error(cls: type[LLMError], message: str, kind: str | None, status: int | None) -> LLMError:
+        return cls(f"{where}: {message}", provider=provider, model=model, url=url, kind=kind, status=status)
+
     retry_number = 0
-    while True:
-        try:
-            return call()
-        except Exception as exc:  # classify() decides which of these are ours to handle
-            failure = classify(exc)
-            if failure is None:
-                raise
-            where = f"{provider} model {model!r}"
-            status = f"HTTP {failure.status}" if failure.status is not None else "no HTTP response"
-            if failure.context_too_long:
-                raise ContextTooLong(f"{where}: context too long ({status}): {failure.message}") from exc
-            if not failure.retryable:
-                raise LLMError(f"{where}: request failed ({status}): {failure.message}") from exc
-            if retry_number >= policy.max_retries:
-                raise LLMError(f"{where}: gave up after {retry_number + 1} attempts; "
-                               f"last error ({status}): {failure.message}") from exc
-            policy.sleep(policy.delay(failure, retry_number))
-            retry_number += 1
+    last, last_kind = "", None
+    try:
+        while True:
+            with _REGISTRY_LOCK:
+                if me in _CANCELLED:
+                    _CANCELLED.discard(me)
+                    raise error(LLMError, f"stopped waiting after {retry_number} attempt(s)"
+                                + (f"; last error: {last}" if last else ""), "cancelled", None)
+                _IN_FLIGHT[me] = InFlight(provider, model, url, retry_number + 1, last, last_kind)
+            try:
+                return call()
+            except json.JSONDecodeError as exc:  # a 200 whose body is not the API's (a proxy's page, another server)
+                raise error(LLMError, f"the answer is not valid JSON ({exc}); is this URL the API's?",
+                            "invalid_json", None) from exc
+            except Exception as exc:  # classify() decides which of these are ours to handle
+                failure = classify(exc)
+                if failure is None:
+                    raise
+                kind = failure_kind(failure, exc)
+                what = describe(kind, failure, exc, provider)
+                if failure.context_too_long:
+                    status = f"HTTP {failure.status}" if failure.status is not None else "no HTTP response"
+                    raise error(ContextTooLong, f"context too long ({status}): {failure.message}", "context",
+                                failure.status) from exc
+                if not failure.retryable:
+                    raise error(LLMError, f"request failed: {what}", kind, failure.status) from exc
+                if retry_number >= policy.max_retries:
+                    raise error(LLMError, f"gave up after {retry_number + 1} attempts; last error: {what}", kind,
+                                failure.status) from exc
+                last, last_kind = what, kind
+                policy.sleep(policy.delay(failure, retry_number))
+                retry_number += 1
+    finally:
+        with _REGISTRY_LOCK:
+            _IN_FLIGHT.pop(me, None)

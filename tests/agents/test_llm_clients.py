@@ -348,7 +348,8 @@ def test_connection_errors_are_retried(provider, sleeps):
         port = probe.getsockname()[1]
     client = create_client(MODELS[provider], base_url=f"http://127.0.0.1:{port}", api_key="k",
                            retry_policy=policy(sleeps, max_retries=2))
-    with pytest.raises(LLMError, match="no HTTP response"):
+    with pytest.raises(LLMError, match=f"at http://127.0.0.1:{port}.*gave up after 3 attempts; last error: "
+                                       "cannot connect .*Connection refused"):
         client.complete(screenshot_turn(), GenerationParams())
     assert len(sleeps) == 2
 

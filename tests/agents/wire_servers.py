@@ -22,8 +22,9 @@ import base64
 import itertools
 import json
 import threading
+import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -46,6 +47,7 @@ class Reply:
     retry_after: str | None = None
     input_tokens: int = 11
     output_tokens: int = 7
+    delay: float = 0.0                  # seconds the server waits before answering (a stalled server)
 
 
 def reply_text(text: str, input_tokens: int = 11, output_tokens: int = 7) -> Reply:
@@ -67,6 +69,16 @@ def reply_context_too_long() -> Reply:
     return Reply("context_too_long")
 
 
+def reply_raw(body: str, status: int = 200) -> Reply:
+    """`body` sent as it is (labelled JSON), in any provider's place: a proxy's page, another server."""
+    return Reply("raw", text=body, status=status)
+
+
+def reply_after(seconds: float, reply: Reply) -> Reply:
+    """`reply`, once the server has waited `seconds` (longer than the client's timeout: no answer)."""
+    return replace(reply, delay=seconds)
+
+
 @dataclass(frozen=True)
 class RecordedRequest:
     method: str
@@ -78,8 +90,9 @@ class RecordedRequest:
 @dataclass
 class Answer:
     status: int
-    body: dict[str, Any]
+    body: dict[str, Any] | None
     headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None
 
 
 class WireServer:
@@ -154,6 +167,10 @@ class WireServer:
             reply = reply(request)
         if reply is None:
             return self.render(reply_error(418, "wire server script exhausted"), request)
+        if reply.delay:
+            time.sleep(reply.delay)
+        if reply.kind == "raw":
+            return Answer(reply.status, None, raw=reply.text.encode())
         return self.render(reply, request)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -174,14 +191,17 @@ class WireServer:
                 self._send(server._answer(request))
 
             def _send(self, answer: Answer) -> None:
-                payload = json.dumps(answer.body).encode()
-                self.send_response(answer.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for name, value in answer.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(payload)
+                payload = answer.raw if answer.raw is not None else json.dumps(answer.body).encode()
+                try:
+                    self.send_response(answer.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    for name, value in answer.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client stopped waiting (a stalled answer)
 
             def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
                 pass

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,8 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from click.testing import CliRunner
+
 from desktop_env.tasks.loader import BUILTIN_ROOT
+from osworld_cli.errors import RUN_STOPPED
+from osworld_cli.main import cli
 from runner.run import RunConfig, run_benchmark
+from tests.agents.wire_servers import openai_server, reply_after, reply_error, reply_text  # noqa: F401
 
 pytestmark = pytest.mark.desktop
 
@@ -70,6 +76,65 @@ def test_reference_agent_scores_one_on_every_task(reference_run):
 def test_noop_agent_scores_zero(meta, tmp_path):
     run_benchmark(config(meta, tmp_path, agent="noop", model="noop"))
     assert {t: r["score"] for t, r in results_of(tmp_path, "noop").items()} == {t: "0.0" for t in OS_TASKS}
+
+
+def variants_of_a_task(root: Path, ids: list[str], **changes) -> str:
+    """A task set with OS_TASKS[0] as it is and changed copies of it (id -> a function of its JSON),
+    each with the reference solution; returns the meta file listing `ids`."""
+    (root / "examples" / "os").mkdir(parents=True)
+    (root / "solutions" / "os").mkdir(parents=True)
+    shutil.copytree(BUILTIN_ROOT / "files" / "os" / OS_TASKS[0], root / "files" / "os" / OS_TASKS[0])
+    original = json.loads((BUILTIN_ROOT / "examples" / "os" / f"{OS_TASKS[0]}.json").read_text())
+    solution = (BUILTIN_ROOT / "solutions" / "os" / f"{OS_TASKS[0]}.json").read_text()
+    for task_id, change in {OS_TASKS[0]: lambda task: task, **changes}.items():
+        task = change({**json.loads(json.dumps(original)), "id": task_id})
+        (root / "examples" / "os" / f"{task_id}.json").write_text(json.dumps(task))
+        (root / "solutions" / "os" / f"{task_id}.json").write_text(solution)
+    (root / "test_os.json").write_text(json.dumps({"os": ids}))
+    return str(root / "test_os.json")
+
+
+def test_tasks_that_cannot_run_get_error_records_and_the_others_run(tmp_path):
+    meta = variants_of_a_task(tmp_path / "tasks", ["broken-metric", OS_TASKS[0], "no-file"], **{
+        "broken-metric": lambda task: {**task, "evaluator": {**task["evaluator"], "func": "no_such_metric"}}})
+    summary = run_benchmark(config(meta, tmp_path))
+    assert (summary.ran, summary.ok, [p.task_id for p in summary.invalid]) == (1, 1, ["broken-metric", "no-file"])
+    folder = tmp_path / "pyautogui" / "screenshot" / "reference" / "os"
+    assert (folder / OS_TASKS[0] / "result.txt").read_text().strip() == "1.0"
+    record = json.loads((folder / "broken-metric" / "status.json").read_text())
+    assert record["error"]["problems"][0]["field"] == "evaluator.func"
+    assert record["error"]["problems"][0]["value"] == "no_such_metric"
+
+
+def with_setup_step(step: dict):
+    return lambda task: {**task, "config": [step, *task["config"]]}
+
+
+def test_a_setup_step_that_cannot_start_its_program_is_an_error_even_when_the_agent_does_the_work(tmp_path):
+    """The reference agent solves each task; only the one whose non-zero setup exit is tolerated scores."""
+    meta = variants_of_a_task(tmp_path / "tasks", ["missing-program", "missing-launch", "not-executable", "exits-1"], **{
+        "missing-program": with_setup_step({"type": "execute", "parameters": {
+            "command": "no_such_program --prepare", "shell": True}}),
+        "missing-launch": with_setup_step({"type": "launch", "parameters": {
+            "command": "no_such_app --start", "shell": True}}),
+        "not-executable": with_setup_step({"type": "execute", "parameters": {
+            "command": "touch ~/tool && ~/tool", "shell": True}}),
+        "exits-1": with_setup_step({"type": "execute", "parameters": {"command": "grep -q needle /dev/null",
+                                                                      "shell": True}})})
+    summary = run_benchmark(config(meta, tmp_path))
+    results = {}
+    for folder in (tmp_path / "pyautogui" / "screenshot" / "reference" / "os").iterdir():
+        status = json.loads((folder / "status.json").read_text())
+        results[folder.name] = status
+        assert (status["status"] == "ok") == (folder / "result.txt").exists()
+    assert (summary.ran, summary.ok, summary.errors) == (4, 1, 3), results
+    assert "command not found (exit 127)" in results["missing-program"]["error"]["message"]
+    assert "program not found (shell exit 127)" in results["missing-launch"]["error"]["message"]
+    assert "cannot be executed (exit 126)" in results["not-executable"]["error"]["message"]
+    assert results["exits-1"]["status"] == "ok"
+    assert (tmp_path / "pyautogui" / "screenshot" / "reference" / "os" / "exits-1" / "result.txt").read_text() == "1.0\n"
+    assert results["exits-1"]["warnings"] == [{"message": "'grep -q needle /dev/null' exited with code 1",
+                                                "returncode": 1, "field": "config[0]", "type": "execute"}]
 
 
 def test_two_desktops_give_the_same_results_as_one(meta, tmp_path, reference_run):
@@ -173,3 +238,53 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_rerunning_finished_
     assert {t: r["score"] for t, r in results.items()} == {t: "1.0" for t in OS_TASKS}
     assert (first_dir / "status.json").stat().st_mtime == finished_at  # not re-run
     assert results[OS_TASKS[1]]["record"]["previous_errors"][0]["error"]["type"] == "Interrupted"
+
+
+def test_a_model_that_refuses_every_call_stops_the_run_with_one_message(openai_server, tmp_path):
+    openai_server.always(reply_error(401, "Incorrect API key provided"))
+    result = CliRunner().invoke(cli, [
+        "run", "--agent", "prompt", "--model", "gpt-4o", "--obs", "screenshot", "--domain", "os",
+        "--agent-arg", f"base_url={openai_server.base_url}", "--result-dir", str(tmp_path),
+        "--cache-dir", str(tmp_path / "cache"), "--no-record"], terminal_width=300)
+    assert result.exit_code == RUN_STOPPED, result.output
+    assert result.output.count("stopped:") == 1 and result.output.count("error    os/") == 2, result.output
+    assert f"openai model 'gpt-4o' at {openai_server.base_url}" in result.output
+    assert "2 tasks in a row failed the same way" in result.output and "check the API key" in result.output
+    records = [json.loads((folder / "status.json").read_text())
+               for folder in (tmp_path / "pyautogui" / "screenshot" / "gpt-4o" / "os").iterdir()
+               if (folder / "status.json").exists()]
+    errors = [r for r in records if r["status"] == "error"]
+    assert len(errors) == 2 and all(r["error"]["fatal"]["kind"] == "auth" for r in errors)
+    # The rest of the os tasks never ran; one a worker had just started is cut off, to run again next time.
+    assert [r["status"] for r in records if r not in errors] in ([], ["running"])
+
+
+def test_a_model_that_never_answers_costs_the_agent_time_budget_not_more(openai_server, tmp_path):
+    openai_server.always(reply_after(60, reply_text("too late")))
+    summary = run_benchmark(config(str(BUILTIN_ROOT / "test_all.json"), tmp_path, agent="prompt", model="gpt-4o",
+                                   agent_args={"base_url": openai_server.base_url}, task_ids=[OS_TASKS[0]],
+                                   agent_time_budget=3, record=False))
+    assert summary.errors == 1
+    status = json.loads((tmp_path / "pyautogui" / "screenshot" / "gpt-4o" / "os" / OS_TASKS[0] /
+                         "status.json").read_text())
+    assert status["error"]["type"] == "AgentOverBudget"
+    assert f"waiting for openai model 'gpt-4o' at {openai_server.base_url}: attempt 1" in status["error"]["message"]
+    assert 3 <= status["durations"]["agent"] < 6 and status["steps"] == 0
+
+
+def test_a_clean_run_leaves_no_env_folder_behind(meta, tmp_path):
+    import multiprocessing
+
+    from desktop_env.providers.local.paths import runtime_root
+
+    workers: set[int] = set()
+
+    def report(event):
+        if event[0] == "started":
+            workers.update(child.pid for child in multiprocessing.active_children())
+
+    run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]], record=False), report)
+    assert workers
+    left = [d for d in runtime_root().glob("env-*")
+            if (d / "owner.pid").is_file() and int((d / "owner.pid").read_text()) in workers]
+    assert left == []

@@ -189,3 +189,31 @@ def test_the_cli(seeded, tmp_path, monkeypatch):
     failed = runner.invoke(prune_command, ["--no-vms", "--json"])
     assert failed.exit_code == 1
     assert json.loads(failed.output)["failed"][0]["error"] == "boom"
+
+
+def test_a_dry_run_lists_the_env_folders_and_port_reservations_prune_removes(fake_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("OSWORLD_RUNTIME_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setattr(prune_cli, "console", Console(width=250))
+    from desktop_env.providers.local.paths import runtime_root
+
+    root = runtime_root()
+    for name, owner in (("env-dead", dead_pid()), ("env-alive", os.getpid())):
+        (root / name).mkdir()
+        (root / name / "owner.pid").write_text(str(owner))
+    low, high = worker_port_range()
+    allocator = PortAllocator(tmp_path / "ports", port_range=(low, high))
+    ledger = {str(low): {"pid": dead_pid(), "host": HOST}, str(low + 1): {"pid": os.getpid(), "host": HOST}}
+    allocator.ledger_path.write_text(json.dumps(ledger))
+
+    dry = prune(dry_run=True, include_vms=False, port_allocator=allocator)
+    assert dry.env_dirs_removed == [str(root / "env-dead")] and dry.ports_reclaimed == [low]
+    assert (root / "env-dead").is_dir() and len(allocator.held()) == 2
+
+    monkeypatch.setattr("desktop_env.providers.prune.PortAllocator", lambda: allocator)
+    shown = CliRunner().invoke(prune_command, ["--dry-run", "--no-vms"])
+    assert f"would remove stale env folder {root / 'env-dead'}" in shown.output
+    assert "would release 1 port reservation(s)" in shown.output and (root / "env-dead").is_dir()
+
+    real = prune(include_vms=False, port_allocator=allocator)
+    assert (real.env_dirs_removed, real.ports_reclaimed) == (dry.env_dirs_removed, dry.ports_reclaimed)
+    assert not (root / "env-dead").exists() and (root / "env-alive").is_dir() and list(allocator.held()) == [low + 1]

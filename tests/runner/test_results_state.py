@@ -30,3 +30,16 @@ def test_clearing_a_retried_task_keeps_its_error_history(tmp_path):
     history = clear_task_dir(folder)
     assert history[0]["error"]["message"] == "m"
     assert list(folder.iterdir()) == []
+
+
+def test_result_files_get_the_users_umask_not_0600(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import os, sys; os.umask(int(sys.argv[2], 8)); from pathlib import Path; "
+            "from runner.results import write_json_atomic, write_text_atomic; folder = Path(sys.argv[1]); "
+            "write_json_atomic(folder / 'status.json', {}); write_text_atomic(folder / 'result.txt', '1')")
+    for umask, mode in (("002", 0o664), ("022", 0o644), ("077", 0o600)):
+        folder = tmp_path / umask
+        subprocess.run([sys.executable, "-c", code, str(folder), umask], check=True)
+        assert {p.name: p.stat().st_mode & 0o777 for p in folder.iterdir()} == {"status.json": mode, "result.txt": mode}

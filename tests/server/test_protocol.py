@@ -110,6 +110,14 @@ def test_launch_starts_a_program_without_waiting(desktop):
                      timeout=10, what="the launched command's file")
 
 
+def test_launch_of_a_program_that_is_not_there_is_refused(desktop):
+    # OSWorld's status (500); its text for a program started directly, the shell's exit code otherwise
+    for command, shell, text in (("no_such_program --start", True, "program not found (shell exit 127)"),
+                                 (["no_such_program", "--start"], False, "No such file or directory")):
+        response = desktop.post("/setup/launch", json={"command": command, "shell": shell})
+        assert response.status_code == 500 and text in response.json()["message"], response.text
+
+
 def test_change_wallpaper_then_read_it_back(desktop):
     image = io.BytesIO()
     Image.new("RGB", (64, 48), (200, 30, 30)).save(image, "PNG")

@@ -177,15 +177,17 @@ def test_meta_file_domains_and_ids_must_be_plain_names(tmp_path, index, field, v
 
 
 def test_run_planning_refuses_the_task_before_any_desktop(tree, tmp_path):
-    """The runner's plan loads every task first (runner.run.plan_tasks): an escaping path stops it there."""
+    """The runner's plan checks every task first (runner.run.plan_tasks): an escaping path makes the task
+    one that cannot run; the others run."""
     from runner.run import RunConfig, plan_tasks
 
     write_task(tree, "good")
     write_task(tree, "bad", evaluator=vm_file("/etc/cron.d/x"))
     (tree / "test_all.json").write_text(json.dumps({"os": ["good", "bad"]}))
     config = RunConfig(tasks=str(tree / "test_all.json"), result_dir=str(tmp_path / "results"))
-    with pytest.raises(UnsafeTaskPath, match="evaluator.result.dest = '/etc/cron.d/x'"):
-        plan_tasks(config)
+    plan = plan_tasks(config)
+    assert [p.task_id for p in plan.to_run] == ["good"] and [p.task_id for p in plan.invalid] == ["bad"]
+    assert "evaluator.result.dest = '/etc/cron.d/x'" in plan.invalid[0].error
 
 
 def test_cli_validate_reports_escaping_paths_and_fails(tree):

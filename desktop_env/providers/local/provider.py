@@ -61,8 +61,9 @@ def _stop_all() -> None:
         provider.stop_emulator()
 
 
-def prune_stale_env_dirs() -> list[Path]:
-    """Removes env folders whose owning harness process is gone (it was killed with -9).
+def prune_stale_env_dirs(dry_run: bool = False) -> list[Path]:
+    """Removes env folders whose owning harness process is gone (it was killed with -9); returns them
+    (with `dry_run`, removes nothing).
 
     Their sandboxes died with their owner (--die-with-parent); only files remain.
     """
@@ -75,7 +76,8 @@ def prune_stale_env_dirs() -> list[Path]:
         try:
             os.kill(owner, 0)
         except ProcessLookupError:
-            shutil.rmtree(env_dir, ignore_errors=True)
+            if not dry_run:
+                shutil.rmtree(env_dir, ignore_errors=True)
             removed.append(env_dir)
         except PermissionError:
             pass  # alive, owned by someone else
