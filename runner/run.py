@@ -26,6 +26,7 @@ from .breaker import FatalErrorBreaker
 from .episode import EpisodeConfig
 from .results import (RunLayout, TaskState, clear_task_dir, now_iso, record_invalid_task, record_worker_died,
                       refused_by_plan, task_state, write_json_atomic)
+from .settings import SettingsMismatch, flag, recorded_differences, runs_recorded
 
 OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
 ACTION_SPACES = ("pyautogui", "computer_13")
@@ -45,6 +46,20 @@ class RunOptionError(ValueError):
 
     def __reduce__(self):
         return type(self), (self.option, self.detail)
+
+
+class ResumeMismatch(RunOptionError):
+    """The result folder holds results made with other settings; running into it would mix them."""
+
+    def __init__(self, folder: Path, differences: list[tuple[str, Any, Any]]):
+        what = "; ".join(f"{flag(name)} was {old!r}, now {new!r}" for name, old, new in differences)
+        super().__init__(", ".join(flag(name) for name, _, _ in differences),
+                         f"the results in {folder} were made with other options ({what}); resuming would mix "
+                         "them: use the recorded options, another --result-dir, or --force to mix them")
+        self.folder, self.differences = folder, differences
+
+    def __reduce__(self):
+        return type(self), (self.folder, self.differences)
 
 
 @dataclass
@@ -91,6 +106,7 @@ class RunConfig:
     plugins: list[str] = field(default_factory=list)  # modules registering getters/metrics, loaded by every worker
     agent_time_budget: float = 300.0         # seconds of the agent's predict() per task; 0: no limit
     stop_after_fatal: int = 2                # stop when this many tasks in a row fail with one fatal error; 0: never
+    force: bool = False                      # run into a folder whose results were made with other settings
 
     def __post_init__(self) -> None:
         def refuse(option: str, message: str) -> None:
@@ -256,10 +272,25 @@ def check_writable(folder: Path) -> None:
         raise RunOptionError("--result-dir", f"cannot write results to {folder}: {e.strerror or e}{where}") from None
 
 
-def write_args(config: RunConfig) -> None:
-    path = config.layout.model_dir / "args.json"
-    record = {"config": asdict(config), "versions": environment_versions(), "written": now_iso()}
-    write_json_atomic(path, record)
+def check_resume(config: RunConfig) -> list[tuple[str, Any, Any]]:
+    """Refuses (ResumeMismatch) to run into a folder whose results were made with other settings, unless
+    `force`; returns the differences it was forced past."""
+    try:
+        differences = recorded_differences(config)
+    except SettingsMismatch as e:
+        raise RunOptionError("--result-dir", str(e)) from None
+    if differences and not config.force:
+        raise ResumeMismatch(config.layout.model_dir, differences)
+    return differences
+
+
+def write_args(config: RunConfig, forced: list[tuple[str, Any, Any]] = ()) -> None:
+    """args.json: this run's options on top (as readers expect), and every run's in `runs`."""
+    run = {"config": asdict(config), "versions": environment_versions(), "written": now_iso()}
+    if forced:
+        run["forced"] = [{"setting": name, "recorded": old, "requested": new} for name, old, new in forced]
+    runs = runs_recorded(config.layout.model_dir) + [run]
+    write_json_atomic(config.layout.model_dir / "args.json", {**run, "runs": runs})
 
 
 # -- workers --------------------------------------------------------------------------------
@@ -310,6 +341,7 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None) -> R
     if config.screenshot_scale != 1.0 and not accepts_argument(agent_class, "screenshot_scale"):
         raise RunOptionError("--screenshot-scale", f"agent {config.agent!r} does not take screenshot_scale, so "
                              f"{config.screenshot_scale:g} would be ignored")
+    forced = check_resume(config)
     plan = plan_tasks(config)
     to_run, skipped = plan.to_run, plan.skipped
     check_writable(config.layout.model_dir)
@@ -317,7 +349,7 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None) -> R
                          skipped_errors=sum(p.state is TaskState.ERROR for p in skipped), invalid=plan.invalid,
                          breaker=FatalErrorBreaker(config.stop_after_fatal))
     report(("plan", to_run, skipped, plan.invalid))
-    write_args(config)
+    write_args(config, forced)
     for planned in plan.invalid:
         record_invalid_task(config.layout.task_dir(planned.domain, planned.task_id), planned.task_id,
                             [problem.to_dict() for problem in planned.problems], planned.error)
