@@ -138,7 +138,7 @@ def predict_within(agent: Any, instruction: str, obs: dict, seconds: float | Non
     thread.join(max(seconds, 0.0))
     if thread.is_alive():
         waiting = in_flight(thread.ident)
-        cancel(thread.ident)
+        cancel(thread)
         message = "the agent used up its time budget for the task (--agent-time-budget)"
         if waiting is None:
             raise AgentOverBudget(f"{message} in its own code, not in a model call")
@@ -176,14 +176,16 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
     error: dict | None = None
     try:
         started = time.monotonic()
-        agent.reset(logger)
-        if task is not None and callable(getattr(agent, "start_task", None)):
-            agent.start_task(task)
-        obs = env.reset(task_config, options={"task_dir": task_dir_for_files} if task_dir_for_files else None)
-        if config.wait_after_reset:
-            time.sleep(config.wait_after_reset)
-            obs = env._get_obs()
-        durations["reset"] = time.monotonic() - started
+        try:
+            agent.reset(logger)
+            if task is not None and callable(getattr(agent, "start_task", None)):
+                agent.start_task(task)
+            obs = env.reset(task_config, options={"task_dir": task_dir_for_files} if task_dir_for_files else None)
+            if config.wait_after_reset:
+                time.sleep(config.wait_after_reset)
+                obs = env._get_obs()
+        finally:  # a reset that failed took its time too
+            durations["reset"] = time.monotonic() - started
         logger.info("reset done in %.2fs; instruction: %s", durations["reset"], instruction)
         if config.perturb:
             record = apply_perturbation(env, config.perturb, config.perturb_seed, str(task_config.get("id")))
@@ -198,6 +200,14 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
             env.controller.start_recording()
             recording = True
         done = False
+
+        def record_step(stamp: str, action: Any, info: dict, reward: float = 0, shot: str | None = None) -> None:
+            trajectory.append(json.dumps({"step_num": steps, "action_timestamp": stamp, "action": jsonable(action),
+                                          "response": jsonable(response), "reward": reward, "done": done,
+                                          "info": jsonable(info), "screenshot_file": shot, "usage": step_usage},
+                                         ensure_ascii=False))
+            write_text_atomic(task_dir / "traj.jsonl", "\n".join(trajectory) + "\n")
+
         while not done and steps < config.max_steps:
             started = time.monotonic()
             left = None if config.agent_time_budget is None else config.agent_time_budget - durations["agent"]
@@ -212,30 +222,29 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
             logger.info("step %d response: %s", steps, response)
             if not actions:
                 logger.info("step %d: the agent gave no valid action", steps)
-                trajectory.append(json.dumps({"step_num": steps, "action_timestamp": timestamp(), "action": None,
-                                              "response": jsonable(response), "reward": 0, "done": False,
-                                              "info": {"no_action": True}, "screenshot_file": None,
-                                              "usage": step_usage}))
-                write_text_atomic(task_dir / "traj.jsonl", "\n".join(trajectory) + "\n")
+                record_step(timestamp(), None, {"no_action": True})
             for action in actions:
                 stamp = timestamp()
                 started = time.monotonic()
-                obs, reward, done, info = env.step(action, config.sleep_after_execution)
-                durations["env"] += time.monotonic() - started
+                try:
+                    obs, reward, done, info = env.step(action, config.sleep_after_execution)
+                except Exception as e:  # the step counted has its line, saying how it ended
+                    record_step(stamp, action, {"error": f"{type(e).__name__}: {e}"})
+                    raise
+                finally:
+                    durations["env"] += time.monotonic() - started
                 shot = f"step_{steps}_{stamp}.png"
                 write_bytes_atomic(task_dir / shot, obs["screenshot"])
-                trajectory.append(json.dumps({"step_num": steps, "action_timestamp": stamp, "action": jsonable(action),
-                                              "response": jsonable(response), "reward": reward, "done": done,
-                                              "info": jsonable(info), "screenshot_file": shot,
-                                              "usage": step_usage}, ensure_ascii=False))
-                write_text_atomic(task_dir / "traj.jsonl", "\n".join(trajectory) + "\n")
+                record_step(stamp, action, info, reward, shot)
                 logger.info("step %d action %r -> done=%s info=%s", steps, action, done, info)
                 if done:
                     break
         started = time.monotonic()
-        settle(env, config)
-        score = float(env.evaluate())
-        durations["evaluate"] = time.monotonic() - started
+        try:
+            settle(env, config)
+            score = float(env.evaluate())
+        finally:
+            durations["evaluate"] = time.monotonic() - started
         try:  # what `osworld rescore` needs; a failure here must not cost the score
             save_rescore_inputs(env, task_config, task_dir)
         except Exception as e:

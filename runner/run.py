@@ -33,6 +33,7 @@ ACTION_SPACES = ("pyautogui", "computer_13")
 PERTURBATIONS = ("layout", "clutter")
 BACKENDS = ("local", "ray")
 WORKER_CLOSE_TIMEOUT_S = 60  # for workers to stop their desktops at the end of a run
+WORKER_START_ATTEMPTS = 3    # workers that die before their first task, in a row, before the run gives up
 
 
 class RunOptionError(ValueError):
@@ -332,8 +333,14 @@ Reporter = Callable[[tuple], None]
 def run_benchmark(config: RunConfig, report: Reporter = lambda event: None) -> RunSummary:
     """Runs the selected tasks; `report` receives ("plan", to_run, skipped, invalid), ("started", ...),
     ("step", ...), ("finished", ...) events for a progress display."""
+    from desktop_env.evaluators.registry import PluginError, load_plugin
     from mm_agents.loader import AgentLoadError, accepts_argument, load_agent_class
 
+    for plugin in config.plugins:  # here too: the plan checks the names they register
+        try:
+            load_plugin(plugin)
+        except PluginError as e:
+            raise RunOptionError("--plugin", str(e)) from e
     try:
         agent_class = load_agent_class(config.agent)  # a typo in --agent fails now, not once per task
     except AgentLoadError as e:
@@ -385,6 +392,7 @@ def _run_local(config: RunConfig, to_run: list[PlannedTask], summary: RunSummary
     for _ in range(n_workers):
         start_worker()
     finished = 0
+    died_idle = 0  # workers that died in a row without a task
     clean_end = False
     try:
         while finished < len(to_run) and not summary.stopped:
@@ -407,6 +415,11 @@ def _run_local(config: RunConfig, to_run: list[PlannedTask], summary: RunSummary
                     continue  # running, or done with the queue
                 del workers[worker_id]
                 lost = current.pop(worker_id, None)
+                died_idle = died_idle + 1 if lost is None else 0
+                if died_idle >= WORKER_START_ATTEMPTS:  # a new one would die the same way
+                    summary.stopped = (f"{died_idle} worker processes in a row died before running a task (last "
+                                       f"exit code {process.exitcode}); run one task with -v to see why")
+                    break
                 if lost is not None:
                     reason = f"the worker running this task died (exit code {process.exitcode})"
                     record_worker_died(config.layout.task_dir(*lost), lost[1], reason)

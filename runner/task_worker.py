@@ -7,6 +7,7 @@ folder, never as an exception out of `run_task`.
 """
 from __future__ import annotations
 
+import time
 import traceback
 from pathlib import Path
 from typing import Any, Callable
@@ -53,11 +54,19 @@ class DesktopWorker:
 
         from .episode import AgentOverBudget, run_episode
 
+        started = now_iso()
+        durations: dict[str, float] = {}
         try:
             task = self.task_set.load(domain, task_id)
             if self.agent is None:
                 self.agent = build_agent(self.config.agent, **self.config.agent_kwargs())
-            env = self._ensure_env()
+            if self.env is None:
+                booting = time.monotonic()
+                try:
+                    self._ensure_env()
+                finally:  # a desktop that did not come up took its time too
+                    durations["reset"] = round(time.monotonic() - booting, 3)
+            env = self.env
             outcome = run_episode(self.agent, env, task.config, task.instruction, task_dir,
                                   self.config.episode_config(), task=task, task_dir_for_files=str(task.task_dir),
                                   previous_errors=previous_errors, on_step=on_step)
@@ -72,8 +81,8 @@ class DesktopWorker:
             if fatal:
                 error["fatal"] = fatal
             write_json_atomic(task_dir / "status.json", {"status": "error", "task_id": task_id, "error": error,
-                                                         "steps": 0, "finished": now_iso(),
-                                                         "previous_errors": previous_errors})
+                                                         "steps": 0, "started": started, "finished": now_iso(),
+                                                         "durations": durations, "previous_errors": previous_errors})
             if self.env is not None and not self._env_alive():
                 self.env.close()
                 self.env = None  # a fresh desktop for the next task

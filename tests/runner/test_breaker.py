@@ -130,3 +130,16 @@ def test_an_agent_over_its_budget_in_its_own_code_and_one_within_it():
 
     with pytest.raises(ValueError, match="the agent's bug"):
         predict_within(Raising(), "do it", {}, 5)
+
+
+def test_workers_that_die_before_their_first_task_stop_the_run_instead_of_being_replaced_forever(tmp_path):
+    from runner.run import run_benchmark
+
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text("import multiprocessing, os\n"
+                      "if multiprocessing.current_process().name.startswith('osworld-worker'):\n"
+                      "    os._exit(5)\n")
+    summary = run_benchmark(RunConfig(agent="noop", model="m", observation_type="screenshot", plugins=[str(plugin)],
+                                      task_ids=["os-organize-invoices"], result_dir=str(tmp_path / "results")))
+    assert summary.ran == 0
+    assert summary.stopped.startswith("3 worker processes in a row died before running a task (last exit code 5)")
