@@ -73,6 +73,7 @@ def print_summary(paths: tuple[str, ...], fmt: str) -> None:
 @click.option("--action-space", default="pyautogui", show_default=True, type=click.Choice(["pyautogui", "computer_13"]),
               help="How the agent acts.")
 @click.option("--provider", default="local", show_default=True,
+              type=click.Choice(["local", "remote", "docker", "vmware", "virtualbox"]),
               help="Where desktops come from: local (sandbox on this machine), remote, docker, vmware, virtualbox.")
 @click.option("--path-to-vm", default=None,
               help="Provider-specific: remote: the env server URL; docker: the .qcow2 image; vmware: the .vmx file; "

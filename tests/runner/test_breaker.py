@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from desktop_env.errors import MissingDependency
 from mm_agents.llm import LLMError, RetryPolicy
 from mm_agents.llm.retry import Failure, call_with_retries
 from mm_agents.loader import AgentLoadError
@@ -35,6 +36,7 @@ def test_fatal_causes_are_found_behind_the_agents_own_exceptions():
     assert fatal_cause(wrapped(UNAUTHORIZED))["signature"] == "auth openai m http://x/v1"
     assert fatal_cause(AgentLoadError("constructing prompt failed: no API key"))["kind"] == "agent"
     assert fatal_cause(LLMError("400 bad request", kind="http", status=400)) is None
+    assert fatal_cause(MissingDependency("Xvfb is not installed: apt-get install xvfb"))["kind"] == "desktop"
     assert fatal_cause(RuntimeError("the agent's bug")) is None
 
 
