@@ -21,7 +21,7 @@ from desktop_env.perturb import apply_perturbation
 
 from .breaker import fatal_cause
 from .rescore import save_rescore_inputs
-from .results import now_iso, write_bytes_atomic, write_json_atomic, write_text_atomic
+from .results import now_iso, write_bytes_atomic, write_json_atomic, write_status, write_text_atomic
 
 
 class AgentProtocolError(Exception):
@@ -166,7 +166,7 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
     task_dir.mkdir(parents=True, exist_ok=True)
     status: dict[str, Any] = {"status": "running", "task_id": task_config.get("id"), "started": now_iso(),
                               "steps": 0, "durations": {}}
-    write_json_atomic(task_dir / "status.json", status)
+    write_status(task_dir, status)
     logger = task_logger(task_dir, str(task_config.get("id")))
     durations = {"reset": 0.0, "agent": 0.0, "env": 0.0, "evaluate": 0.0}
     trajectory: list[str] = []
@@ -191,7 +191,7 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
             record = apply_perturbation(env, config.perturb, config.perturb_seed, str(task_config.get("id")))
             logger.info("perturbation: %s", json.dumps(record))
             status["perturbation"] = record
-            write_json_atomic(task_dir / "status.json", status)  # kept even if the episode fails later
+            write_status(task_dir, status)  # kept even if the episode fails later
             write_json_atomic(task_dir / "perturbation.json", record)
             settle(env, config)  # moved windows repaint after the window manager has placed them
             obs = env._get_obs()  # the agent starts from the perturbed screen
@@ -281,5 +281,5 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
         status["usage"] = usage
     if previous_errors:
         status["previous_errors"] = previous_errors
-    write_json_atomic(task_dir / "status.json", status)
+    write_status(task_dir, status)
     return EpisodeOutcome(status["status"], score, steps, error, status["durations"])

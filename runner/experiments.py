@@ -27,9 +27,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from .results import TaskRecord, read_task
 from .run import OBSERVATION_TYPES, RunConfig, plan_tasks, run_benchmark
 from .settings import SettingsMismatch, recorded_differences, setting_differences
-from .summary import CATEGORIES, TaskRecord, group_stats, read_task
+from .summary import CATEGORIES, group_stats
 
 # The paper's row order and names.
 OBSERVATION_ORDER = ("a11y_tree", "screenshot", "screenshot_a11y_tree", "som")

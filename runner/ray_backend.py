@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .results import clear_task_dir, now_iso, record_worker_died, write_bytes_atomic, write_json_atomic
+from .results import clear_task_dir, now_iso, record_worker_died, write_bytes_atomic, write_status
 
 if TYPE_CHECKING:
     from .run import PlannedTask, Reporter, RunConfig, RunSummary
@@ -130,7 +130,7 @@ def _write_task_files(task_dir: Path, files: dict[str, bytes], node: dict) -> No
 
         record = json.loads(status)
         record["ray_worker"] = node
-        write_json_atomic(task_dir / "status.json", record)
+        write_status(task_dir, record)
 
 
 def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSummary",
@@ -179,9 +179,8 @@ def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSu
                 task_dir = config.layout.task_dir(domain, task_id)
                 previous = clear_task_dir(task_dir)
                 # Marks the task as started, so a driver killed from now on leaves it to be re-run.
-                write_json_atomic(task_dir / "status.json", {"status": "running", "task_id": task_id,
-                                                             "started": now_iso(), "previous_errors": previous,
-                                                             "attempt": attempts[(domain, task_id)]})
+                write_status(task_dir, {"status": "running", "task_id": task_id, "started": now_iso(),
+                                        "previous_errors": previous, "attempt": attempts[(domain, task_id)]})
                 busy[actors[actor_id].run_task.remote(domain, task_id, previous)] = (actor_id, domain, task_id)
                 report(("started", actor_id, domain, task_id))
             if pending and not busy and not idle:  # nothing runs: waiting for Ray to place an actor somewhere

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .breaker import fatal_cause
-from .results import now_iso, write_json_atomic
+from .results import now_iso, write_status
 
 
 class DesktopWorker:
@@ -80,9 +80,9 @@ class DesktopWorker:
             fatal = fatal_cause(e)
             if fatal:
                 error["fatal"] = fatal
-            write_json_atomic(task_dir / "status.json", {"status": "error", "task_id": task_id, "error": error,
-                                                         "steps": 0, "started": started, "finished": now_iso(),
-                                                         "durations": durations, "previous_errors": previous_errors})
+            write_status(task_dir, {"status": "error", "task_id": task_id, "error": error, "steps": 0,
+                                    "started": started, "finished": now_iso(), "durations": durations,
+                                    "previous_errors": previous_errors})
             if self.env is not None and not self._env_alive():
                 self.env.close()
                 self.env = None  # a fresh desktop for the next task
