@@ -27,10 +27,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .events import Finished, Interrupted, Note, Reporter, Retrying, Started, Stopped
 from .results import clear_task_dir, now_iso, record_worker_died, write_bytes_atomic, write_status
 
 if TYPE_CHECKING:
-    from .run import PlannedTask, Reporter, RunConfig, RunSummary
+    from .run import PlannedTask, RunConfig, RunSummary
 
 GIB = 1024 ** 3
 CLOSE_TIMEOUT_S = 60
@@ -134,7 +135,7 @@ def _write_task_files(task_dir: Path, files: dict[str, bytes], node: dict) -> No
 
 
 def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSummary",
-               report: "Reporter") -> "RunSummary":
+               report: Reporter) -> "RunSummary":
     config = _absolute(config)
     started_here = _connect(config)
     import ray
@@ -148,7 +149,7 @@ def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSu
         fits = _check_capacity(config)
         n_actors = min(config.num_envs, len(to_run))
         if n_actors > fits:
-            report(("note", f"the cluster holds {fits} desktop(s) at once; the other actors wait for room"))
+            report(Note(f"the cluster holds {fits} desktop(s) at once; the other actors wait for room"))
         pending = deque((p.domain, p.task_id) for p in to_run)
         attempts: dict[tuple[str, str], int] = {}
         starting: dict[Any, int] = {}                # ready() ref -> actor id, until Ray has placed the actor
@@ -167,7 +168,7 @@ def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSu
 
         def finish(domain: str, task_id: str, actor_id: int, result: dict) -> None:
             summary.count(result)
-            report(("finished", actor_id, domain, task_id, result))
+            report(Finished(actor_id, domain, task_id, result))
 
         for _ in range(n_actors):
             new_actor()
@@ -182,7 +183,7 @@ def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSu
                 write_status(task_dir, {"status": "running", "task_id": task_id, "started": now_iso(),
                                         "previous_errors": previous, "attempt": attempts[(domain, task_id)]})
                 busy[actors[actor_id].run_task.remote(domain, task_id, previous)] = (actor_id, domain, task_id)
-                report(("started", actor_id, domain, task_id))
+                report(Started(actor_id, domain, task_id))
             if pending and not busy and not idle:  # nothing runs: waiting for Ray to place an actor somewhere
                 stalled_since = stalled_since or time.monotonic()
                 if time.monotonic() - stalled_since > PLACEMENT_TIMEOUT_S:
@@ -227,7 +228,7 @@ def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSu
                         new_actor()  # Ray places it wherever there is room, on another node if this one is gone
                     if retry:
                         pending.appendleft((domain, task_id))
-                        report(("retrying", actor_id, domain, task_id, reason))
+                        report(Retrying(actor_id, domain, task_id, reason))
                     else:
                         finish(domain, task_id, actor_id, {"status": "error", "score": None, "steps": 0,
                                                            "error": reason})
@@ -236,11 +237,11 @@ def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSu
                     idle.append(actor_id)
                     finish(domain, task_id, actor_id, outcome["result"])
         if summary.stopped:  # the tasks still running are cut off (killed below), and run again by the next run
-            report(("stopped", summary.stopped))
+            report(Stopped(summary.stopped))
         else:
             _close_actors(actors)
     except KeyboardInterrupt:
-        report(("interrupted",))
+        report(Interrupted())
         raise
     finally:
         for actor in actors.values():

@@ -20,10 +20,11 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .breaker import FatalErrorBreaker
 from .episode import EpisodeConfig
+from .events import Finished, Interrupted, Planned, Reporter, Started, StepTaken, Stopped
 from .results import (RunLayout, TaskState, clear_task_dir, now_iso, record_invalid_task, record_worker_died,
                       refused_by_plan, task_state, write_json_atomic)
 from .settings import SettingsMismatch, flag, recorded_differences, runs_recorded
@@ -325,20 +326,16 @@ def _worker(worker_id: int, config: RunConfig, tasks: mp.Queue, events: mp.Queue
             domain, task_id = item
             task_dir = config.layout.task_dir(domain, task_id)
             previous = clear_task_dir(task_dir)
-            events.put(("started", worker_id, domain, task_id))
+            events.put(Started(worker_id, domain, task_id))
             result = worker.run_task(domain, task_id, task_dir, previous,
-                                     on_step=lambda n: events.put(("step", worker_id, domain, task_id, n)))
-            events.put(("finished", worker_id, domain, task_id, result))
+                                     on_step=lambda n: events.put(StepTaken(worker_id, domain, task_id, n)))
+            events.put(Finished(worker_id, domain, task_id, result))
     finally:
         worker.close()
 
 
-Reporter = Callable[[tuple], None]
-
-
 def run_benchmark(config: RunConfig, report: Reporter = lambda event: None) -> RunSummary:
-    """Runs the selected tasks; `report` receives ("plan", to_run, skipped, invalid), ("started", ...),
-    ("step", ...), ("finished", ...) events for a progress display."""
+    """Runs the selected tasks; `report` receives the run's events (runner.events) for a progress display."""
     from desktop_env.evaluators.registry import PluginError, load_plugin
     from mm_agents.loader import AgentLoadError, accepts_argument, load_agent_class
 
@@ -361,7 +358,7 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None) -> R
     summary = RunSummary(planned=len(to_run), skipped_done=sum(p.state is TaskState.DONE for p in skipped),
                          skipped_errors=sum(p.state is TaskState.ERROR for p in skipped), invalid=plan.invalid,
                          breaker=FatalErrorBreaker(config.stop_after_fatal))
-    report(("plan", to_run, skipped, plan.invalid))
+    report(Planned(to_run, skipped, plan.invalid))
     write_args(config, forced)
     for planned in plan.invalid:
         record_invalid_task(config.layout.task_dir(planned.domain, planned.task_id), planned.task_id,
@@ -407,13 +404,12 @@ def _run_local(config: RunConfig, to_run: list[PlannedTask], summary: RunSummary
             except queue.Empty:
                 event = None
             if event is not None:
-                kind, worker_id = event[0], event[1]
-                if kind == "started":
-                    current[worker_id] = (event[2], event[3])
-                elif kind == "finished":
-                    current[worker_id] = None
+                if isinstance(event, Started):
+                    current[event.worker] = (event.domain, event.task_id)
+                elif isinstance(event, Finished):
+                    current[event.worker] = None
                     finished += 1
-                    summary.count(event[4])
+                    summary.count(event.result)
                 report(event)
                 continue
             for worker_id, process in list(workers.items()):
@@ -432,14 +428,14 @@ def _run_local(config: RunConfig, to_run: list[PlannedTask], summary: RunSummary
                     finished += 1
                     result = {"status": "error", "score": None, "steps": 0, "error": reason}
                     summary.count(result)
-                    report(("finished", worker_id, *lost, result))
+                    report(Finished(worker_id, *lost, result))
                 if finished < len(to_run):
                     start_worker()  # the dead worker's stop marker is still queued for it
         if summary.stopped:  # the tasks still running are cut off, and run again by the next run
-            report(("stopped", summary.stopped))
+            report(Stopped(summary.stopped))
         clean_end = not summary.stopped
     except KeyboardInterrupt:
-        report(("interrupted",))
+        report(Interrupted())
         raise
     finally:
         if clean_end:  # each worker has its stop marker: let it close its desktop and remove its folders

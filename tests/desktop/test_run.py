@@ -276,11 +276,12 @@ def test_a_clean_run_leaves_no_env_folder_behind(meta, tmp_path):
     import multiprocessing
 
     from desktop_env.providers.local.paths import runtime_root
+    from runner.events import Started
 
     workers: set[int] = set()
 
     def report(event):
-        if event[0] == "started":
+        if isinstance(event, Started):
             workers.update(child.pid for child in multiprocessing.active_children())
 
     run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]], record=False), report)
