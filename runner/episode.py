@@ -116,6 +116,17 @@ def check_prediction(prediction: Any) -> tuple[Any, list]:
     return response, actions
 
 
+def error_record(e: BaseException, message: str | None = None) -> dict[str, Any]:
+    """status.json's `error` for an exception being handled: its type, message and traceback, and
+    `fatal` when it will fail every task alike (runner.breaker)."""
+    error = {"type": type(e).__name__, "message": str(e) if message is None else message,
+             "traceback": traceback.format_exc()}
+    fatal = fatal_cause(e)
+    if fatal:
+        error["fatal"] = fatal
+    return error
+
+
 def predict_within(agent: Any, instruction: str, obs: dict, seconds: float | None) -> Any:
     """agent.predict(), given up on after `seconds` (AgentOverBudget). The call runs in a thread of its own,
     which is left behind if it overruns (its model calls are told to stop before their next attempt)."""
@@ -252,10 +263,7 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
         write_text_atomic(task_dir / "result.txt", f"{score}\n")
         logger.info("score %s", score)
     except Exception as e:
-        error = {"type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()}
-        fatal = fatal_cause(e)
-        if fatal:
-            error["fatal"] = fatal
+        error = error_record(e)
         logger.error("task failed with an error:\n%s", error["traceback"])
     finally:
         if recording:
@@ -264,8 +272,7 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
             except Exception as e:  # the episode's own error, if any, stays the one reported
                 logger.error("closing the recording failed: %s: %s", type(e).__name__, e)
                 if error is None:
-                    error = {"type": type(e).__name__, "message": f"closing the recording failed: {e}",
-                             "traceback": traceback.format_exc()}
+                    error = error_record(e, f"closing the recording failed: {e}")
         close_logger(logger)
     usage = getattr(agent, "usage", None)
     warnings = getattr(env, "setup_warnings", None)
