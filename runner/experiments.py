@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .results import TaskRecord, read_task
-from .run import OBSERVATION_TYPES, RunConfig, plan_tasks, run_benchmark
+from .config import OBSERVATION_TYPES, RunConfig
+from .plan import plan_tasks
+from .run import run_benchmark
 from .settings import SettingsMismatch, recorded_differences, setting_differences
 from .summary import CATEGORIES, group_stats
 

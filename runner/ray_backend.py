@@ -25,13 +25,12 @@ import time
 from collections import deque
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .config import RunConfig
 from .events import Finished, Interrupted, Note, Reporter, Retrying, Started, Stopped
+from .plan import PlannedTask, RunSummary
 from .results import clear_task_dir, now_iso, record_worker_died, write_bytes_atomic, write_status
-
-if TYPE_CHECKING:
-    from .run import PlannedTask, RunConfig, RunSummary
 
 GIB = 1024 ** 3
 CLOSE_TIMEOUT_S = 60
@@ -45,7 +44,7 @@ class RayUnavailable(RuntimeError):
 class RayDesktopWorker:
     """The Ray actor: one DesktopWorker whose task folders live in node-local scratch space."""
 
-    def __init__(self, config: "RunConfig") -> None:
+    def __init__(self, config: RunConfig) -> None:
         from .task_worker import DesktopWorker
 
         import ray
@@ -72,7 +71,7 @@ class RayDesktopWorker:
         self.worker.close()
 
 
-def _absolute(config: "RunConfig") -> "RunConfig":
+def _absolute(config: RunConfig) -> RunConfig:
     """Actors do not share the driver's working directory: every path they use must be absolute."""
     tasks = str(Path(config.tasks).resolve()) if config.tasks else None
     return replace(config, tasks=tasks, cache_dir=str(Path(config.cache_dir).resolve()),
@@ -90,7 +89,7 @@ def _use_token_auth_if_available() -> None:
         os.environ["RAY_AUTH_MODE"] = "token"
 
 
-def _connect(config: "RunConfig") -> bool:
+def _connect(config: RunConfig) -> bool:
     """Joins the cluster (or starts a local one); True when this call started Ray here."""
     _use_token_auth_if_available()  # before Ray is imported: it reads RAY_AUTH_MODE once, at import
     try:
@@ -106,7 +105,7 @@ def _connect(config: "RunConfig") -> bool:
     return True
 
 
-def _check_capacity(config: "RunConfig") -> int:
+def _check_capacity(config: RunConfig) -> int:
     """How many desktops the cluster can hold at once; refuses a cluster that holds none."""
     import ray
 
@@ -134,8 +133,8 @@ def _write_task_files(task_dir: Path, files: dict[str, bytes], node: dict) -> No
         write_status(task_dir, record)
 
 
-def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSummary",
-               report: Reporter) -> "RunSummary":
+def run_on_ray(config: RunConfig, to_run: list[PlannedTask], summary: RunSummary,
+               report: Reporter) -> RunSummary:
     config = _absolute(config)
     started_here = _connect(config)
     import ray
