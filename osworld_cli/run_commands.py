@@ -73,6 +73,7 @@ def print_summary(paths: tuple[str, ...], fmt: str) -> None:
 @click.option("--action-space", default="pyautogui", show_default=True, type=click.Choice(["pyautogui", "computer_13"]),
               help="How the agent acts.")
 @click.option("--provider", default="local", show_default=True,
+              type=click.Choice(["local", "remote", "docker", "vmware", "virtualbox"]),
               help="Where desktops come from: local (sandbox on this machine), remote, docker, vmware, virtualbox.")
 @click.option("--path-to-vm", default=None,
               help="Provider-specific: remote: the env server URL; docker: the .qcow2 image; vmware: the .vmx file; "
@@ -92,6 +93,8 @@ def print_summary(paths: tuple[str, ...], fmt: str) -> None:
 @click.option("--resume/--no-resume", default=True, show_default=True,
               help="Skip tasks that already have a result (and, without --retry-errors, those with an error).")
 @click.option("--retry-errors", is_flag=True, help="Re-run tasks whose last run ended in an error.")
+@click.option("--force", is_flag=True,
+              help="Run into a result folder whose results were made with other options (mixing them).")
 @click.option("--record/--no-record", default=True, show_default=True, help="Record each task's screen to recording.mp4.")
 @click.option("--network/--no-network", default=False, show_default=True, help="Give the desktops network access.")
 @desktop_limit_options

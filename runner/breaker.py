@@ -1,7 +1,7 @@
 """Stopping a run that cannot succeed: the same fatal error on consecutive tasks.
 
 A wrong API key, a model name the server does not know, a server that does not answer, an agent
-that cannot be built: each fails every task the same way, so a run would burn through the suite
+that cannot be built, a desktop package that is not installed: each fails every task the same way, so a run would burn through the suite
 recording the same error. The episode marks such an error `fatal` (with a signature that says
 what is "the same"); the scheduler feeds every finished task to a FatalErrorBreaker, which trips
 once `limit` tasks in a row carry the same signature.
@@ -13,6 +13,7 @@ from typing import Any
 
 def fatal_cause(exc: BaseException | None) -> dict[str, str] | None:
     """{kind, signature, message} when `exc`, or an exception that caused it, will fail every task alike."""
+    from desktop_env.errors import MissingDependency
     from mm_agents.llm.base import LLMError
     from mm_agents.loader import AgentLoadError
 
@@ -26,6 +27,8 @@ def fatal_cause(exc: BaseException | None) -> dict[str, str] | None:
             return llm_fatal(exc.kind, exc.provider, exc.model, exc.url, str(exc))
         if isinstance(exc, AgentLoadError):
             return {"kind": "agent", "signature": f"agent: {exc}", "message": f"the agent cannot be built: {exc}"}
+        if isinstance(exc, MissingDependency):
+            return {"kind": "desktop", "signature": f"desktop: {exc}", "message": f"no desktop can start: {exc}"}
         exc = exc.__cause__ or exc.__context__
     return None
 

@@ -21,7 +21,7 @@ from desktop_env.perturb import apply_perturbation
 
 from .breaker import fatal_cause
 from .rescore import save_rescore_inputs
-from .results import now_iso, write_bytes_atomic, write_json_atomic, write_text_atomic
+from .results import now_iso, write_bytes_atomic, write_json_atomic, write_status, write_text_atomic
 
 
 class AgentProtocolError(Exception):
@@ -116,6 +116,17 @@ def check_prediction(prediction: Any) -> tuple[Any, list]:
     return response, actions
 
 
+def error_record(e: BaseException, message: str | None = None) -> dict[str, Any]:
+    """status.json's `error` for an exception being handled: its type, message and traceback, and
+    `fatal` when it will fail every task alike (runner.breaker)."""
+    error = {"type": type(e).__name__, "message": str(e) if message is None else message,
+             "traceback": traceback.format_exc()}
+    fatal = fatal_cause(e)
+    if fatal:
+        error["fatal"] = fatal
+    return error
+
+
 def predict_within(agent: Any, instruction: str, obs: dict, seconds: float | None) -> Any:
     """agent.predict(), given up on after `seconds` (AgentOverBudget). The call runs in a thread of its own,
     which is left behind if it overruns (its model calls are told to stop before their next attempt)."""
@@ -138,7 +149,7 @@ def predict_within(agent: Any, instruction: str, obs: dict, seconds: float | Non
     thread.join(max(seconds, 0.0))
     if thread.is_alive():
         waiting = in_flight(thread.ident)
-        cancel(thread.ident)
+        cancel(thread)
         message = "the agent used up its time budget for the task (--agent-time-budget)"
         if waiting is None:
             raise AgentOverBudget(f"{message} in its own code, not in a model call")
@@ -166,7 +177,7 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
     task_dir.mkdir(parents=True, exist_ok=True)
     status: dict[str, Any] = {"status": "running", "task_id": task_config.get("id"), "started": now_iso(),
                               "steps": 0, "durations": {}}
-    write_json_atomic(task_dir / "status.json", status)
+    write_status(task_dir, status)
     logger = task_logger(task_dir, str(task_config.get("id")))
     durations = {"reset": 0.0, "agent": 0.0, "env": 0.0, "evaluate": 0.0}
     trajectory: list[str] = []
@@ -176,20 +187,22 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
     error: dict | None = None
     try:
         started = time.monotonic()
-        agent.reset(logger)
-        if task is not None and callable(getattr(agent, "start_task", None)):
-            agent.start_task(task)
-        obs = env.reset(task_config, options={"task_dir": task_dir_for_files} if task_dir_for_files else None)
-        if config.wait_after_reset:
-            time.sleep(config.wait_after_reset)
-            obs = env._get_obs()
-        durations["reset"] = time.monotonic() - started
+        try:
+            agent.reset(logger)
+            if task is not None and callable(getattr(agent, "start_task", None)):
+                agent.start_task(task)
+            obs = env.reset(task_config, options={"task_dir": task_dir_for_files} if task_dir_for_files else None)
+            if config.wait_after_reset:
+                time.sleep(config.wait_after_reset)
+                obs = env._get_obs()
+        finally:  # a reset that failed took its time too
+            durations["reset"] = time.monotonic() - started
         logger.info("reset done in %.2fs; instruction: %s", durations["reset"], instruction)
         if config.perturb:
             record = apply_perturbation(env, config.perturb, config.perturb_seed, str(task_config.get("id")))
             logger.info("perturbation: %s", json.dumps(record))
             status["perturbation"] = record
-            write_json_atomic(task_dir / "status.json", status)  # kept even if the episode fails later
+            write_status(task_dir, status)  # kept even if the episode fails later
             write_json_atomic(task_dir / "perturbation.json", record)
             settle(env, config)  # moved windows repaint after the window manager has placed them
             obs = env._get_obs()  # the agent starts from the perturbed screen
@@ -198,6 +211,14 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
             env.controller.start_recording()
             recording = True
         done = False
+
+        def record_step(stamp: str, action: Any, info: dict, reward: float = 0, shot: str | None = None) -> None:
+            trajectory.append(json.dumps({"step_num": steps, "action_timestamp": stamp, "action": jsonable(action),
+                                          "response": jsonable(response), "reward": reward, "done": done,
+                                          "info": jsonable(info), "screenshot_file": shot, "usage": step_usage},
+                                         ensure_ascii=False))
+            write_text_atomic(task_dir / "traj.jsonl", "\n".join(trajectory) + "\n")
+
         while not done and steps < config.max_steps:
             started = time.monotonic()
             left = None if config.agent_time_budget is None else config.agent_time_budget - durations["agent"]
@@ -212,30 +233,29 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
             logger.info("step %d response: %s", steps, response)
             if not actions:
                 logger.info("step %d: the agent gave no valid action", steps)
-                trajectory.append(json.dumps({"step_num": steps, "action_timestamp": timestamp(), "action": None,
-                                              "response": jsonable(response), "reward": 0, "done": False,
-                                              "info": {"no_action": True}, "screenshot_file": None,
-                                              "usage": step_usage}))
-                write_text_atomic(task_dir / "traj.jsonl", "\n".join(trajectory) + "\n")
+                record_step(timestamp(), None, {"no_action": True})
             for action in actions:
                 stamp = timestamp()
                 started = time.monotonic()
-                obs, reward, done, info = env.step(action, config.sleep_after_execution)
-                durations["env"] += time.monotonic() - started
+                try:
+                    obs, reward, done, info = env.step(action, config.sleep_after_execution)
+                except Exception as e:  # the step counted has its line, saying how it ended
+                    record_step(stamp, action, {"error": f"{type(e).__name__}: {e}"})
+                    raise
+                finally:
+                    durations["env"] += time.monotonic() - started
                 shot = f"step_{steps}_{stamp}.png"
                 write_bytes_atomic(task_dir / shot, obs["screenshot"])
-                trajectory.append(json.dumps({"step_num": steps, "action_timestamp": stamp, "action": jsonable(action),
-                                              "response": jsonable(response), "reward": reward, "done": done,
-                                              "info": jsonable(info), "screenshot_file": shot,
-                                              "usage": step_usage}, ensure_ascii=False))
-                write_text_atomic(task_dir / "traj.jsonl", "\n".join(trajectory) + "\n")
+                record_step(stamp, action, info, reward, shot)
                 logger.info("step %d action %r -> done=%s info=%s", steps, action, done, info)
                 if done:
                     break
         started = time.monotonic()
-        settle(env, config)
-        score = float(env.evaluate())
-        durations["evaluate"] = time.monotonic() - started
+        try:
+            settle(env, config)
+            score = float(env.evaluate())
+        finally:
+            durations["evaluate"] = time.monotonic() - started
         try:  # what `osworld rescore` needs; a failure here must not cost the score
             save_rescore_inputs(env, task_config, task_dir)
         except Exception as e:
@@ -243,10 +263,7 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
         write_text_atomic(task_dir / "result.txt", f"{score}\n")
         logger.info("score %s", score)
     except Exception as e:
-        error = {"type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()}
-        fatal = fatal_cause(e)
-        if fatal:
-            error["fatal"] = fatal
+        error = error_record(e)
         logger.error("task failed with an error:\n%s", error["traceback"])
     finally:
         if recording:
@@ -255,8 +272,7 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
             except Exception as e:  # the episode's own error, if any, stays the one reported
                 logger.error("closing the recording failed: %s: %s", type(e).__name__, e)
                 if error is None:
-                    error = {"type": type(e).__name__, "message": f"closing the recording failed: {e}",
-                             "traceback": traceback.format_exc()}
+                    error = error_record(e, f"closing the recording failed: {e}")
         close_logger(logger)
     usage = getattr(agent, "usage", None)
     warnings = getattr(env, "setup_warnings", None)
@@ -272,5 +288,5 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
         status["usage"] = usage
     if previous_errors:
         status["previous_errors"] = previous_errors
-    write_json_atomic(task_dir / "status.json", status)
+    write_status(task_dir, status)
     return EpisodeOutcome(status["status"], score, steps, error, status["durations"])

@@ -22,14 +22,17 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from .run import OBSERVATION_TYPES, RunConfig, plan_tasks, run_benchmark
-from .summary import CATEGORIES, TaskRecord, group_stats, read_task
+from .results import TaskRecord, read_task
+from .config import OBSERVATION_TYPES, RunConfig
+from .plan import plan_tasks
+from .run import run_benchmark
+from .settings import SettingsMismatch, recorded_differences, setting_differences
+from .summary import CATEGORIES, group_stats
 
 # The paper's row order and names.
 OBSERVATION_ORDER = ("a11y_tree", "screenshot", "screenshot_a11y_tree", "som")
@@ -40,16 +43,6 @@ GROUPS = (*CATEGORIES, OVERALL)
 MAIN_FOLDER = "main"
 HISTORY_ALL = "all"
 NO_PERTURBATION = "none"
-
-# What makes two runs of one model and observation type comparable; the rest (agent_args such as
-# base_url, desktops, paths) says where and how fast they ran, not what they measured.
-SETTING_FIELDS = ("agent", "model", "observation_type", "action_space", "max_steps", "max_trajectory_length",
-                  "temperature", "top_p", "max_tokens", "screen_size", "screenshot_scale", "perturb", "perturb_seed")
-
-
-class SettingsMismatch(ValueError):
-    """A cell's result folder holds runs made with other settings; running into it would mix them."""
-
 
 @dataclass(frozen=True)
 class Experiment:
@@ -150,37 +143,6 @@ def perturbation_settings(perturbations: list[str]) -> dict[str, dict[str, Any]]
 
 
 # -- settings recorded beside the runs ------------------------------------------------------
-def _settings(config: RunConfig | dict[str, Any]) -> dict[str, Any]:
-    values = config if isinstance(config, dict) else {name: getattr(config, name) for name in SETTING_FIELDS}
-    settings = json.loads(json.dumps({name: values[name] for name in SETTING_FIELDS}))  # tuples as lists
-    if settings["perturb"] is None:
-        settings["perturb_seed"] = None  # a seed changes nothing without a perturbation
-    return settings
-
-
-def setting_differences(a: RunConfig, b: RunConfig) -> list[str]:
-    first, second = _settings(a), _settings(b)
-    return [name for name in SETTING_FIELDS if first[name] != second[name]]
-
-
-def recorded_differences(config: RunConfig) -> list[tuple[str, Any, Any]]:
-    """(field, recorded, requested) for each setting in which the runs already in the config's
-    folder differ from it; none when nothing was recorded there, or by another harness."""
-    path = config.layout.model_dir / "args.json"
-    if not path.is_file():
-        return []
-    try:
-        recorded = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise SettingsMismatch(f"{path}: cannot read the settings recorded with the runs there: {e}") from e
-    if not isinstance(recorded, dict) or not isinstance(recorded.get("config"), dict):
-        return []  # OSWorld's own args.json: its settings are not ours to compare
-    defaults = _settings(RunConfig())  # for a field an older version did not record
-    recorded = _settings({name: recorded["config"].get(name, defaults[name]) for name in SETTING_FIELDS})
-    requested = _settings(config)
-    return [(name, recorded[name], requested[name]) for name in SETTING_FIELDS if recorded[name] != requested[name]]
-
-
 def check_settings(cell: Cell) -> None:
     differences = recorded_differences(cell.config)
     if differences:

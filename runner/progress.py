@@ -11,6 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from .events import Event, Finished, Interrupted, Note, Planned, Retrying, Started, StepTaken, Stopped
+
 
 def format_duration(seconds: float) -> str:
     seconds = int(seconds)
@@ -66,42 +68,39 @@ class RunProgress:
         else:
             self.console.print(message, highlight=False)
 
-    def __call__(self, event: tuple) -> None:
-        kind = event[0]
-        if kind == "plan":
-            to_run, skipped, invalid = event[1], event[2], event[3] if len(event) > 3 else []
-            self.total, self.skipped = len(to_run), len(skipped)
-            self._print(f"{len(to_run)} task(s) to run, {len(skipped)} already done or errored (skipped)"
-                        + (f", {len(invalid)} cannot run (error records)" if invalid else ""))
-            for planned in invalid:
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, Planned):
+            self.total, self.skipped = len(event.to_run), len(event.skipped)
+            self._print(f"{len(event.to_run)} task(s) to run, {len(event.skipped)} already done or errored (skipped)"
+                        + (f", {len(event.invalid)} cannot run (error records)" if event.invalid else ""))
+            for planned in event.invalid:
                 self._print(f"[red]cannot run[/] {planned.domain}/{planned.task_id}: {escape(planned.error)}")
-        elif kind == "started":
-            self.running[(event[2], event[3])] = 0
+        elif isinstance(event, Started):
+            self.running[(event.domain, event.task_id)] = 0
             if not self.live_mode:
-                self._print(f"started  {event[2]}/{event[3]}")
-        elif kind == "step":
-            self.running[(event[2], event[3])] = event[4]
-        elif kind == "finished":
-            domain, task_id, result = event[2], event[3], event[4]
-            self.running.pop((domain, task_id), None)
+                self._print(f"started  {event.domain}/{event.task_id}")
+        elif isinstance(event, StepTaken):
+            self.running[(event.domain, event.task_id)] = event.step
+        elif isinstance(event, Finished):
+            result, name = event.result, f"{event.domain}/{event.task_id}"
+            self.running.pop((event.domain, event.task_id), None)
             self.done += 1
             if result["status"] == "ok":
                 self.ok += 1
                 self.score += result["score"] or 0.0
-                line = f"finished {domain}/{task_id}: score {result['score']:g} in {result['steps']} step(s)"
+                line = f"finished {name}: score {result['score']:g} in {result['steps']} step(s)"
             else:
                 self.errors += 1
-                line = f"[red]error[/]    {domain}/{task_id}: {result['error']}"
+                line = f"[red]error[/]    {name}: {escape(str(result['error']))}"
             self._print(line + f"   [{self.done}/{self.total}, eta {self.eta()}]")
-        elif kind == "retrying":
-            domain, task_id, reason = event[2], event[3], event[4]
-            self.running.pop((domain, task_id), None)
-            self._print(f"[yellow]retrying[/] {domain}/{task_id}: {reason}")
-        elif kind == "note":
-            self._print(event[1])
-        elif kind == "stopped":
+        elif isinstance(event, Retrying):
+            self.running.pop((event.domain, event.task_id), None)
+            self._print(f"[yellow]retrying[/] {event.domain}/{event.task_id}: {escape(event.reason)}")
+        elif isinstance(event, Note):
+            self._print(escape(event.message))
+        elif isinstance(event, Stopped):
             self._print("[red]stopping the run[/] (the reason follows the summary)")
-        elif kind == "interrupted":
+        elif isinstance(event, Interrupted):
             self._print("interrupted: stopping the desktops")
         if self._live is not None:
             self._live.update(self.render())

@@ -25,12 +25,12 @@ import time
 from collections import deque
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .results import clear_task_dir, now_iso, record_worker_died, write_bytes_atomic, write_json_atomic
-
-if TYPE_CHECKING:
-    from .run import PlannedTask, Reporter, RunConfig, RunSummary
+from .config import RunConfig
+from .events import Finished, Interrupted, Note, Reporter, Retrying, Started, Stopped
+from .plan import PlannedTask, RunSummary
+from .results import clear_task_dir, now_iso, record_worker_died, write_bytes_atomic, write_status
 
 GIB = 1024 ** 3
 CLOSE_TIMEOUT_S = 60
@@ -44,7 +44,7 @@ class RayUnavailable(RuntimeError):
 class RayDesktopWorker:
     """The Ray actor: one DesktopWorker whose task folders live in node-local scratch space."""
 
-    def __init__(self, config: "RunConfig") -> None:
+    def __init__(self, config: RunConfig) -> None:
         from .task_worker import DesktopWorker
 
         import ray
@@ -71,7 +71,7 @@ class RayDesktopWorker:
         self.worker.close()
 
 
-def _absolute(config: "RunConfig") -> "RunConfig":
+def _absolute(config: RunConfig) -> RunConfig:
     """Actors do not share the driver's working directory: every path they use must be absolute."""
     tasks = str(Path(config.tasks).resolve()) if config.tasks else None
     return replace(config, tasks=tasks, cache_dir=str(Path(config.cache_dir).resolve()),
@@ -89,7 +89,7 @@ def _use_token_auth_if_available() -> None:
         os.environ["RAY_AUTH_MODE"] = "token"
 
 
-def _connect(config: "RunConfig") -> bool:
+def _connect(config: RunConfig) -> bool:
     """Joins the cluster (or starts a local one); True when this call started Ray here."""
     _use_token_auth_if_available()  # before Ray is imported: it reads RAY_AUTH_MODE once, at import
     try:
@@ -105,7 +105,7 @@ def _connect(config: "RunConfig") -> bool:
     return True
 
 
-def _check_capacity(config: "RunConfig") -> int:
+def _check_capacity(config: RunConfig) -> int:
     """How many desktops the cluster can hold at once; refuses a cluster that holds none."""
     import ray
 
@@ -130,11 +130,11 @@ def _write_task_files(task_dir: Path, files: dict[str, bytes], node: dict) -> No
 
         record = json.loads(status)
         record["ray_worker"] = node
-        write_json_atomic(task_dir / "status.json", record)
+        write_status(task_dir, record)
 
 
-def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSummary",
-               report: "Reporter") -> "RunSummary":
+def run_on_ray(config: RunConfig, to_run: list[PlannedTask], summary: RunSummary,
+               report: Reporter) -> RunSummary:
     config = _absolute(config)
     started_here = _connect(config)
     import ray
@@ -148,7 +148,7 @@ def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSu
         fits = _check_capacity(config)
         n_actors = min(config.num_envs, len(to_run))
         if n_actors > fits:
-            report(("note", f"the cluster holds {fits} desktop(s) at once; the other actors wait for room"))
+            report(Note(f"the cluster holds {fits} desktop(s) at once; the other actors wait for room"))
         pending = deque((p.domain, p.task_id) for p in to_run)
         attempts: dict[tuple[str, str], int] = {}
         starting: dict[Any, int] = {}                # ready() ref -> actor id, until Ray has placed the actor
@@ -167,7 +167,7 @@ def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSu
 
         def finish(domain: str, task_id: str, actor_id: int, result: dict) -> None:
             summary.count(result)
-            report(("finished", actor_id, domain, task_id, result))
+            report(Finished(actor_id, domain, task_id, result))
 
         for _ in range(n_actors):
             new_actor()
@@ -179,11 +179,10 @@ def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSu
                 task_dir = config.layout.task_dir(domain, task_id)
                 previous = clear_task_dir(task_dir)
                 # Marks the task as started, so a driver killed from now on leaves it to be re-run.
-                write_json_atomic(task_dir / "status.json", {"status": "running", "task_id": task_id,
-                                                             "started": now_iso(), "previous_errors": previous,
-                                                             "attempt": attempts[(domain, task_id)]})
+                write_status(task_dir, {"status": "running", "task_id": task_id, "started": now_iso(),
+                                        "previous_errors": previous, "attempt": attempts[(domain, task_id)]})
                 busy[actors[actor_id].run_task.remote(domain, task_id, previous)] = (actor_id, domain, task_id)
-                report(("started", actor_id, domain, task_id))
+                report(Started(actor_id, domain, task_id))
             if pending and not busy and not idle:  # nothing runs: waiting for Ray to place an actor somewhere
                 stalled_since = stalled_since or time.monotonic()
                 if time.monotonic() - stalled_since > PLACEMENT_TIMEOUT_S:
@@ -228,7 +227,7 @@ def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSu
                         new_actor()  # Ray places it wherever there is room, on another node if this one is gone
                     if retry:
                         pending.appendleft((domain, task_id))
-                        report(("retrying", actor_id, domain, task_id, reason))
+                        report(Retrying(actor_id, domain, task_id, reason))
                     else:
                         finish(domain, task_id, actor_id, {"status": "error", "score": None, "steps": 0,
                                                            "error": reason})
@@ -237,11 +236,11 @@ def run_on_ray(config: "RunConfig", to_run: list["PlannedTask"], summary: "RunSu
                     idle.append(actor_id)
                     finish(domain, task_id, actor_id, outcome["result"])
         if summary.stopped:  # the tasks still running are cut off (killed below), and run again by the next run
-            report(("stopped", summary.stopped))
+            report(Stopped(summary.stopped))
         else:
             _close_actors(actors)
     except KeyboardInterrupt:
-        report(("interrupted",))
+        report(Interrupted())
         raise
     finally:
         for actor in actors.values():

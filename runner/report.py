@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any, Iterable
 from urllib.parse import quote
 
-from .results import read_status, write_text_atomic
-from .summary import (CATEGORIES, COLUMNS, GroupStats, RunResults, TaskRecord, comparison_rows, find_runs,
-                      row_cells, summarize_run)
+from .results import TaskRecord, read_status, write_text_atomic
+from .summary import CATEGORIES, COLUMNS, GroupStats, RunResults, comparison_rows, find_runs, row_cells, summarize_run
 
 MAX_TEXT = 20_000        # characters of one response / action / info shown; the rest stays in traj.jsonl
 MAX_TRACEBACK = 50_000

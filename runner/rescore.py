@@ -38,8 +38,8 @@ from typing import Any, Iterable, Iterator
 
 from desktop_env.errors import DesktopEnvError
 
-from .results import now_iso, read_status, write_json_atomic
-from .summary import find_runs, read_task
+from .results import now_iso, read_status, read_task, write_json_atomic
+from .summary import find_runs
 
 log = logging.getLogger("osworld.rescore")
 

@@ -1,10 +1,11 @@
-"""The results folder: layout, atomic writes, and what state each task is in.
+"""The owner of a task's result folder: layout, atomic writes, status.json and what state a task is in.
 
-`<root>/<action_space>/<obs_type>/<model>/<domain>/<id>/` holds result.txt,
-traj.jsonl, step_<n>_<ts>.png, recording.mp4, runtime.log (OSWorld's files) and
-status.json (ours): {status: running|ok|error, error?, steps, started, finished,
-durations, usage?, warnings?} (warnings: setup steps that went wrong without failing). A task whose status.json still says "running" was cut off by a
-killed run; one with "error" keeps its record until it is retried.
+Every reader and writer goes through here (docs/RESULTS.md has the format and its version):
+`<root>/<action_space>/<obs_type>/<model>/<domain>/<id>/` holds result.txt, traj.jsonl,
+step_<n>_<ts>.png, recording.mp4, runtime.log (OSWorld's files) and status.json (ours, written by
+write_status): {format, status: running|ok|error, error?, steps, started, finished, durations,
+usage?, warnings?}. A task whose status.json still says "running" was cut off by a killed run; one
+with "error" keeps its record until it is retried.
 """
 from __future__ import annotations
 
@@ -90,6 +91,15 @@ class TaskState(str, Enum):
     INTERRUPTED = "interrupted"  # started by a run that was killed; to be re-run
 
 
+FORMAT_VERSION = 1  # of status.json (docs/RESULTS.md); folders without it are older ones, or OSWorld's
+
+
+def write_status(task_dir: Path, record: dict[str, Any]) -> None:
+    """status.json, the one place a task's state is written, stamped with the format version."""
+    write_json_atomic(task_dir / "status.json",
+                      {"format": FORMAT_VERSION, **{k: v for k, v in record.items() if k != "format"}})
+
+
 def read_status(task_dir: Path) -> dict | None:
     try:
         return json.loads((task_dir / "status.json").read_text())
@@ -97,21 +107,81 @@ def read_status(task_dir: Path) -> dict | None:
         return None
 
 
+@dataclass
+class TaskRecord:
+    """What a task folder says, the same for every reader (resume, summaries, reports, tables)."""
+    domain: str
+    task_id: str
+    status: str                  # ok | error | incomplete
+    score: float | None = None
+    steps: int | None = None
+    seconds: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+def _parse_time(value: str | None) -> dt.datetime | None:
+    try:
+        return dt.datetime.fromisoformat(value) if value else None
+    except ValueError:
+        return None
+
+
+def _steps_from_trajectory(task_dir: Path) -> int | None:
+    try:
+        lines = (task_dir / "traj.jsonl").read_text().splitlines()
+    except OSError:
+        return None
+    steps = set()
+    for line in lines:
+        try:
+            steps.add(json.loads(line).get("step_num"))
+        except (ValueError, AttributeError):
+            continue
+    return len(steps)
+
+
+def read_task(task_dir: Path) -> TaskRecord | None:
+    """The task's record, or None for a folder that holds nothing of a run (ours or OSWorld's).
+
+    A score is a readable result.txt of a run that finished (status ok, or OSWorld's, which has no
+    status.json); a result.txt that cannot be read is an error, not a score, for every reader."""
+    status = read_status(task_dir)
+    result_file = task_dir / "result.txt"
+    record = TaskRecord(domain=task_dir.parent.name, task_id=task_dir.name, status="incomplete")
+    if result_file.is_file() and (status is None or status.get("status") == "ok"):
+        try:
+            record.score = float(result_file.read_text().strip())
+            record.status = "ok"
+        except (OSError, ValueError):
+            record.status = "error"  # an unreadable result is not a score
+    elif status is not None and status.get("status") == "error":
+        record.status = "error"
+    elif status is None:
+        return None if not (task_dir / "traj.jsonl").exists() else record
+    if status:
+        record.steps = status.get("steps")
+        started, finished = _parse_time(status.get("started")), _parse_time(status.get("finished"))
+        if started and finished:
+            record.seconds = (finished - started).total_seconds()
+        usage = status.get("usage") or {}
+        record.input_tokens = usage.get("input_tokens")
+        record.output_tokens = usage.get("output_tokens")
+        record.cost_usd = usage.get("cost_usd")
+    if record.steps is None:
+        record.steps = _steps_from_trajectory(task_dir)
+    return record
+
+
 def task_state(task_dir: Path) -> TaskState:
+    """What a resumed run does with the folder, from the same record summaries read."""
     if not task_dir.is_dir():
         return TaskState.NEW
-    status = read_status(task_dir)
-    has_result = (task_dir / "result.txt").is_file()
-    if status is None:
-        # OSWorld's own runs write no status.json: a result.txt means done.
-        if has_result:
-            return TaskState.DONE
+    record = read_task(task_dir)
+    if record is None:
         return TaskState.INTERRUPTED if any(task_dir.iterdir()) else TaskState.NEW
-    if status.get("status") == "ok" and has_result:
-        return TaskState.DONE
-    if status.get("status") == "error":
-        return TaskState.ERROR
-    return TaskState.INTERRUPTED
+    return {"ok": TaskState.DONE, "error": TaskState.ERROR}.get(record.status, TaskState.INTERRUPTED)
 
 
 def clear_task_dir(task_dir: Path, keep_error_history: bool = True) -> list[dict]:
@@ -135,7 +205,7 @@ def record_worker_died(task_dir: Path, task_id: str, reason: str, **extra: Any) 
     """Marks a task whose worker (process, Ray actor or node) died under it as an error, keeping
     what its status already said; a re-run carries it over as history (clear_task_dir)."""
     status = read_status(task_dir) or {}
-    write_json_atomic(task_dir / "status.json", {
+    write_status(task_dir, {
         **status, **extra, "status": "error", "task_id": task_id, "finished": now_iso(),
         "error": {"type": "WorkerDied", "message": reason, "traceback": ""}})
 
@@ -160,4 +230,4 @@ def record_invalid_task(task_dir: Path, task_id: str, problems: list[dict], mess
                         "problems": problems}}
     if history:
         record["previous_errors"] = history
-    write_json_atomic(task_dir / "status.json", record)
+    write_status(task_dir, record)

@@ -8,13 +8,12 @@ rate is given both excluding errors and counting them as 0. A task still marked
 from __future__ import annotations
 
 import csv
-import datetime as dt
 import io
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .results import read_status
+from .results import TaskRecord, read_task
 
 CATEGORIES = {
     "OS": ("os",),
@@ -23,19 +22,6 @@ CATEGORIES = {
     "Professional": ("gimp", "vs_code"),
     "Workflow": ("multi_apps",),
 }
-
-
-@dataclass
-class TaskRecord:
-    domain: str
-    task_id: str
-    status: str                  # ok | error | incomplete
-    score: float | None = None
-    steps: int | None = None
-    seconds: float | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost_usd: float | None = None
 
 
 @dataclass
@@ -72,55 +58,6 @@ class RunResults:
     label: str
     path: Path
     records: list[TaskRecord] = field(default_factory=list)
-
-
-def _parse_time(value: str | None) -> dt.datetime | None:
-    try:
-        return dt.datetime.fromisoformat(value) if value else None
-    except ValueError:
-        return None
-
-
-def _steps_from_trajectory(task_dir: Path) -> int | None:
-    try:
-        lines = (task_dir / "traj.jsonl").read_text().splitlines()
-    except OSError:
-        return None
-    steps = set()
-    for line in lines:
-        try:
-            steps.add(json.loads(line).get("step_num"))
-        except ValueError:
-            continue
-    return len(steps)
-
-
-def read_task(task_dir: Path) -> TaskRecord | None:
-    status = read_status(task_dir)
-    result_file = task_dir / "result.txt"
-    record = TaskRecord(domain=task_dir.parent.name, task_id=task_dir.name, status="incomplete")
-    if result_file.is_file() and (status is None or status.get("status") == "ok"):
-        try:
-            record.score = float(result_file.read_text().strip())
-            record.status = "ok"
-        except ValueError:
-            record.status = "error"  # an unreadable result is not a score
-    elif status is not None and status.get("status") == "error":
-        record.status = "error"
-    elif status is None:
-        return None if not (task_dir / "traj.jsonl").exists() else record
-    if status:
-        record.steps = status.get("steps")
-        started, finished = _parse_time(status.get("started")), _parse_time(status.get("finished"))
-        if started and finished:
-            record.seconds = (finished - started).total_seconds()
-        usage = status.get("usage") or {}
-        record.input_tokens = usage.get("input_tokens")
-        record.output_tokens = usage.get("output_tokens")
-        record.cost_usd = usage.get("cost_usd")
-    if record.steps is None:
-        record.steps = _steps_from_trajectory(task_dir)
-    return record
 
 
 def find_runs(path: str | Path) -> list[RunResults]:

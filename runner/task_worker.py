@@ -7,12 +7,11 @@ folder, never as an exception out of `run_task`.
 """
 from __future__ import annotations
 
-import traceback
+import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .breaker import fatal_cause
-from .results import now_iso, write_json_atomic
+from .results import now_iso, write_status
 
 
 class DesktopWorker:
@@ -51,13 +50,21 @@ class DesktopWorker:
         """Runs one task into `task_dir` (an empty folder); returns {status, score, steps, error}."""
         from mm_agents.loader import build_agent
 
-        from .episode import AgentOverBudget, run_episode
+        from .episode import AgentOverBudget, error_record, run_episode
 
+        started = now_iso()
+        durations: dict[str, float] = {}
         try:
             task = self.task_set.load(domain, task_id)
             if self.agent is None:
                 self.agent = build_agent(self.config.agent, **self.config.agent_kwargs())
-            env = self._ensure_env()
+            if self.env is None:
+                booting = time.monotonic()
+                try:
+                    self._ensure_env()
+                finally:  # a desktop that did not come up took its time too
+                    durations["reset"] = round(time.monotonic() - booting, 3)
+            env = self.env
             outcome = run_episode(self.agent, env, task.config, task.instruction, task_dir,
                                   self.config.episode_config(), task=task, task_dir_for_files=str(task.task_dir),
                                   previous_errors=previous_errors, on_step=on_step)
@@ -67,17 +74,15 @@ class DesktopWorker:
                     "error": outcome.error["message"] if outcome.error else None,
                     "fatal": (outcome.error or {}).get("fatal")}
         except Exception as e:  # could not even start the episode: still a recorded error
-            error = {"type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()}
-            fatal = fatal_cause(e)
-            if fatal:
-                error["fatal"] = fatal
-            write_json_atomic(task_dir / "status.json", {"status": "error", "task_id": task_id, "error": error,
-                                                         "steps": 0, "finished": now_iso(),
-                                                         "previous_errors": previous_errors})
+            error = error_record(e)
+            write_status(task_dir, {"status": "error", "task_id": task_id, "error": error, "steps": 0,
+                                    "started": started, "finished": now_iso(), "durations": durations,
+                                    "previous_errors": previous_errors})
             if self.env is not None and not self._env_alive():
                 self.env.close()
                 self.env = None  # a fresh desktop for the next task
-            return {"status": "error", "score": None, "steps": 0, "error": error["message"], "fatal": fatal}
+            return {"status": "error", "score": None, "steps": 0, "error": error["message"],
+                    "fatal": error.get("fatal")}
 
     def _env_alive(self) -> bool:
         try:

@@ -16,7 +16,7 @@ import click
 
 from osworld_cli.experiment_command import experiment_command
 from runner import experiments
-from runner.run import PERTURBATIONS
+from runner.config import PERTURBATIONS
 
 
 @experiment_command(experiments.PERTURBATION, ("screenshot",), sets_itself={"screenshot_scale", "perturb"})

@@ -107,7 +107,18 @@ def metric_names() -> list[str]:
     return sorted(_METRICS)
 
 
+class PluginError(ValueError):
+    """A plugin module that cannot be imported; the message names it and why."""
+
+
 def load_plugin(spec: str) -> None:
     """Imports a user module that registers getters/metrics: a dotted name or a .py path."""
     from ..user_modules import import_user_module
-    import_user_module(spec, "osworld_plugin", "evaluator plugin")
+    try:
+        import_user_module(spec, "osworld_plugin", "evaluator plugin")
+    except FileNotFoundError as e:
+        raise PluginError(str(e)) from None
+    except ImportError as e:
+        raise PluginError(f"cannot import {spec!r}: {e}") from e
+    except Exception as e:  # the plugin's own code failed while it was imported
+        raise PluginError(f"importing {spec!r} failed: {type(e).__name__}: {e}") from e

@@ -11,6 +11,7 @@ import random
 import re
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
@@ -121,7 +122,7 @@ class InFlight:
 
 
 _IN_FLIGHT: dict[int, InFlight] = {}
-_CANCELLED: set[int] = set()
+_CANCELLED: "weakref.WeakSet[threading.Thread]" = weakref.WeakSet()  # thread objects: idents get reused
 _REGISTRY_LOCK = threading.Lock()
 _KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}
 
@@ -132,10 +133,10 @@ def in_flight(thread_id: int) -> InFlight | None:
         return _IN_FLIGHT.get(thread_id)
 
 
-def cancel(thread_id: int) -> None:
+def cancel(thread: threading.Thread) -> None:
     """Makes the model calls of that thread give up before their next attempt (their caller stopped waiting)."""
     with _REGISTRY_LOCK:
-        _CANCELLED.add(thread_id)
+        _CANCELLED.add(thread)
 
 
 def _root_cause(exc: BaseException) -> BaseException:
@@ -189,7 +190,7 @@ def call_with_retries(call: Callable[[], T], classify: Callable[[BaseException],
     recognise (None) are bugs, not provider failures, and propagate unchanged; an answer that is
     not JSON is the server's, not ours. Every error names the provider, the model and the URL."""
     where = f"{provider} model {model!r}" + (f" at {url}" if url else "")
-    me = threading.get_ident()
+    me, thread = threading.get_ident(), threading.current_thread()
 
     def error(cls: type[LLMError], message: str, kind: str | None, status: int | None) -> LLMError:
         return cls(f"{where}: {message}", provider=provider, model=model, url=url, kind=kind, status=status)
@@ -199,8 +200,7 @@ def call_with_retries(call: Callable[[], T], classify: Callable[[BaseException],
     try:
         while True:
             with _REGISTRY_LOCK:
-                if me in _CANCELLED:
-                    _CANCELLED.discard(me)
+                if thread in _CANCELLED:
                     raise error(LLMError, f"stopped waiting after {retry_number} attempt(s)"
                                 + (f"; last error: {last}" if last else ""), "cancelled", None)
                 _IN_FLIGHT[me] = InFlight(provider, model, url, retry_number + 1, last, last_kind)

@@ -124,7 +124,7 @@ def test_whoever_stops_waiting_sees_what_the_call_waits_on_and_stops_it():
     waiting = in_flight(thread.ident)
     assert str(waiting) == "openai model 'm' at http://x: attempt 2, last error: cannot connect (refused)"
     assert waiting.last_kind == "unreachable"
-    cancel(thread.ident)
+    cancel(thread)
     release.set()
     thread.join(5)
     assert len(attempts) == 2 and outcome["error"].kind == "cancelled"

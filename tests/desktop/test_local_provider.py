@@ -158,6 +158,22 @@ def test_two_desktops_run_at_once_without_clashing(provider):
         other.stop_emulator()
 
 
+def test_a_part_of_the_desktop_that_dies_while_it_starts_fails_the_start_at_once():
+    import time
+
+    from desktop_env.errors import SandboxStartError
+    from desktop_env.providers.local.provider import LocalDesktopConfig
+
+    config = LocalDesktopConfig(screen_size=(800, 600),
+                                desktop_components=("xfwm4", "xfsettingsd", "xfce4-panel", "xfdesktop", "false"))
+    provider = LocalProvider(config=config)
+    started = time.monotonic()
+    with pytest.raises(SandboxStartError, match="the desktop's false died while it started"):
+        provider.start_emulator()
+    assert time.monotonic() - started < 20  # not the start timeout (60 s)
+    provider.stop_emulator()
+
+
 def test_close_leaves_no_process_or_folder_behind():
     provider = LocalProvider(screen_size=(800, 600))
     provider.start_emulator()

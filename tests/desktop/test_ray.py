@@ -228,6 +228,6 @@ def test_ctrl_c_stops_every_actor_and_keeps_finished_tasks(ray_cluster, tmp_path
 def test_a_cluster_too_small_for_one_desktop_is_refused_before_any_task_starts(ray_cluster, tmp_path):
     run = osworld_run(ray_cluster, tmp_path, "--domain", "os", "--ray-memory-per-env", "4096")
     output, _ = run.communicate(timeout=300)
-    assert run.returncode == 2  # nothing could start (1 is for a run in which tasks errored)
+    assert run.returncode == 2  # could not start
     assert "cannot hold one desktop of 1 CPUs and 4096 GiB" in output
     assert not list(tmp_path.glob("pyautogui/screenshot/reference/*/*/status.json"))

@@ -276,11 +276,12 @@ def test_a_clean_run_leaves_no_env_folder_behind(meta, tmp_path):
     import multiprocessing
 
     from desktop_env.providers.local.paths import runtime_root
+    from runner.events import Started
 
     workers: set[int] = set()
 
     def report(event):
-        if event[0] == "started":
+        if isinstance(event, Started):
             workers.update(child.pid for child in multiprocessing.active_children())
 
     run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]], record=False), report)
@@ -288,3 +289,11 @@ def test_a_clean_run_leaves_no_env_folder_behind(meta, tmp_path):
     left = [d for d in runtime_root().glob("env-*")
             if (d / "owner.pid").is_file() and int((d / "owner.pid").read_text()) in workers]
     assert left == []
+
+
+def test_resuming_with_options_that_change_results_is_refused(meta, tmp_path):
+    from runner.run import ResumeMismatch
+
+    run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]], record=False))
+    with pytest.raises(ResumeMismatch, match="--max-steps was 15, now 1"):
+        run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]], max_steps=1))

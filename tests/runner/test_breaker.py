@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from desktop_env.errors import MissingDependency
 from mm_agents.llm import LLMError, RetryPolicy
 from mm_agents.llm.retry import Failure, call_with_retries
 from mm_agents.loader import AgentLoadError
@@ -35,6 +36,7 @@ def test_fatal_causes_are_found_behind_the_agents_own_exceptions():
     assert fatal_cause(wrapped(UNAUTHORIZED))["signature"] == "auth openai m http://x/v1"
     assert fatal_cause(AgentLoadError("constructing prompt failed: no API key"))["kind"] == "agent"
     assert fatal_cause(LLMError("400 bad request", kind="http", status=400)) is None
+    assert fatal_cause(MissingDependency("Xvfb is not installed: apt-get install xvfb"))["kind"] == "desktop"
     assert fatal_cause(RuntimeError("the agent's bug")) is None
 
 
@@ -130,3 +132,16 @@ def test_an_agent_over_its_budget_in_its_own_code_and_one_within_it():
 
     with pytest.raises(ValueError, match="the agent's bug"):
         predict_within(Raising(), "do it", {}, 5)
+
+
+def test_workers_that_die_before_their_first_task_stop_the_run_instead_of_being_replaced_forever(tmp_path):
+    from runner.run import run_benchmark
+
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text("import multiprocessing, os\n"
+                      "if multiprocessing.current_process().name.startswith('osworld-worker'):\n"
+                      "    os._exit(5)\n")
+    summary = run_benchmark(RunConfig(agent="noop", model="m", observation_type="screenshot", plugins=[str(plugin)],
+                                      task_ids=["os-organize-invoices"], result_dir=str(tmp_path / "results")))
+    assert summary.ran == 0
+    assert summary.stopped.startswith("3 worker processes in a row died before running a task (last exit code 5)")

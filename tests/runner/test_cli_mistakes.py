@@ -104,6 +104,14 @@ def test_numbers_are_checked_by_the_library_too():
         assert info.value.option == option and repr(value) in str(info.value)
 
 
+def test_a_provider_is_checked_before_any_task_runs(agent_file):
+    assert_mistake(invoke("run", "--agent", f"{agent_file}:Agent", "--provider", "nosuch"), "--provider", "nosuch")
+    assert_mistake(invoke("run", "--agent", f"{agent_file}:Agent", "--provider", "remote"), "--path-to-vm",
+                   "http://VM_IP:5000")
+    with pytest.raises(RunOptionError, match="--provider: must be one of local, remote"):
+        RunConfig(provider="qemu")
+
+
 def test_a_result_dir_that_cannot_be_written(tmp_path, agent_file):
     (tmp_path / "a_file").write_text("")
     result = invoke("run", "--agent", f"{agent_file}:Agent", "--task-id", "os-organize-invoices",

@@ -43,3 +43,22 @@ def test_result_files_get_the_users_umask_not_0600(tmp_path):
         folder = tmp_path / umask
         subprocess.run([sys.executable, "-c", code, str(folder), umask], check=True)
         assert {p.name: p.stat().st_mode & 0o777 for p in folder.iterdir()} == {"status.json": mode, "result.txt": mode}
+
+
+def test_resume_and_summaries_read_a_folder_alike(tmp_path):
+    """An unreadable result.txt is an error for both, so --retry-errors runs it again; never a done task."""
+    from runner.results import read_task
+
+    for name, status in (("ours", "ok"), ("osworld", None)):
+        folder = make(tmp_path / name, status, result=True)
+        (folder / "result.txt").write_text("not a number\n")
+        assert read_task(folder).status == "error" and task_state(folder) is TaskState.ERROR
+
+
+def test_status_json_carries_the_format_version(tmp_path):
+    from runner.results import FORMAT_VERSION, read_status, record_worker_died, write_status
+
+    write_status(tmp_path, {"status": "running", "format": 0})
+    assert read_status(tmp_path) == {"format": FORMAT_VERSION, "status": "running"}
+    record_worker_died(tmp_path, "t", "gone")
+    assert read_status(tmp_path)["format"] == FORMAT_VERSION

@@ -1,7 +1,7 @@
 """User code named by a .py path or a dotted name: evaluator plugins and agents share the importer."""
 import pytest
 
-from desktop_env.evaluators.registry import get_metric, load_plugin
+from desktop_env.evaluators.registry import PluginError, get_metric, load_plugin
 from mm_agents.loader import AgentLoadError, load_agent_class
 
 
@@ -14,7 +14,7 @@ def test_a_plugin_file_registers_its_metric(tmp_path):
 
 
 def test_missing_files_are_named():
-    with pytest.raises(FileNotFoundError, match="evaluator plugin file not found: .*nope.py"):
+    with pytest.raises(PluginError, match="evaluator plugin file not found: .*nope.py"):
         load_plugin("/nonexistent/nope.py")
     with pytest.raises(AgentLoadError, match="agent file not found: .*nope.py"):
         load_agent_class("/nonexistent/nope.py:Agent")

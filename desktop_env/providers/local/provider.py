@@ -437,6 +437,13 @@ class LocalProvider(Provider):
                     last_error = f"health: {health}"
                 except (OSError, ValueError) as e:
                     last_error = f"{type(e).__name__}: {e}"
+                    health = {}
+                dead = health.get("dead_processes") if isinstance(health, dict) else None
+                if dead:  # nothing restarts a part of the desktop: waiting longer cannot make it ready
+                    tail = self._log_tail()
+                    self._kill()
+                    raise SandboxStartError(f"the desktop's {', '.join(map(str, dead))} died while it started "
+                                            f"({time.monotonic() - started:.1f} s in; last: {last_error}).\n{tail}")
                 time.sleep(0.02)
         finally:
             transport.close()

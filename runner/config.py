@@ -1,0 +1,151 @@
+"""The options of a run (RunConfig), checked as they are made: a mistake names the option as the
+command line spells it (RunOptionError)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .episode import EpisodeConfig
+from .results import RunLayout
+from .settings import flag
+
+OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
+ACTION_SPACES = ("pyautogui", "computer_13")
+PERTURBATIONS = ("layout", "clutter")
+BACKENDS = ("local", "ray")
+
+
+class RunOptionError(ValueError):
+    """An option of the run that cannot work. `option` is how the command line spells it (`--max-steps`);
+    the message says what was given and what would be right."""
+
+    def __init__(self, option: str, message: str):
+        super().__init__(f"{option}: {message}")
+        self.option = option
+        self.detail = message
+
+    def __reduce__(self):
+        return type(self), (self.option, self.detail)
+
+
+class ResumeMismatch(RunOptionError):
+    """The result folder holds results made with other settings; running into it would mix them."""
+
+    def __init__(self, folder: Path, differences: list[tuple[str, Any, Any]]):
+        what = "; ".join(f"{flag(name)} was {old!r}, now {new!r}" for name, old, new in differences)
+        super().__init__(", ".join(flag(name) for name, _, _ in differences),
+                         f"the results in {folder} were made with other options ({what}); resuming would mix "
+                         "them: use the recorded options, another --result-dir, or --force to mix them")
+        self.folder, self.differences = folder, differences
+
+    def __reduce__(self):
+        return type(self), (self.folder, self.differences)
+
+
+@dataclass
+class RunConfig:
+    agent: str = "prompt"
+    agent_args: dict[str, Any] = field(default_factory=dict)
+    model: str = "gpt-4o"
+    observation_type: str = "screenshot_a11y_tree"
+    action_space: str = "pyautogui"
+    provider: str = "local"
+    path_to_vm: str | None = None
+    tasks: str | None = None                 # meta file; None = the built-in test_all.json
+    domains: list[str] = field(default_factory=list)
+    task_ids: list[str] = field(default_factory=list)
+    max_steps: int = 15
+    max_trajectory_length: int = 3
+    temperature: float = 1.0
+    top_p: float = 0.9
+    max_tokens: int = 1500
+    sleep_after_execution: float = 0.0
+    screen_size: tuple[int, int] = (1920, 1080)
+    num_envs: int = 1
+    result_dir: str = "./results"
+    resume: bool = True
+    retry_errors: bool = False
+    record: bool = True
+    network: bool = False
+    # Limits of each local desktop, as the command line gives them (see DesktopLimits.from_options).
+    desktop_memory: str = "4G"
+    desktop_pids: str = "1024"
+    desktop_cpu_weight: str = "100"
+    desktop_tmpfs: str = "1G"
+    wait_after_reset: float = 0.0
+    cache_dir: str = "cache"
+    client_password: str = "password"
+    screenshot_scale: float = 1.0            # what the model sees, for the paper's resolution analysis
+    perturb: str | None = None               # "layout" or "clutter", applied after setup (the paper's robustness analysis)
+    perturb_seed: int = 0
+    backend: str = "local"                   # "local" (worker processes) or "ray" (a Ray cluster)
+    ray_address: str | None = None           # None: connect to RAY_ADDRESS / a running local cluster, or start one
+    ray_cpus_per_env: float = 1.0            # Ray resources one desktop (and its agent) declares
+    ray_memory_per_env: float = 1.5          # GiB
+    ray_task_retries: int = 1                # re-runs of a task whose Ray worker or node died under it
+    plugins: list[str] = field(default_factory=list)  # modules registering getters/metrics, loaded by every worker
+    agent_time_budget: float = 300.0         # seconds of the agent's predict() per task; 0: no limit
+    stop_after_fatal: int = 2                # stop when this many tasks in a row fail with one fatal error; 0: never
+    force: bool = False                      # run into a folder whose results were made with other settings
+
+    def __post_init__(self) -> None:
+        def refuse(option: str, message: str) -> None:
+            raise RunOptionError(option, message)
+
+        if self.observation_type not in OBSERVATION_TYPES:
+            refuse("--obs", f"must be one of {', '.join(OBSERVATION_TYPES)}, got {self.observation_type!r}")
+        if self.action_space not in ACTION_SPACES:
+            refuse("--action-space", f"must be one of {', '.join(ACTION_SPACES)}, got {self.action_space!r}")
+        for option, value, least in (("--num-envs", self.num_envs, 1), ("--max-steps", self.max_steps, 1),
+                                     ("--max-trajectory-length", self.max_trajectory_length, 0),
+                                     ("--max-tokens", self.max_tokens, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                refuse(option, f"must be a whole number >= {least}, got {value!r}")
+        for option, value in (("--temperature", self.temperature), ("--sleep-after-execution", self.sleep_after_execution),
+                              ("--wait-after-reset", self.wait_after_reset)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                refuse(option, f"must be a number >= 0, got {value!r}")
+        if isinstance(self.agent_time_budget, bool) or not isinstance(self.agent_time_budget, (int, float)) \
+                or self.agent_time_budget < 0:
+            refuse("--agent-time-budget", f"must be a number of seconds >= 0 (0: no limit), "
+                                          f"got {self.agent_time_budget!r}")
+        if isinstance(self.stop_after_fatal, bool) or not isinstance(self.stop_after_fatal, int) \
+                or self.stop_after_fatal < 0:
+            refuse("--stop-after-fatal", f"must be a whole number >= 0 (0: never stop), got {self.stop_after_fatal!r}")
+        if isinstance(self.top_p, bool) or not isinstance(self.top_p, (int, float)) or not 0 < self.top_p <= 1:
+            refuse("--top-p", f"must be a number in (0, 1], got {self.top_p!r}")
+        if isinstance(self.screenshot_scale, bool) or not isinstance(self.screenshot_scale, (int, float)) \
+                or not 0 < self.screenshot_scale <= 1:
+            refuse("--screenshot-scale", f"must be a number in (0, 1], got {self.screenshot_scale!r}")
+        if self.perturb is not None and self.perturb not in PERTURBATIONS:
+            refuse("--perturb", f"must be one of {', '.join(PERTURBATIONS)}, got {self.perturb!r}")
+        from desktop_env.providers import PROVIDER_NAMES
+
+        if self.provider not in PROVIDER_NAMES:
+            refuse("--provider", f"must be one of {', '.join(PROVIDER_NAMES)}, got {self.provider!r}")
+        if self.provider == "remote" and not self.path_to_vm:
+            refuse("--path-to-vm", "provider remote needs the env server's URL, e.g. --path-to-vm http://VM_IP:5000")
+        if self.backend not in BACKENDS:
+            refuse("--backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+        for option, value in (("--ray-cpus-per-env", self.ray_cpus_per_env),
+                              ("--ray-memory-per-env", self.ray_memory_per_env),
+                              ("--ray-task-retries", self.ray_task_retries)):
+            if value < 0:
+                refuse(option, f"cannot be negative, got {value!r}")
+
+    @property
+    def layout(self) -> RunLayout:
+        return RunLayout(Path(self.result_dir), self.action_space, self.observation_type, self.model)
+
+    def agent_kwargs(self) -> dict[str, Any]:
+        return {"model": self.model, "action_space": self.action_space, "observation_type": self.observation_type,
+                "max_tokens": self.max_tokens, "temperature": self.temperature, "top_p": self.top_p,
+                "max_trajectory_length": self.max_trajectory_length, "client_password": self.client_password,
+                "screen_size": tuple(self.screen_size), "screenshot_scale": self.screenshot_scale, **self.agent_args}
+
+    def episode_config(self) -> EpisodeConfig:
+        return EpisodeConfig(max_steps=self.max_steps, sleep_after_execution=self.sleep_after_execution,
+                             record=self.record, wait_after_reset=self.wait_after_reset,
+                             perturb=self.perturb, perturb_seed=self.perturb_seed,
+                             agent_time_budget=self.agent_time_budget or None)

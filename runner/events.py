@@ -1,0 +1,66 @@
+"""What a run reports as it goes, to a progress display or any callable: one small type per event.
+
+Workers (processes or Ray actors) send Started / StepTaken / Finished; the scheduler adds the rest.
+`result` in Finished is the task's outcome as the worker gives it: {status, score, steps, error, fatal?}.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Union
+
+
+@dataclass(frozen=True)
+class Planned:
+    to_run: list = field(default_factory=list)      # runner.run.PlannedTask
+    skipped: list = field(default_factory=list)
+    invalid: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Started:
+    worker: int
+    domain: str
+    task_id: str
+
+
+@dataclass(frozen=True)
+class StepTaken:
+    worker: int
+    domain: str
+    task_id: str
+    step: int
+
+
+@dataclass(frozen=True)
+class Finished:
+    worker: int
+    domain: str
+    task_id: str
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Retrying:
+    worker: int
+    domain: str
+    task_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Note:
+    message: str
+
+
+@dataclass(frozen=True)
+class Stopped:
+    reason: str
+
+
+@dataclass(frozen=True)
+class Interrupted:
+    pass
+
+
+Event = Union[Planned, Started, StepTaken, Finished, Retrying, Note, Stopped, Interrupted]
+Reporter = Callable[[Event], None]

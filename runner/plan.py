@@ -1,0 +1,76 @@
+"""The plan of a run (which tasks run, which are skipped, which cannot run) and its tally."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .breaker import FatalErrorBreaker
+from .config import RunConfig
+from .results import TaskState, refused_by_plan, task_state
+
+
+@dataclass
+class PlannedTask:
+    domain: str
+    task_id: str
+    state: TaskState
+    problems: list = field(default_factory=list)   # desktop_env.tasks.Problem: why it cannot run
+
+    @property
+    def error(self) -> str:
+        first = str(self.problems[0]) if self.problems else ""
+        return first + (f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else "")
+
+
+@dataclass
+class RunSummary:
+    planned: int
+    skipped_done: int
+    skipped_errors: int
+    invalid: list[PlannedTask] = field(default_factory=list)  # refused by the plan, each with an error record
+    ran: int = 0
+    ok: int = 0
+    errors: int = 0
+    score_sum: float = 0.0
+    stopped: str | None = None       # why the run stopped before its end (the same fatal error, task after task)
+    breaker: FatalErrorBreaker = field(default_factory=lambda: FatalErrorBreaker(0), repr=False)
+
+    def count(self, result: dict) -> None:
+        """Books one finished task ({status, score, ...}); sets `stopped` once the breaker trips."""
+        self.ran += 1
+        if result["status"] == "ok":
+            self.ok += 1
+            self.score_sum += result["score"] or 0.0
+        else:
+            self.errors += 1
+        self.stopped = self.stopped or self.breaker.observe(result)
+
+
+@dataclass
+class Plan:
+    to_run: list[PlannedTask]
+    skipped: list[PlannedTask]       # finished, or (without retry_errors) errored in an earlier run
+    invalid: list[PlannedTask]       # cannot run (each with its problems): an error record, no desktop
+
+
+def plan_tasks(config: RunConfig) -> Plan:
+    """Checks every selected task before any desktop starts, then sorts them. Resume skips finished
+    tasks and, unless retry_errors, errored ones; a task an earlier plan refused runs once it is valid."""
+    from desktop_env.tasks import load_task_set, selection_problems
+
+    task_set = load_task_set(config.tasks)
+    pairs = task_set.select(config.domains or None, config.task_ids or None)
+    problems = selection_problems(task_set, pairs)
+    plan = Plan([], [], [])
+    for domain, task_id in dict.fromkeys(pairs):  # an id listed twice is one task (and an invalid one)
+        task_dir = config.layout.task_dir(domain, task_id)
+        state = task_state(task_dir) if config.resume else TaskState.NEW
+        planned = PlannedTask(domain, task_id, state, problems.get((domain, task_id), []))
+        if state is TaskState.DONE:
+            plan.skipped.append(planned)  # its score stands: it ran with the file as it was then
+        elif planned.problems:
+            plan.invalid.append(planned)
+        elif state is TaskState.ERROR and not config.retry_errors and not refused_by_plan(task_dir):
+            plan.skipped.append(planned)
+        else:
+            plan.to_run.append(planned)
+    return plan

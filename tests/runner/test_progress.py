@@ -1,0 +1,31 @@
+"""The progress display reads the run's typed events; what a task or model said is printed as text, never markup."""
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from runner.events import Finished, Note, Planned, Retrying, Started, StepTaken, Stopped
+from runner.progress import RunProgress
+
+
+def test_a_run_as_plain_lines():
+    out = io.StringIO()
+    progress = RunProgress(Console(file=out, width=200), live=False)
+    with progress:
+        progress(Planned(to_run=[object(), object()], skipped=[object()]))
+        progress(Started(0, "os", "a"))
+        progress(StepTaken(0, "os", "a", 2))
+        progress(Finished(0, "os", "a", {"status": "ok", "score": 1.0, "steps": 2, "error": None}))
+        progress(Started(0, "os", "b"))
+        progress(Finished(0, "os", "b", {"status": "error", "score": None, "steps": 0,
+                                         "error": "[bold]HTTP 401[/bold] from the model"}))
+        progress(Retrying(1, "os", "c", "the Ray worker died"))
+        progress(Note("the cluster holds 1 desktop(s)"))
+        progress(Stopped("2 tasks in a row failed the same way"))
+    text = out.getvalue()
+    assert "2 task(s) to run, 1 already done or errored (skipped)" in text
+    assert "finished os/a: score 1 in 2 step(s)" in text
+    assert "os/b: [bold]HTTP 401[/bold] from the model" in text  # as the error said it
+    assert "retrying os/c: the Ray worker died" in text and "stopping the run" in text
+    assert (progress.done, progress.ok, progress.errors) == (2, 1, 1)
