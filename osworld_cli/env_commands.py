@@ -78,7 +78,8 @@ def serve_command(port: int | None, host: str, vm_address: str | None, token: st
     from desktop_env.errors import ProviderError
     from desktop_env.providers.local import LocalProvider
     from desktop_env.providers.local.limits import DesktopLimits
-    from desktop_env.providers.local.provider import LocalDesktopConfig, is_loopback
+    from desktop_env.providers.local.provider import LocalDesktopConfig
+    from desktop_env.server.access_policy import is_loopback
 
     if port is not None and not is_loopback(host) and not token:
         raise click.BadParameter(f"{host} is not a loopback address: serving it needs --token (or OSWORLD_SERVER_TOKEN)",

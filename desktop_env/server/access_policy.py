@@ -123,3 +123,15 @@ def _has_token(headers: Mapping[str, str], token: str) -> bool:
             return False
         offered = credentials.strip()
     return hmac.compare_digest(offered.encode("utf-8", "surrogateescape"), token.encode("utf-8", "surrogateescape"))
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a listening address stays on this machine: `localhost` or a loopback IP
+    (bracketed IPv6 too). A host name is not: it may resolve to anything."""
+    host = host.strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -7,7 +7,6 @@ through `desktop_env.server.session` on a Unix socket.
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import logging
 import os
 import socketserver
@@ -17,6 +16,7 @@ import time
 from pathlib import Path
 
 from . import routes_exec, routes_files, routes_observe, routes_windows
+from .access_policy import is_loopback
 from .httpd import Router, configure_access, make_server
 from .relay import UnixToTcpRelay
 from .state import ServerState
@@ -42,15 +42,6 @@ def build_server(env: dict[str, str], unix_socket: str | None = None, host: str 
     return server, state
 
 
-def _is_loopback(host: str) -> bool:
-    if host.strip("[]").lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # a host name: it may resolve to anything
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Serve the current X session over the OSWorld env protocol.")
     parser.add_argument("--host", default="127.0.0.1")
@@ -60,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="require 'Authorization: Bearer TOKEN' on every request (default: $OSWORLD_SERVER_TOKEN); "
                              "needed when --host is not a loopback address")
     args = parser.parse_args(argv)
-    if not args.unix_socket and not args.token and not _is_loopback(args.host):
+    if not args.unix_socket and not args.token and not is_loopback(args.host):
         print(f"error: --host {args.host} is not a loopback address: anyone who reaches it could run commands here; "
               "give --token (or set OSWORLD_SERVER_TOKEN), or use --host 127.0.0.1", file=sys.stderr)
         return 2

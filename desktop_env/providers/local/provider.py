@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ipaddress
 import json
 import logging
 import os
@@ -34,6 +33,7 @@ from pathlib import Path
 
 from ...controllers.transport import Endpoint, Transport
 from ...errors import MissingDependency, ProviderError, SandboxStartError
+from ...server.access_policy import is_loopback
 from ...server.relay import TcpToUnixRelay
 from ...server.session import SessionConfig
 from ..base import Provider
@@ -497,15 +497,6 @@ class LocalProvider(Provider):
             reaper = threading.Thread(target=reap, name="sandbox-reaper", daemon=True)
             reaper.start()
             self._reapers = [r for r in self._reapers if r.is_alive()] + [reaper]
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def read_tail_nofollow(path: Path, limit: int = LOG_TAIL_BYTES) -> str:
