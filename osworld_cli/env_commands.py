@@ -63,12 +63,16 @@ def doctor_command() -> None:
 @click.option("--port", type=int, default=None, help="Also serve the desktop over TCP at HOST:PORT.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address for --port. A loopback address serves this user's processes only; any other needs --token.")
+@click.option("--vm-address", default=None, metavar="ADDRESS|auto",
+              help="Serve the desktop as a VM is reached: the env server at ADDRESS:5000, Chrome's DevTools at "
+                   "ADDRESS:9222, VLC at ADDRESS:8080 (a loopback address; auto picks a free 127.0.0.N).")
 @click.option("--token", envvar="OSWORLD_SERVER_TOKEN", default=None,
               help="Require 'Authorization: Bearer TOKEN' on every TCP request (env OSWORLD_SERVER_TOKEN).")
 @screen_size_option
 @click.option("--network/--no-network", default=False, show_default=True, help="Give the desktop network access.")
 @desktop_limit_options
-def serve_command(port: int | None, host: str, token: str | None, screen_size: tuple[int, int], network: bool,
+def serve_command(port: int | None, host: str, vm_address: str | None, token: str | None,
+                  screen_size: tuple[int, int], network: bool,
                   desktop_memory: str, desktop_pids: str, desktop_cpu_weight: str, desktop_tmpfs: str) -> None:
     """Start one desktop and keep it running until Ctrl-C."""
     from desktop_env.errors import ProviderError
@@ -93,8 +97,12 @@ def serve_command(port: int | None, host: str, token: str | None, screen_size: t
         if port is not None:
             tcp_host, tcp_port = provider.expose_server(port, host)
             console.print(f"env server over TCP: http://{tcp_host}:{tcp_port}")
+        if vm_address is not None:
+            address = provider.expose_like_vm(vm_address)
+            ports = ", ".join(f"{address}:{p}" for p in provider.config.forward_ports)
+            console.print(f"as a VM: env server http://{address}:5000, services at {ports}")
         for service in provider.config.forward_ports:
-            console.print(f"sandbox port {service}: unix:{provider.spec.sockets / f'port-{service}.sock'}")
+            console.print(f"sandbox port {service}: unix:{provider.socket_path(f'port-{service}')}")
         console.print("Ctrl-C stops the desktop.")
         sys.stdout.flush()
         while not stop.wait(0.5):

@@ -23,8 +23,19 @@ log = logging.getLogger("osworld.controller")
 # newline (OSWorld uses "; ") lets action code start with a block such as `for ...:`.
 ACTION_PREFIX = "import pyautogui; import time; pyautogui.FAILSAFE = False\n"
 
+# The `error` text with which OSWorld's server (and ours) refuses to list what is no directory.
+NOT_A_DIRECTORY = "The provided path is not a directory"
+
 # Errors that mean the request never reached a handler: safe to retry for any method.
 _NOT_DELIVERED = (ConnectionRefusedError, FileNotFoundError, http.client.RemoteDisconnected)
+
+
+def _json_field(response: RawResponse, key: str) -> Any:
+    try:
+        data = response.json()
+    except ValueError:
+        return None
+    return data.get(key) if isinstance(data, dict) else None
 
 
 class PythonController:
@@ -110,9 +121,13 @@ class PythonController:
         self.request("POST", "/setup/upload", form={"file_path": path}, files={"file_data": (name, data)})
 
     def get_vm_directory_tree(self, path: str) -> dict[str, Any] | None:
-        response = self.request("POST", "/list_directory", json_body={"path": path}, ok_statuses=(200, 404),
+        response = self.request("POST", "/list_directory", json_body={"path": path}, ok_statuses=(200, 400, 404),
                                 idempotent=True)
-        return response.json()["directory_tree"] if response.status == 200 else None
+        if response.status == 200:
+            return response.json()["directory_tree"]
+        if response.status == 400 and _json_field(response, "error") != NOT_A_DIRECTORY:
+            raise ServerRequestError("POST", "/list_directory", 400, response.error_message())
+        return None  # OSWorld's server (and ours) answers 400 for a path that is no directory
 
     # -- desktop info ---------------------------------------------------------------------------
     def get_vm_platform(self) -> str:

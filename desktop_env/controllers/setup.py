@@ -20,6 +20,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from contextlib import closing
 from pathlib import Path
 from typing import Any, Callable
 
@@ -44,7 +45,10 @@ WAIT_FOR_WINDOW_S = 30.0
 WAIT_FOR_CHROME_S = 30.0
 EXECUTE_UNTIL_S = 60.0
 
-CHROMIUM_PROFILE = "/home/user/.config/chromium/Default"
+WINDOW_FOUND_HEADER = "X-OSWorld-Window-Found"  # set by our env server's window endpoints
+
+# The profile the google-chrome shim runs Chromium on (and OSWorld's VM runs Chrome on).
+CHROME_HISTORY = "/home/user/.config/google-chrome/Default/History"
 
 
 class SetupError(DesktopEnvError):
@@ -249,12 +253,13 @@ def _window_request(env: Any, path: str, window_name: str, strict: bool, by_clas
 
     def attempt() -> bool:
         try:
-            env.controller.request("POST", path, json_body=body)
-            return True
+            response = env.controller.request("POST", path, json_body=body)
         except ServerRequestError as e:
             if e.status != 404:
                 raise
             return False
+        # Our server says whether a window matched; OSWorld's answers 200 either way.
+        return response.headers.get(WINDOW_FOUND_HEADER.lower(), "1") != "0"
 
     _poll(attempt, WAIT_FOR_WINDOW_S, f"a window matching {window_name!r}", interval=0.25)
 
@@ -310,31 +315,56 @@ def chrome_close_tabs(env: Any, urls_to_close: list[str]) -> None:
 
 
 CHROME_EPOCH_OFFSET_US = 11644473600 * 1_000_000  # Chrome counts microseconds from 1601-01-01
+LINK_VISIT = 0x30000000  # a link followed, the start and end of its redirect chain (OSWorld's value)
 
 
 @setup_step("update_browse_history")
 def update_browse_history(env: Any, history: list[dict]) -> None:
-    """Adds visits to Chromium's History database (Chromium must not be running)."""
-    remote = f"{CHROMIUM_PROFILE}/History"
-    data = env.controller.get_file(remote)
-    if data is None:
-        raise SetupError(f"{remote} does not exist yet: start Chromium once (and close it) before this step")
+    """Makes Chrome's history exactly these visits (Chrome must not be running), as OSWorld
+    does: it uploads an emptied History with them in it, whatever history there was before.
+
+    The schema is the desktop's own Chromium's: taken from the profile's History, which a
+    fresh profile does not have yet, so then Chromium is run once, headless, to make it.
+    """
     with tempfile.TemporaryDirectory() as tmp:
         local = Path(tmp) / "History"
-        local.write_bytes(data)
-        db = sqlite3.connect(local)
+        local.write_bytes(_chrome_history(env))
         try:
-            now_us = int(time.time() * 1_000_000) + CHROME_EPOCH_OFFSET_US
-            for item in history:
-                visit_time = now_us - int(float(item.get("visit_time_from_now_in_seconds", 0)) * 1_000_000)
-                cursor = db.execute(
-                    "INSERT INTO urls (url, title, visit_count, typed_count, last_visit_time, hidden) "
-                    "VALUES (?, ?, 1, 0, ?, 0)", (item["url"], item.get("title", ""), visit_time))
-                db.execute("INSERT INTO visits (url, visit_time, from_visit, transition, segment_id, visit_duration) "
-                           "VALUES (?, ?, 0, 805306376, 0, 0)", (cursor.lastrowid, visit_time))
-            db.commit()
+            with closing(sqlite3.connect(local)) as db:
+                empty_history(db)
+                add_visits(db, history, int(time.time() * 1_000_000) + CHROME_EPOCH_OFFSET_US)
+                db.commit()
         except sqlite3.Error as e:
-            raise SetupError(f"cannot add history to {remote}: {e}") from None
-        finally:
-            db.close()
-        env.controller.upload_file(remote, local.read_bytes())
+            raise SetupError(f"cannot write history into a copy of {CHROME_HISTORY}: {e}") from None
+        env.controller.upload_file(CHROME_HISTORY, local.read_bytes())
+    # An empty journal is never replayed: no old transaction can come back over the new file.
+    env.controller.upload_file(CHROME_HISTORY + "-journal", b"")
+
+
+def _chrome_history(env: Any) -> bytes:
+    data = env.controller.get_file(CHROME_HISTORY)
+    if data is None:  # a profile Chromium never ran on: it makes History when it first starts
+        made = env.controller.run_command(["google-chrome", "--headless=new", "--dump-dom", "about:blank"])
+        data = env.controller.get_file(CHROME_HISTORY)
+        if data is None:
+            raise SetupError(f"{CHROME_HISTORY} is missing, and Chromium did not make it when started "
+                             f"headless (exit {made['returncode']}): {made['error'][-500:]}")
+    return data
+
+
+def empty_history(db: sqlite3.Connection) -> None:
+    """Deletes every row of a Chrome History database but its `meta` (schema version) rows."""
+    tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+              if name != "meta" and not name.startswith("sqlite_stat")]
+    for name in tables:
+        db.execute(f'DELETE FROM "{name}"')
+
+
+def add_visits(db: sqlite3.Connection, history: list[dict], now_us: int) -> None:
+    """One URL and one link visit per entry ({url, title, visit_time_from_now_in_seconds})."""
+    for item in history:
+        visit_time = now_us - int(float(item.get("visit_time_from_now_in_seconds", 0)) * 1_000_000)
+        cursor = db.execute("INSERT INTO urls (url, title, visit_count, typed_count, last_visit_time, hidden) "
+                            "VALUES (?, ?, 1, 0, ?, 0)", (item["url"], item.get("title", ""), visit_time))
+        db.execute("INSERT INTO visits (url, visit_time, from_visit, transition, segment_id, visit_duration) "
+                   "VALUES (?, ?, 0, ?, 0, 0)", (cursor.lastrowid, visit_time, LINK_VISIT))

@@ -8,7 +8,8 @@ each application when it offers one (atk-bridge does: GTK, LibreOffice, Firefox,
 Thunderbird, Chromium). Two things keep the number of calls down:
   - `Properties.GetAll` on the Accessible interface gives name, child count and object
     attributes in one call (atk-bridge only: Qt 5.15 crashes on GetAll, so Qt
-    applications such as VLC are asked property by property);
+    applications such as VLC are asked property by property; so is every Value, which
+    Chromium answers GetAll on with a malformed reply);
   - a spreadsheet table (LibreOffice Calc reports 2^31-1 children) is never enumerated:
     the cells under its top-left and bottom-right corners give the visible range.
 `Cache.GetItems` (all of an application's widgets in one call) is deliberately not
@@ -364,9 +365,9 @@ class _Walk:
             calls.append(call)
             readers.append(reader)
 
-        def add_properties(interface: str, keys: dict[str, str]) -> None:
+        def add_properties(interface: str, keys: dict[str, str], get_all: bool = has_get_all) -> None:
             """Properties of `interface` as extra XML attributes ({property: attribute})."""
-            if has_get_all:
+            if get_all:
                 add(_get_all(path, interface), functools.partial(self.read_properties, keys=keys))
                 return
             for name, key in keys.items():
@@ -386,7 +387,9 @@ class _Walk:
         if node.implements("Selection"):
             node.extra["selection"] = "true"
         if node.implements("Value"):
-            add_properties("Value", _VALUE_ATTRIBUTES)
+            # One by one: Chromium answers GetAll on Value with a malformed reply (it lacks
+            # the newer Text property), and there are few such nodes.
+            add_properties("Value", _VALUE_ATTRIBUTES, get_all=False)
         if node.implements("Action"):
             # GetActions has descriptions and key bindings but localized names; pyatspi
             # (and so OSWorld) uses GetName, so ask for the first name along with it.

@@ -49,6 +49,7 @@ class CallFailed(Exception):
 
 CALL_TIMED_OUT = "org.freedesktop.DBus.Error.Timeout"
 CONNECTION_LOST = "org.freedesktop.DBus.Error.Disconnected"
+MALFORMED_REPLY = "osworld.Error.MalformedReply"  # a reply whose body does not follow its signature
 
 
 class MethodCall(NamedTuple):  # a NamedTuple: thousands are made per tree dump
@@ -342,12 +343,19 @@ class Message(NamedTuple):
     body: tuple
 
 
+_BODY_ERRORS = (ValueError, IndexError, struct.error)
 _UINT32 = {"<": struct.Struct("<I").unpack_from, ">": struct.Struct(">I").unpack_from}
 _WANTED_FIELDS = (_FIELD_ERROR_NAME, _FIELD_REPLY_SERIAL, _FIELD_SIGNATURE)
 
 
 def decode_message(data: bytes) -> Message:
-    """Parses one complete message (as framed by `message_length`)."""
+    """Parses one complete message (as framed by `message_length`).
+
+    A body that does not follow its own signature becomes an ERROR reply named
+    MALFORMED_REPLY to the call it answers: the header frames the message, so the
+    connection stays usable. (Chromium sends such bodies: its atk-bridge answers
+    Properties.GetAll with a dictionary entry that lacks its variant.)
+    """
     prefix = "<" if data[0:1] == b"l" else ">"
     uint32 = _UINT32[prefix]
     kind = data[1]
@@ -356,8 +364,12 @@ def decode_message(data: bytes) -> Message:
     if data[16] == _FIELD_REPLY_SERIAL and data[24] == _FIELD_SIGNATURE and end == 30 + data[28]:
         # The usual reply from a direct connection: (reply serial, signature) only.
         signature = data[29:29 + data[28]].decode("ascii")
-        body = decode_body(data, end + (-end & 7), signature, prefix)
-        return Message(kind, serial, uint32(data, 20)[0], None, body)
+        reply_serial = uint32(data, 20)[0]
+        try:
+            body = decode_body(data, end + (-end & 7), signature, prefix)
+        except _BODY_ERRORS as error:
+            return _malformed(serial, reply_serial, signature, error)
+        return Message(kind, serial, reply_serial, None, body)
     header: dict[int, Any] = {}
     offset = 16
     # Header fields are 8-aligned (code, variant) structs whose variant type is one
@@ -377,8 +389,17 @@ def decode_message(data: bytes) -> Message:
             offset += 2 + length
         else:
             header[code], offset = _reader(type_code, prefix)(data, offset)
-    body = decode_body(data, end + (-end & 7), header.get(_FIELD_SIGNATURE, ""), prefix)
+    signature = header.get(_FIELD_SIGNATURE, "")
+    try:
+        body = decode_body(data, end + (-end & 7), signature, prefix)
+    except _BODY_ERRORS as error:
+        return _malformed(serial, header.get(_FIELD_REPLY_SERIAL), signature, error)
     return Message(kind, serial, header.get(_FIELD_REPLY_SERIAL), header.get(_FIELD_ERROR_NAME), body)
+
+
+def _malformed(serial: int, reply_serial: int | None, signature: str, error: Exception) -> Message:
+    return Message(ERROR, serial, reply_serial, MALFORMED_REPLY,
+                   (f"the reply's body does not match its signature {signature!r}: {error}",))
 
 
 def message_length(data: bytes | bytearray, offset: int) -> int | None:

@@ -29,6 +29,8 @@ EXECUTE_TIMEOUT_S = 120
 RUN_PYTHON_TIMEOUT_S = 30
 MAX_TIMEOUT_S = 24 * 3600
 MAX_VERIFICATION_WAIT_S = 3600
+VERIFY_TIMEOUT_S = 30
+UPSTREAM_VERIFY_TIMEOUT_S = 5  # what OSWorld gives a `command_success` string
 # Output a background child writes this soon after the command exits is still part of the reply.
 BACKGROUND_GRACE_S = 0.2
 SHELL_LAUNCH_CHECK_S = 0.5  # a shell that cannot find the program exits within this; an app runs on
@@ -207,28 +209,39 @@ def run_command(command: list[str] | str, shell: bool, state: ServerState, timeo
     argv = prepare_argv(command, shell, state.home)
     try:
         done = run_process(argv, shell=shell, env=state.env, cwd=state.home, timeout=timeout)
-    except FileNotFoundError as e:
-        raise HTTPError(500, f"command not found: {e.filename}") from None
-    except PermissionError as e:
-        raise HTTPError(500, f"command cannot be run: {e.filename}: {e.strerror}") from None
+    except (FileNotFoundError, PermissionError) as e:
+        raise HTTPError(500, str(e)) from None  # OSWorld's text: "[Errno 2] No such file or directory: 'prog'"
     if done.timed_out:
         raise HTTPError(500, f"command timed out after {timeout:g} s: {command!r:.200}")
     return {"status": "success", "output": done.output, "error": done.error, "returncode": done.returncode}
 
 
-def _check_verification(verification: dict[str, Any]) -> None:
-    """400 naming the field when the verification spec has the wrong shape."""
+def _verification_checks(verification: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The verification spec in one shape; 400 naming the field when it has a wrong one.
+
+    OSWorld's client sends strings (`{"window_exists": "Calc", "command_success": "test -e ~/x"}`:
+    a title substring, a shell command given 5 s); objects add options (`window_name`, `strict`,
+    `by_class`; `command`, `shell`, `expected_output`). Unknown keys are ignored, as OSWorld does.
+    """
+    checks: dict[str, dict[str, Any]] = {}
     window = verification.get("window_exists")
+    if isinstance(window, str):
+        window = {"window_name": window}
     if window is not None:
         if not isinstance(window, dict):
-            raise HTTPError(400, f"field 'verification.window_exists' must be an object, got {window!r:.80}")
+            raise HTTPError(400, f"field 'verification.window_exists' must be a window title or an object, "
+                                 f"got {window!r:.80}")
         if not isinstance(window.get("window_name", ""), str):
             raise HTTPError(400, f"field 'verification.window_exists.window_name' must be a string, "
                                  f"got {window.get('window_name')!r:.80}")
+        checks["window_exists"] = window
     check = verification.get("command_success")
+    if isinstance(check, str):
+        check = {"command": check, "shell": True, "timeout": UPSTREAM_VERIFY_TIMEOUT_S}
     if check is not None:
         if not isinstance(check, dict):
-            raise HTTPError(400, f"field 'verification.command_success' must be an object, got {check!r:.80}")
+            raise HTTPError(400, f"field 'verification.command_success' must be a shell command or an object, "
+                                 f"got {check!r:.80}")
         command = check.get("command")
         if not (isinstance(command, str) and command or isinstance(command, list) and command
                 and all(isinstance(a, str) for a in command)):
@@ -238,20 +251,23 @@ def _check_verification(verification: dict[str, Any]) -> None:
         if expected is not None and not isinstance(expected, str):
             raise HTTPError(400, f"field 'verification.command_success.expected_output' must be a string, "
                                  f"got {expected!r:.80}")
+        checks["command_success"] = check
+    return checks
 
 
-def verification_passed(verification: dict[str, Any], state: ServerState) -> bool:
+def verification_passed(checks: dict[str, dict[str, Any]], state: ServerState) -> bool:
     from . import windows
 
-    window = verification.get("window_exists")
+    window = checks.get("window_exists")
     if window:
         name = window.get("window_name", "")
         if not windows.find_windows(name, strict=bool(window.get("strict")), by_class=bool(window.get("by_class"))):
             return False
-    check = verification.get("command_success")
+    check = checks.get("command_success")
     if check:
         try:
-            result = run_command(check["command"], bool(check.get("shell", False)), state, timeout=30)
+            result = run_command(check["command"], bool(check.get("shell", False)), state,
+                                 timeout=check.get("timeout", VERIFY_TIMEOUT_S))
         except HTTPError:
             return False
         if result["returncode"] != 0:
@@ -274,18 +290,22 @@ def register(router: Router, state: ServerState) -> None:
     def execute_with_verification(request: Request) -> Response:
         command, shell = parse_command(request)
         verification = request.mapping("verification")
-        _check_verification(verification)
+        checks = _verification_checks(verification)
         max_wait = request.number("max_wait_time", 10, minimum=0, maximum=MAX_VERIFICATION_WAIT_S)
         interval = max(0.05, request.number("check_interval", 1, minimum=0, maximum=MAX_VERIFICATION_WAIT_S))
         result = run_command(command, shell, state)
-        deadline = time.monotonic() + max_wait
+        if not checks:  # as OSWorld: nothing to verify is the plain /execute answer
+            return Response.json(result)
+        started = time.monotonic()
+        deadline = started + max_wait
         while True:
-            if verification_passed(verification, state):
-                return Response.json({**result, "verification": "passed"})
+            if verification_passed(checks, state):
+                return Response.json({**result, "verification": "passed", "wait_time": time.monotonic() - started})
             if time.monotonic() >= deadline:
                 break
             time.sleep(min(interval, max(0.0, deadline - time.monotonic())))
-        return Response.json({**result, "status": "verification_failed",
+        return Response.json({**result, "status": "verification_failed", "verification": "failed",
+                              "wait_time": max_wait,
                               "message": f"verification {verification!r:.200} not met within {max_wait:g} s"}, 500)
 
     @router.route("/setup/launch", methods=("POST",))
@@ -295,10 +315,8 @@ def register(router: Router, state: ServerState) -> None:
         try:
             process = subprocess.Popen(argv, shell=shell, env=state.env, cwd=state.home, stdin=subprocess.DEVNULL,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        except FileNotFoundError as e:
-            raise HTTPError(400, f"cannot launch, program not found: {e.filename}") from None
-        except PermissionError as e:
-            raise HTTPError(400, f"cannot launch {e.filename}: {e.strerror}") from None
+        except (FileNotFoundError, PermissionError) as e:
+            raise HTTPError(500, str(e)) from None  # OSWorld's status and text
         if shell:  # the shell starts whatever the line names, and says so only by its exit code
             try:
                 code = process.wait(timeout=SHELL_LAUNCH_CHECK_S)
@@ -306,8 +324,8 @@ def register(router: Router, state: ServerState) -> None:
                 code = None
             if code in (126, 127):
                 what = "program not found" if code == 127 else "program cannot be executed"
-                raise HTTPError(400, f"cannot launch, {what} (shell exit {code}): {command!r:.200}")
-        return Response.text(f"{command} launched successfully")
+                raise HTTPError(500, f"cannot launch, {what} (shell exit {code}): {command!r:.200}")
+        return Response.text(f"{command if shell else ' '.join(argv)} launched successfully")
 
     @router.route("/run_python", methods=("POST",))
     def run_python(request: Request) -> Response:

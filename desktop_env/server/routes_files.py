@@ -24,6 +24,7 @@ from .state import ServerState
 # /proc or / would otherwise cost the server minutes and gigabytes.
 MAX_TREE_DEPTH = 32
 MAX_TREE_ENTRIES = 20_000
+NOT_A_DIRECTORY = "The provided path is not a directory"  # OSWorld's text
 _COPY_CHUNK = 1 << 20
 
 
@@ -193,10 +194,14 @@ def register(router: Router, state: ServerState) -> None:
 
     @router.route("/list_directory", methods=("POST",))
     def list_directory(request: Request) -> Response:
-        path = resolve_path(request.require("path"), state)
+        # As OSWorld's server: the path is taken as written (no `~` or `$VAR`), and what is
+        # not a directory is a 400 with its text in `error`.
+        raw = request.require("path")
+        resolve_path(raw, state)  # refuses an empty path or a NUL byte
+        path = Path(state.home) / raw
         try:
             if not path.is_dir():
-                raise HTTPError(404, f"directory not found: {path}")
+                raise HTTPError(400, f"not a directory: {raw!r:.300}", error=NOT_A_DIRECTORY)
             return Response.json({"directory_tree": directory_tree(path)})
         except TreeTooLarge:
             raise HTTPError(413, f"the tree under {str(path)!r:.300} has more than {MAX_TREE_ENTRIES} entries; "

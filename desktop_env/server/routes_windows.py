@@ -8,12 +8,22 @@ from .httpd import HTTPError, Request, Response, Router
 from .routes_files import os_error, resolve_path
 from .state import ServerState
 
+WINDOW_FOUND_HEADER = "X-OSWorld-Window-Found"
 OPEN_FILE_TIMEOUT_S = 60
 MAX_OPEN_FILE_TIMEOUT_S = 3600
 
 
 def window_target(request: Request) -> tuple[str, bool, bool]:
     return request.require("window_name"), request.boolean("strict", False), request.boolean("by_class", False)
+
+
+def _window_answer(text: str, window) -> Response:
+    """OSWorld's answer whether or not a window matched (its server ignores wmctrl's exit
+    status); whether one did is in a header of ours, so our setup steps can wait for a
+    window that is not there yet."""
+    response = Response.text(text)
+    response.headers[WINDOW_FOUND_HEADER] = "1" if window is not None else "0"
+    return response
 
 
 def register(router: Router, state: ServerState) -> None:
@@ -23,17 +33,13 @@ def register(router: Router, state: ServerState) -> None:
     def activate_window(request: Request) -> Response:
         name, strict, by_class = window_target(request)
         window = windows.activate_window(name, strict=strict, by_class=by_class)
-        if window is None:
-            raise HTTPError(404, f"no window matches {name!r} (strict={strict}, by_class={by_class})")
-        return Response.text(f"Window {window.title!r} activated successfully")
+        return _window_answer("Window activated successfully", window)
 
     @router.route("/setup/close_window", methods=("POST",))
     def close_window(request: Request) -> Response:
         name, strict, by_class = window_target(request)
         window = windows.close_window(name, strict=strict, by_class=by_class)
-        if window is None:
-            raise HTTPError(404, f"no window matches {name!r} (strict={strict}, by_class={by_class})")
-        return Response.text(f"Window {window.title!r} closed successfully")
+        return _window_answer("Window closed successfully.", window)
 
     @router.route("/setup/open_file", methods=("POST",))
     def open_file(request: Request) -> Response:

@@ -4,7 +4,7 @@ The same rules the setup steps and getters apply when they run (desktop_env.safe
 applied to the task's JSON: cache names (`dest`, `stdout`/`stderr`, cache_file's `path`,
 the file name at the end of a download's or content_from_vm_file's desktop `path`) must
 stay in the task's cache folder; `file://` URLs and relative paths of download,
-upload_file and cloud_file must resolve, symlinks included, inside the task's tree.
+upload_file, cloud_file and conference_city_in_order's `csv_path` must resolve, symlinks included, inside the task's tree.
 """
 from __future__ import annotations
 
@@ -55,6 +55,8 @@ def _getter_checks(spec: dict, field: str, task_dir: Path | None) -> Iterator[tu
     if kind == "cloud_file" and "path" in spec:
         for path_field, url in _items(spec["path"], f"{field}.path"):
             yield resource_path, (url, task_dir), path_field
+    elif kind == "conference_city_in_order" and "csv_path" in spec:
+        yield resource_path, (spec["csv_path"], task_dir), f"{field}.csv_path"
     elif kind == "cache_file" and "path" in spec:
         yield check_relative, (spec["path"],), f"{field}.path"
     elif kind in BASENAME_FIELDS and BASENAME_FIELDS[kind] in spec:

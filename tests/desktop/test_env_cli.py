@@ -40,7 +40,7 @@ def test_serve_forwards_the_server_over_tcp_and_ctrl_c_cleans_up():
                 break
         output = "".join(lines)
         assert f"http://127.0.0.1:{port}" in output
-        runtime = re.search(r"env server: unix:(\S+)/server\.sock", output).group(1)
+        sockets = re.search(r"env server: unix:(\S+)/server-\d+\.sock", output).group(1)
         assert requests.get(f"http://127.0.0.1:{port}/platform", timeout=10).text == "Linux"
         assert requests.post(f"http://127.0.0.1:{port}/screen_size", timeout=10).json() == {"width": 1024, "height": 768}
     finally:
@@ -48,7 +48,7 @@ def test_serve_forwards_the_server_over_tcp_and_ctrl_c_cleans_up():
         rest, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0, rest
     assert "desktop stopped" in rest
-    assert not os.path.exists(runtime)
+    assert not os.path.exists(sockets) and not os.path.exists(os.path.dirname(sockets))
     with pytest.raises(requests.ConnectionError):
         requests.get(f"http://127.0.0.1:{port}/platform", timeout=5)
 

@@ -190,13 +190,18 @@ def test_memory_processes_and_tmpfs_are_capped(provider):
 
 # -- the served port ---------------------------------------------------------------------------
 
-def _as_user(uid: int, code: str) -> subprocess.CompletedProcess:
+def become(uid: int):
+    """A preexec_fn that turns the child into `uid` (and its group of the same number)."""
     def drop():
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
+    return drop
+
+
+def _as_user(uid: int, code: str) -> subprocess.CompletedProcess:
     return subprocess.run([SYSTEM_PYTHON, "-c", code], capture_output=True, text=True, timeout=60,
-                          preexec_fn=drop, cwd="/")
+                          preexec_fn=become(uid), cwd="/")
 
 
 @as_root
@@ -280,14 +285,10 @@ def test_a_normal_users_desktop_holds_too(normal_user_folder):
            "OSWORLD_RUNTIME_DIR": str(folders["runtime"] / "rt"), "OSWORLD_SANDBOX_SHARE": "/var/cache/osworld",
            "OSWORLD_PROBE_API_KEY": SECRET, "PYTHONPATH": str(REPO)}
 
-    def drop():
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
     # Debian's Python: the harness's venv may live where other users cannot enter (/root/.pyenv),
     # and the desktop side of the harness needs nothing beyond the standard library.
     done = subprocess.run([SYSTEM_PYTHON, "-c", NORMAL_USER_PROBE % {"repo": REPO}], capture_output=True, text=True,
-                          env=env, preexec_fn=drop, timeout=180, cwd="/")
+                          env=env, preexec_fn=become(uid), timeout=180, cwd="/")
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["uid_inside"] == "1000" and seen["host_uids"] == [uid]

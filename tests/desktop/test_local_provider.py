@@ -64,7 +64,18 @@ def test_runtime_and_socket_folders_are_private(provider):
     assert stat.S_IMODE(provider.spec.runtime.stat().st_mode) == 0o700
     sockets = provider.spec.sockets
     assert stat.S_IMODE(sockets.stat().st_mode) == 0o700 and sockets.stat().st_uid == os.geteuid()
-    assert stat.S_ISSOCK(os.lstat(sockets / "server.sock").st_mode)
+    assert stat.S_ISSOCK(os.lstat(provider.socket_path("server")).st_mode)
+    assert provider.socket_path("server").parent == sockets
+
+
+def test_after_a_reset_only_the_new_desktop_answers(provider):
+    """The old desktop's server can outlive a reset by a moment; its socket is not the new one's."""
+    first = provider.get_ip_address()
+    PythonController(first).upload_file("/home/user/old.txt", b"old")
+    provider.revert_to_snapshot()
+    second = provider.get_ip_address()
+    assert second != first and not os.path.exists(first.unix_socket)
+    assert PythonController(second).get_file("/home/user/old.txt") is None
 
 
 class _Hello(BaseHTTPRequestHandler):
@@ -190,3 +201,33 @@ def test_folders_of_a_killed_harness_are_pruned_by_the_next_one(tmp_path):
     from desktop_env.providers.local.provider import prune_stale_env_dirs
     assert env_dir in [str(p) for p in prune_stale_env_dirs()]
     assert not os.path.exists(env_dir)
+
+
+def test_a_desktop_served_like_a_vm_answers_on_the_vms_ports_at_its_own_address(provider):
+    address = provider.expose_like_vm("auto")
+    assert address.startswith("127.0.0.") and address != "127.0.0.1"
+    assert requests_get(f"http://{address}:5000/platform") == b"Linux"
+    controller = controller_of(provider)
+    controller.upload_file("/home/user/www/index.html", b"vlc port")
+    controller.launch(["python3", "-m", "http.server", "8080", "--bind", "127.0.0.1", "--directory", "/home/user/www"])
+    import time
+    deadline = time.monotonic() + 15
+    body = None
+    while time.monotonic() < deadline and body != b"vlc port":
+        body = requests_get(f"http://{address}:8080/index.html")
+        time.sleep(0.1)
+    assert body == b"vlc port"
+    # those ports are taken now, so the next desktop (or call) gets the next address; never a non-loopback one
+    assert provider.expose_like_vm("auto") != address
+    from desktop_env.errors import ProviderError
+    with pytest.raises(ProviderError, match="loopback"):
+        provider.expose_like_vm("0.0.0.0")
+
+
+def requests_get(url: str) -> bytes | None:
+    import urllib.request
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read()
+    except OSError:
+        return None

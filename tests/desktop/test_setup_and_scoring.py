@@ -134,3 +134,25 @@ def test_postconfig_runs_before_scoring(env, task_dir):
 def test_a_crashing_metric_is_an_evaluation_error_not_a_zero(env, task_dir):
     with pytest.raises(EvaluationError, match="metric bug"):
         scored(env, task_dir, {"func": "test_crashes", "result": VM_OUT}, "anything")
+
+
+def test_update_browse_history_on_a_fresh_profile_is_the_history_chromium_then_shows(env):
+    from desktop_env.evaluators.getters.chrome import history
+
+    visits = [{"url": "https://www.youtube.com/watch?v=1", "title": "Video one", "visit_time_from_now_in_seconds": 3600},
+              {"url": "https://www.bbc.co.uk/", "title": "BBC", "visit_time_from_now_in_seconds": 300}]
+    task = {"id": "browse-history", "instruction": "", "evaluator": {"func": "infeasible"},
+            "config": [{"type": "update_browse_history", "parameters": {"history": visits}}]}
+    assert env.controller.get_file("/home/user/.config/google-chrome/Default/History") is None  # a fresh desktop
+    env.reset(task)
+    env.controller.launch(["google-chrome", "about:blank"])
+    # Chromium opens History before it shows a window, would replace one it cannot use, and
+    # writes it back on exit: what the getter reads then is what Chromium made of the file.
+    env.controller.run_command("until wmctrl -l | grep -q Chromium; do sleep 0.1; done; pkill chrome; "
+                               "while pgrep -x chromium >/dev/null; do sleep 0.1; done", shell=True)
+    rows = history(env, {"dest": "history.sqlite"})
+    now_us = (time.time() + 11644473600) * 1_000_000
+    assert sorted((url, title) for url, title, _ in rows) == [("https://www.bbc.co.uk/", "BBC"),
+                                                             ("https://www.youtube.com/watch?v=1", "Video one")]
+    ages = sorted(round((now_us - last_visit) / 1e6 / 60) for _, _, last_visit in rows)
+    assert ages == [5, 60]  # minutes ago

@@ -230,6 +230,13 @@ def test_info_from_website_reads_elements_and_follows_clicks(env, browser):
 
 
 @pytest.mark.desktop
+def test_number_of_search_results_counts_the_matches_on_a_page_it_opens_and_closes(env, browser):
+    assert chrome.number_of_search_results(env, {"url": f"{SITE}/b.html", "selector": ".item"}) == 2
+    assert chrome.number_of_search_results(env, {}) == 0  # OSWorld's Google search, offline
+    assert len(chrome.open_tabs_info(env, {})) == 2
+
+
+@pytest.mark.desktop
 def test_info_from_website_falls_back_to_the_backups_offline(env, browser):
     config = {"url": "https://scholar.google.com/citations?user=WLN3QrAAAAAJ", "backups": ["Yann LeCun"],
               "infos": [{"action": "inner_text", "selector": "#gsc_prf_in"}]}
@@ -290,8 +297,19 @@ def test_shortcuts_on_desktop_gives_each_launcher_file(env):
 # -- VLC and GIMP -------------------------------------------------------------------------------
 
 @pytest.mark.desktop
-def test_default_video_player_is_vlc(env):
+def test_vlc_is_not_the_default_video_player_until_the_user_makes_it_so(env):
+    assert vlc.default_video_player(env, {}) == "chromium.desktop"  # as on OSWorld's VM: not VLC
+    assert shell(env, "xdg-mime query default video/mp4").strip() == "vlc.desktop"
+    types = " ".join(sorted({f"video/{kind}" for kind in vlc.VIDEO_TYPES}))
+    env.controller.run_command(f"xdg-mime default vlc.desktop {types}", shell=True)
     assert vlc.default_video_player(env, {}) == "vlc.desktop"
+
+
+@pytest.mark.desktop
+def test_gnome_settings_start_at_the_vms_values(env):
+    assert shell(env, "gsettings get org.gnome.desktop.screensaver lock-enabled").strip() == "false"
+    env.controller.run_command("gsettings set org.gnome.desktop.screensaver lock-enabled true", shell=True)
+    assert shell(env, "gsettings get org.gnome.desktop.screensaver lock-enabled").strip() == "true"
 
 
 @pytest.mark.desktop
@@ -406,3 +424,62 @@ def test_profile_getters_fall_back_to_chromiums_own_folder_and_chromes_defaults(
     assert chrome.enable_safe_browsing(env, {}) == "true"
     assert chrome.chrome_appearance_mode_ui(env, {}) == "system"
     assert chrome.history(env, {"dest": "history.sqlite"}) is None
+
+
+def prefs_env(tmp_path, preferences: dict | None) -> SimpleNamespace:
+    files = {} if preferences is None else {
+        "/home/user/.config/google-chrome/Default/Preferences": json.dumps(preferences).encode()}
+    return SimpleNamespace(cache_dir=str(tmp_path), controller=FilesOnlyController(files))
+
+
+@pytest.mark.parametrize("preferences, scheme", [
+    (None, "system"),  # Chrome never wrote Preferences: its default
+    ({}, "system"),
+    ({"browser": {"theme": {"color_scheme2": 2}}}, "dark"),
+    ({"browser": {"theme": {"color_scheme": 1}}}, "light"),
+    ({"browser": {"theme": {"color_scheme2": "Dark"}}}, "dark"),
+    ({"browser": {"theme": {"color_scheme2": "0"}}}, "system"),
+    ({"extensions": {"theme": {"system_theme": 0}}}, "light"),  # the classic theme, no mode chosen
+    ({"browser": {"theme": {"color_scheme2": 2}}, "extensions": {"theme": {"system_theme": 0}}}, "dark"),
+])
+def test_chrome_color_scheme(tmp_path, preferences, scheme):
+    assert chrome.chrome_color_scheme(prefs_env(tmp_path, preferences), {}) == scheme
+
+
+def test_safety_startup_and_site_data_getters_read_preferences(tmp_path):
+    fresh = prefs_env(tmp_path, {"profile": {"name": "Person 1"}})
+    assert chrome.enable_enhanced_safety_browsing(fresh, {}) == "false"
+    assert chrome.new_startup_page(fresh, {}) == "true"  # no session entry: Chrome's default, the New Tab page
+    assert chrome.data_delete_automacally(fresh, {}) == "false"
+    changed = prefs_env(tmp_path, {"safebrowsing": {"enabled": True, "enhanced": True},
+                                   "session": {"restore_on_startup": 1},
+                                   "profile": {"default_content_setting_values": {"cookies": 4}}})
+    assert chrome.enable_enhanced_safety_browsing(changed, {}) == "true"
+    assert chrome.new_startup_page(changed, {}) == "false"
+    assert chrome.data_delete_automacally(changed, {}) == "true"
+    assert chrome.new_startup_page(prefs_env(tmp_path, {"session": {"restore_on_startup": 5}}), {}) == "true"
+    never_written = prefs_env(tmp_path, None)
+    for read in (chrome.enable_enhanced_safety_browsing, chrome.new_startup_page, chrome.data_delete_automacally):
+        assert read(never_written, {}) is None
+
+
+MACYS = ("https://www.macys.com/shop/mens-clothing/mens-dress-shirts/"
+         "Men_regular_size_t,Price_discount_range,Sleeve_length/M,50_PERCENT_%20off%20%26%20more,Short%20Sleeve"
+         "?id=20635")
+
+
+def test_macys_filters_read_the_filter_segments_of_the_path():
+    assert chrome.macys_filters(MACYS, ["Men_regular_size_t", "Price_discount_range", "Sleeve_length", "Brand"]) == {
+        "mens_clothing": True, "shirts": True, "short_sleeve": True,
+        "Men_regular_size_t": "M", "Price_discount_range": "50_PERCENT_ off & more", "Sleeve_length": "Short Sleeve"}
+    several = MACYS.replace("50_PERCENT_%20off%20%26%20more", "50_PERCENT_%20off%20%26%20more|30_PERCENT_%20off%20%26%20more")
+    assert chrome.macys_filters(several, ["Price_discount_range"])["Price_discount_range"] == \
+        "not_50_PERCENT_ off & more"
+    plain = chrome.macys_filters("https://www.macys.com/shop/kids-clothes/dresses", ["Men_regular_size_t", "Brand"])
+    assert plain == {"mens_clothing": None, "shirts": None, "short_sleeve": None, "Men_regular_size_t": None}
+
+
+def test_url_path_parse_is_the_same_getter_as_macys_product_url_parse():
+    from desktop_env.evaluators import registry
+
+    assert registry.get_getter("url_path_parse") is registry.get_getter("macys_product_url_parse")

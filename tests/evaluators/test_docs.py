@@ -620,3 +620,13 @@ def test_docs_metrics_are_registered_under_osworld_names():
     assert {"compare_docx_files", "compare_docx_tables", "compare_line_spacing", "check_tabstops",
             "contains_page_break", "has_page_numbers_in_footers", "compare_unique_train_records",
             "check_highlighted_words", "compare_image_text", "find_default_font"} <= names
+
+
+def test_get_unique_train_ids_asks_whether_every_train_id_is_unique(tmp_path):
+    unique = str(write_docx(tmp_path / "unique.docx", ["Timetable", TRAINS[0], TRAINS[1], TRAINS[3]]))
+    repeated = str(write_docx(tmp_path / "repeated.docx", TRAINS))
+    no_trains = str(write_docx(tmp_path / "none.docx", ["Timetable", "no lines of four fields"]))
+    assert docs.get_unique_train_ids(unique) == 1.0
+    assert docs.get_unique_train_ids(repeated) == 0.0
+    assert docs.get_unique_train_ids(no_trains) == 0.0
+    assert registry.get_metric("get_unique_train_ids") is docs.get_unique_train_ids

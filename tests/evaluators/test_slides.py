@@ -519,3 +519,14 @@ def test_slides_metrics_are_registered_under_osworld_names():
             "check_slide_numbers_color", "check_left_panel", "check_auto_saving_time",
             "check_presenter_console_disable", "check_image_stretch_and_center",
             "evaluate_presentation_fill_to_rgb_distance", "check_page_number_colors"} <= set(slides_metric_names())
+
+
+def test_check_libre_locale_matches_the_setup_locale_else_the_ui_locale(tmp_path):
+    l10n = "/org.openoffice.Setup/L10N"
+    german = xcu(tmp_path / "de.xcu", [(l10n, "ooSetupSystemLocale", "de-DE"), (l10n, "ooLocale", "en-US")])
+    assert slides.check_libre_locale(german, {"locale_set": ["de-*"]}) == 1.0
+    assert slides.check_libre_locale(german, {"locale_set": ["en-US", "fr-*"]}) == 0.0
+    ui_only = xcu(tmp_path / "ui.xcu", [(l10n, "ooLocale", "fr-FR")])
+    assert slides.check_libre_locale(ui_only, {"locale_set": ["fr-*"]}) == 1.0
+    assert slides.check_libre_locale(xcu(tmp_path / "unset.xcu", []), {"locale_set": ["*"]}) == 0.0
+    assert slides.check_libre_locale(str(tmp_path / "missing.xcu"), {"locale_set": ["*"]}) == 0.0

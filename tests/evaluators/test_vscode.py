@@ -207,3 +207,31 @@ def test_check_python_file_by_test_suite_timeout(tmp_path):
     files, suite = cache_dir(tmp_path, SNAKE, suite="import time\n\ndef test():\n    time.sleep(30)\n    return True\n")
     assert check_python_file_by_test_suite(files, suite, timeout=1) == 0.0
 
+
+
+GOLD_PROGRAM = '''"""Sums the squares."""
+
+
+def total(numbers):
+    """The sum of the squares."""
+    return sum(n * n for n in numbers)
+
+
+print(total([1, 2, 3]))
+'''
+
+
+def test_check_python_file_by_gold_file_compares_programs_not_their_layout(tmp_path):
+    from desktop_env.evaluators.metrics.vscode import check_python_file_by_gold_file
+
+    gold = write(tmp_path, "gold.py", GOLD_PROGRAM)
+    relaid = write(tmp_path, "relaid.py", "def total( numbers ):  # squares\n"
+                                          "    return sum(n*n for n in numbers)\nprint(total([1,2,3]))\n")
+    different = write(tmp_path, "different.py", GOLD_PROGRAM.replace("n * n", "n + n"))
+    broken = write(tmp_path, "broken.py", "def total(:\n")
+    assert check_python_file_by_gold_file(relaid, gold) == 1.0
+    assert check_python_file_by_gold_file([relaid, different], gold) == 1.0  # the first fetched file counts
+    assert check_python_file_by_gold_file(different, gold) == 0.0
+    assert check_python_file_by_gold_file(broken, gold) == 0.0
+    assert check_python_file_by_gold_file(None, gold) == 0.0
+    assert check_python_file_by_gold_file(relaid, str(tmp_path / "no-gold.py")) == 0.0

@@ -22,8 +22,10 @@ from tests.server.serverproc import server, wait_until  # noqa: F401
     ("/execute_with_verification", {"command": "true", "shell": True, "check_interval": [1]}, "check_interval"),
     ("/execute_with_verification", {"command": "true", "max_wait_time": 10 ** 400}, "max_wait_time"),
     ("/execute_with_verification", {"command": "true", "verification": "yes"}, "verification"),
-    ("/execute_with_verification", {"command": "true", "verification": {"window_exists": "w"}},
+    ("/execute_with_verification", {"command": "true", "verification": {"window_exists": 5}},
      "verification.window_exists"),
+    ("/execute_with_verification", {"command": "true", "verification": {"command_success": ["true"]}},
+     "verification.command_success"),
     ("/execute_with_verification", {"command": "true", "verification": {"command_success": {"command": 5}}},
      "verification.command_success.command"),
     ("/setup/execute_with_verification", {"command": "true", "max_wait_time": True}, "max_wait_time"),
@@ -94,11 +96,11 @@ def test_list_directory_refuses_a_tree_past_its_bound(server):
         (big / f"d{i}").mkdir(parents=True)
         for j in range(MAX_TREE_ENTRIES // 4 + 1):
             (big / f"d{i}" / f"f{j}").touch()
-    response = server.post("/list_directory", json={"path": "~/big"})
+    response = server.post("/list_directory", json={"path": str(big)})
     assert response.status_code == 413
     assert str(MAX_TREE_ENTRIES) in response.json()["message"]
     (big / "d0" / "sub").mkdir()
-    small = server.post("/list_directory", json={"path": "~/big/d0"}).json()["directory_tree"]
+    small = server.post("/list_directory", json={"path": str(big / "d0")}).json()["directory_tree"]
     assert small["name"] == "d0" and len(small["children"]) == MAX_TREE_ENTRIES // 4 + 2
     assert {"type": "directory", "name": "sub", "children": []} in small["children"]
 
@@ -106,7 +108,7 @@ def test_list_directory_refuses_a_tree_past_its_bound(server):
 def test_list_directory_lists_symlinks_without_following_them(server):
     (server.home / "tree" / "a").mkdir(parents=True)
     os.symlink("/", server.home / "tree" / "a" / "root")
-    tree = server.post("/list_directory", json={"path": "~/tree"}).json()["directory_tree"]
+    tree = server.post("/list_directory", json={"path": str(server.home / "tree")}).json()["directory_tree"]
     assert tree["children"] == [{"type": "directory", "name": "a", "children": [{"type": "file", "name": "root"}]}]
 
 

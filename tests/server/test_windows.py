@@ -102,7 +102,7 @@ def test_activate_window_strict_needs_the_exact_title(desktop, open_editor):
     title = open_editor()
     response = desktop.post("/setup/activate_window",
                             json={"window_name": title[:-1], "strict": True})
-    assert response.status_code == 404
+    assert response.status_code == 200 and response.headers["X-OSWorld-Window-Found"] == "0"
 
 
 def test_activate_window_by_class(desktop, open_editor):
@@ -114,9 +114,10 @@ def test_activate_window_by_class(desktop, open_editor):
                      timeout=WINDOW_TIMEOUT_S, what="a mousepad window to be active")
 
 
-def test_activate_a_missing_window_is_404(desktop):
+def test_activate_a_missing_window_answers_as_osworld_and_says_so_in_a_header(desktop):
     response = desktop.post("/setup/activate_window", json={"window_name": "no-such-window-title"})
-    assert response.status_code == 404
+    assert (response.status_code, response.text) == (200, "Window activated successfully")
+    assert response.headers["X-OSWorld-Window-Found"] == "0"
 
 
 def test_close_window(desktop, open_editor):
@@ -127,6 +128,7 @@ def test_close_window(desktop, open_editor):
                      timeout=WINDOW_TIMEOUT_S, what=f"{title!r} to close")
 
 
-def test_close_a_missing_window_is_404(desktop):
+def test_close_a_missing_window_answers_as_osworld_and_says_so_in_a_header(desktop):
     response = desktop.post("/setup/close_window", json={"window_name": "no-such-window-title"})
-    assert response.status_code == 404
+    assert (response.status_code, response.text) == (200, "Window closed successfully.")
+    assert response.headers["X-OSWorld-Window-Found"] == "0"

@@ -33,6 +33,12 @@ GET_ALL = ("6c02010141010000050000001300000005017500050000000801670005617b73767d
 GET_INTERFACES = ("6c020101620000000600000010000000050175000600000008016700026173005e000000190000006f72672e61"
                   "3131792e61747370692e41636365737369626c65000000180000006f72672e613131792e61747370692e436f"
                   "6d706f6e656e7400000000190000006f72672e613131792e61747370692e436f6c6c656374696f6e00")
+# Chromium's answer to Properties.GetAll on Value: the MinimumValue entry lacks its variant.
+CHROMIUM_VALUE_GET_ALL = ("6c020101980000003b00000013000000050175003b0000000801670005617b73767d000000000000900000000000"
+                          "00000400000054657874000173000000000000000000000000000c0000004d6178696d756d56616c75650001"
+                          "64000000000000000000000000000c00000043757272656e7456616c75650001640000000000000000000000"
+                          "00000c0000004d696e696d756d56616c75650000000000000000100000004d696e696d756d496e6372656d65"
+                          "6e74000164000000000000000000")
 UNKNOWN_METHOD = ("6c0301015f000000070000004700000004017300280000006f72672e667265656465736b746f702e4442757"
                   "32e4572726f722e556e6b6e6f776e4d6574686f640000000000000000050175000700000008016700017300"
                   "005a0000004d6574686f642022476574526f6c65222077697468207369676e6174757265202222206f6e2069"
@@ -85,6 +91,13 @@ def test_an_error_reply_carries_its_name_and_message():
     assert message.body[0].startswith('Method "GetRole"')
 
 
+def test_a_body_unlike_its_signature_is_an_error_reply_to_its_call():
+    message = decode(CHROMIUM_VALUE_GET_ALL)
+    assert (message.kind, message.reply_serial) == (dbus_wire.ERROR, 0x3b)
+    assert message.error_name == dbus_wire.MALFORMED_REPLY
+    assert "a{sv}" in message.body[0]
+
+
 def test_message_length_waits_for_a_whole_header():
     data = bytes.fromhex(GET_STATE) + bytes.fromhex(GET_EXTENTS)
     assert dbus_wire.message_length(data[:10], 0) is None
@@ -102,8 +115,8 @@ def test_addresses_name_unix_sockets():
 # ---------------------------------------------------------------- the pipeline
 
 
-def method_return(serial: int, reply_serial: int, value: int) -> bytes:
-    body = struct.pack("<i", value)
+def method_return(serial: int, reply_serial: int, value: int | None) -> bytes:
+    body = b"" if value is None else struct.pack("<i", value)  # None: no int where the signature says one
     fields = struct.pack("<BB1sxI", 5, 1, b"u", reply_serial) + struct.pack("<BB1sxB", 8, 1, b"g", 1) + b"i\0"
     header = struct.pack("<cBBBIII", b"l", dbus_wire.METHOD_RETURN, 0, 1, len(body), serial, len(fields)) + fields
     return header + b"\0" * (-len(header) % 8) + body
@@ -113,8 +126,9 @@ class FakePeer:
     """A peer-to-peer D-Bus server whose one method doubles its int argument: after
     `delay` seconds, and never for negative numbers (a hung application)."""
 
-    def __init__(self, delay: float = 0.0):
+    def __init__(self, delay: float = 0.0, malformed: frozenset[int] = frozenset()):
         self.delay = delay
+        self.malformed = malformed  # arguments answered with a body that lacks its int
         self.directory = tempfile.mkdtemp()
         self.path = os.path.join(self.directory, "peer")
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -150,7 +164,7 @@ class FakePeer:
             if value >= 0:
                 time.sleep(self.delay)
                 serial += 1
-                connection.sendall(method_return(serial, call.serial, value * 2))
+                connection.sendall(method_return(serial, call.serial, None if value in self.malformed else value * 2))
 
 
 def doubling(values: list[int], results: dict) -> dbus_wire.Task:
@@ -158,41 +172,40 @@ def doubling(values: list[int], results: dict) -> dbus_wire.Task:
     results["replies"] = replies
 
 
-def test_the_pipeline_keeps_many_calls_in_flight():
-    peer = FakePeer()
+def run_doubling(peer: FakePeer, values: list[int], call_timeout: float = 2) -> tuple[list, Pipeline, Connection]:
+    """Asks `peer` to double every value in one batch; (replies, the pipeline, the connection)."""
     connection = Connection(peer.address, bus=False, timeout=2)
     results: dict = {}
-    pipeline = Pipeline(call_timeout=2, deadline=time.monotonic() + 10)
-    pipeline.spawn(connection, doubling(list(range(2000)), results))
+    pipeline = Pipeline(call_timeout=call_timeout, deadline=time.monotonic() + 10)
+    pipeline.spawn(connection, doubling(values, results))
     pipeline.run()
     connection.close()
-    assert results["replies"] == [(value * 2,) for value in range(2000)]
+    return results["replies"], pipeline, connection
+
+
+def test_the_pipeline_keeps_many_calls_in_flight():
+    replies, pipeline, _ = run_doubling(FakePeer(), list(range(2000)))
+    assert replies == [(value * 2,) for value in range(2000)]
+    assert not pipeline.unresponsive
+
+
+def test_a_malformed_reply_fails_its_call_only():
+    replies, pipeline, _ = run_doubling(FakePeer(malformed=frozenset({3})), list(range(6)))
+    assert isinstance(replies[3], CallFailed) and replies[3].name == dbus_wire.MALFORMED_REPLY
+    assert replies[:3] + replies[4:] == [(0,), (2,), (4,), (8,), (10,)]
     assert not pipeline.unresponsive
 
 
 def test_a_silent_peer_is_given_up_after_its_timeout():
-    peer = FakePeer()
-    connection = Connection(peer.address, bus=False, timeout=2)
-    results: dict = {}
-    pipeline = Pipeline(call_timeout=0.3, deadline=time.monotonic() + 10)
-    pipeline.spawn(connection, doubling([1, -1], results))
     started = time.monotonic()
-    pipeline.run()
-    connection.close()
+    (first, second), pipeline, connection = run_doubling(FakePeer(), [1, -1], call_timeout=0.3)
     assert time.monotonic() - started < 2
-    first, second = results["replies"]
     assert first == (2,)
     assert isinstance(second, CallFailed) and second.name == dbus_wire.CALL_TIMED_OUT
     assert (connection, None) in pipeline.unresponsive
 
 
 def test_a_slow_peer_that_keeps_answering_is_not_cut_off():
-    peer = FakePeer(delay=0.05)
-    connection = Connection(peer.address, bus=False, timeout=2)
-    results: dict = {}
     # 20 replies take about 1 s in all, more than the timeout, but one comes every 50 ms.
-    pipeline = Pipeline(call_timeout=0.3, deadline=time.monotonic() + 10)
-    pipeline.spawn(connection, doubling(list(range(20)), results))
-    pipeline.run()
-    connection.close()
-    assert results["replies"] == [(value * 2,) for value in range(20)]
+    replies, _, _ = run_doubling(FakePeer(delay=0.05), list(range(20)), call_timeout=0.3)
+    assert replies == [(value * 2,) for value in range(20)]

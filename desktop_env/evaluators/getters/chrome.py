@@ -25,7 +25,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
-from urllib.parse import parse_qs, quote, urlparse
+from urllib.parse import parse_qs, quote, unquote, urlparse
 
 import requests
 
@@ -197,8 +197,42 @@ def chrome_appearance_mode_ui(env: Any, config: dict) -> str | None:
     prefs = _profile_json(env, "Default/Preferences")
     if prefs is None:
         return None
+    return _color_scheme(prefs) or "system"
+
+
+def _color_scheme(prefs: dict) -> str | None:
+    """"light"/"dark"/"system" from browser.theme.color_scheme2 (color_scheme in older Chromes), which
+    Chrome writes as a number and some profiles as a word; None when neither is set."""
     theme = _dig(prefs, "browser", "theme", default={})
-    return COLOR_SCHEMES.get(theme.get("color_scheme2", theme.get("color_scheme")), "system")
+    value = theme.get("color_scheme2", theme.get("color_scheme")) if isinstance(theme, dict) else None
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if not word.isdigit():
+            word = "system" if word == "default" else word
+            return word if word in COLOR_SCHEMES.values() else None
+        value = int(word)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return COLOR_SCHEMES.get(int(value))
+    return None
+
+
+@getter("chrome_color_scheme")
+def chrome_color_scheme(env: Any, config: dict) -> str:
+    """"light", "dark" or "system" as the profile's Preferences say.
+
+    As OSWorld: a profile that never wrote Preferences is "system" (Chrome's default), and a
+    profile on the classic theme (extensions.theme.system_theme 0, not GTK) without a mode of
+    its own reads as "light"; a mode the user chose wins over that (OSWorld says "light" then).
+    """
+    prefs = _profile_json(env, "Default/Preferences")
+    if prefs is None:
+        return "system"
+    chosen = _color_scheme(prefs)
+    if chosen in ("light", "dark"):
+        return chosen
+    if _dig(prefs, "extensions", "theme", "system_theme") in (0, "0", False):
+        return "light"
+    return "system"
 
 
 @getter("enable_do_not_track")
@@ -220,6 +254,39 @@ def enable_safe_browsing(env: Any, config: dict) -> str | None:
     safe_browsing = _dig(prefs, "safebrowsing", default={})
     on = bool(safe_browsing.get("enhanced", False)) or bool(safe_browsing.get("enabled", True))
     return "true" if on else "false"
+
+
+@getter("enable_enhanced_safety_browsing")
+def enable_enhanced_safety_browsing(env: Any, config: dict) -> str | None:
+    """"true" when Safe Browsing's enhanced protection is on (safebrowsing.enhanced)."""
+    prefs = _profile_json(env, "Default/Preferences")
+    return None if prefs is None else ("true" if _dig(prefs, "safebrowsing", "enhanced") else "false")
+
+
+# session.restore_on_startup: 1 continue where you left off, 4 open given pages, 5 the New Tab page.
+RESTORE_NEW_TAB_PAGE = 5
+
+
+@getter("new_startup_page")
+def new_startup_page(env: Any, config: dict) -> str | None:
+    """"true" when Chrome opens the New Tab page on startup: a profile without a `session`
+    entry (never changed: Chrome's default) or with session.restore_on_startup 5."""
+    prefs = _profile_json(env, "Default/Preferences")
+    if prefs is None:
+        return None
+    if "session" not in prefs:
+        return "true"
+    return "true" if _dig(prefs, "session", "restore_on_startup") == RESTORE_NEW_TAB_PAGE else "false"
+
+
+@getter("data_delete_automacally")
+def data_delete_automacally(env: Any, config: dict) -> str | None:
+    """"true" when the profile has site settings of its own (profile.default_content_setting_values),
+    which Chrome writes once a site-data setting such as "delete data when closing" is changed."""
+    prefs = _profile_json(env, "Default/Preferences")
+    if prefs is None:
+        return None
+    return "false" if _dig(prefs, "profile", "default_content_setting_values") is None else "true"
 
 
 @getter("find_installed_extension_name")
@@ -528,6 +595,26 @@ def info_from_website(env: Any, config: dict) -> list | None:
         return config.get("backups")
 
 
+@getter("number_of_search_results")
+def number_of_search_results(env: Any, config: dict) -> int:
+    """How many elements match `selector` on `url`, loaded in a new tab (then closed); 0 when the
+    page cannot be read. OSWorld fixes both to a Google search for "query" and ".search-result";
+    a task may name its own."""
+    url = config.get("url", "https://google.com/search?q=query")
+    selector = config.get("selector", ".search-result")
+    try:
+        devtools = DevTools.of(env)
+        tab = devtools.open_tab(url)
+        try:
+            devtools.wait_until_loaded(tab, time.monotonic() + NEW_PAGE_TIMEOUT_S)
+            return int(devtools.evaluate(tab, f"document.querySelectorAll({json.dumps(selector)}).length") or 0)
+        finally:
+            devtools.close_tab(tab)
+    except DevToolsError as e:
+        log.warning("number_of_search_results %s: %s", url, e)
+        return 0
+
+
 unsupported_getter("googledrive_file", "needs OSWorld's Google Drive account and credentials")
 unsupported_getter("gotoRecreationPage_and_get_html_content",
                    "scripts a live session on recreation.gov; the local desktop is offline")
@@ -631,6 +718,58 @@ def url_dashPart(env: Any, config: dict) -> str | dict | None:
     if config["returnType"] == "json":
         return {config["key"]: part}
     raise ValueError(f"url_dashPart: returnType must be 'string' or 'json', got {config['returnType']!r}")
+
+
+# Macy's filter pages put filter names and values in two comma-separated path segments:
+# /shop/mens-clothing/shirts/Men_regular_size_t,Price_discount_range/M,50_PERCENT_ off & more
+FIFTY_OFF = "50_PERCENT_ off & more"
+
+
+def macys_filters(url: str, parse_keys: list[str]) -> dict:
+    """What OSWorld's Macy's task reads from a product-listing URL.
+
+    `mens_clothing`, `shirts` and `short_sleeve` are True or None (the path says so, or its
+    Product_department / Sleeve_length filter does); then each of `parse_keys` the URL's
+    filters have, Men_regular_size_t and Price_discount_range always (None when absent).
+    Price_discount_range reads FIFTY_OFF only when that is the one discount chosen among
+    50, 30 and 20 percent, else "not_" + FIFTY_OFF.
+    """
+    path = unquote(urlparse(url).path)
+    parts = path.strip("/").split("/")
+    filters: dict[str, Any] = {}
+    shirts, short_sleeve = "shirts" in path, "short-sleeve" in path
+    for names, values in zip(parts, parts[1:]):
+        if "," in names and "," in values:
+            for name, value in zip((n.strip() for n in names.split(",")), (v.strip() for v in values.split(","))):
+                if name == "Price_discount_range":
+                    filters[name] = [item.strip() for item in value.split("|")] if value else None
+                else:
+                    filters[name] = value or None
+                shirts |= name == "Product_department" and value in ("shirts", "Shirts", "Shirt")
+                short_sleeve |= name == "Sleeve_length" and value in ("short-sleeve", "Short Sleeve")
+            break
+    for name in ("Men_regular_size_t", "Price_discount_range"):
+        filters.setdefault(name, None)
+    result: dict[str, Any] = {"mens_clothing": True if "mens-clothing" in path else None,
+                              "shirts": True if shirts else None, "short_sleeve": True if short_sleeve else None}
+    for key in parse_keys:
+        if key not in filters:
+            continue
+        if key == "Price_discount_range":
+            chosen = filters[key] or []
+            only_fifty = FIFTY_OFF in chosen and not {"30_PERCENT_ off & more", "20_PERCENT_ off & more"} & set(chosen)
+            result[key] = FIFTY_OFF if only_fifty else "not_" + FIFTY_OFF
+        else:
+            result[key] = filters[key]
+    return result
+
+
+@getter("macys_product_url_parse")
+@getter("url_path_parse")  # OSWorld's older name for the same getter
+def macys_product_url_parse(env: Any, config: dict) -> dict | None:
+    """macys_filters() of the active tab's URL, for config["parse_keys"]."""
+    url = _active_url(env, config)
+    return None if url is None else macys_filters(url, config.get("parse_keys", []))
 
 
 # -- reading elements of the active tab -------------------------------------------------------

@@ -7,11 +7,12 @@ never a score of 0) naming the task file, the field and the value, and writes no
 """
 from __future__ import annotations
 
+import csv
 import os
 from pathlib import Path
 from typing import Any
 
-from ...resources import fetch
+from ...resources import cache_name, fetch
 from ...safe_paths import cache_folder, check_basename, join_under, task_file_of, write_under
 from ..registry import getter
 
@@ -118,3 +119,24 @@ def content_from_vm_file(env: Any, config: dict) -> list | None:
     from openpyxl import load_workbook
     rows = list(load_workbook(local, data_only=True, read_only=True).active.iter_rows(values_only=True))
     return [str(v) for v in rows[-1]] if len(rows) > 1 else None
+
+
+CONFERENCE_CSV = "conference_cities.csv"
+
+
+@getter("conference_city_in_order")
+def conference_city_in_order(env: Any, config: dict) -> list[str]:
+    """The third column of a CSV file, in row order, its header row left out.
+
+    `csv_path` names the file as cloud_file's `path` does (a URL, a file:// URL or a path
+    relative to the task's folder): OSWorld opens it on the harness's machine, not the desktop.
+    A row with fewer than three columns gives "".
+    """
+    field, task_file = getter_field(env, config), task_file_of(env)
+    url = config["csv_path"]
+    name = cache_name(url, CONFERENCE_CSV) if isinstance(url, str) else CONFERENCE_CSV
+    local = fetch(url, cache_target(env, config, name), task_dir=getattr(env, "task_dir", None),
+                  field=f"{field}.csv_path", task_file=task_file)
+    with open(local, newline="", encoding="utf-8-sig") as f:
+        rows = list(csv.reader(f))
+    return [row[2] if len(row) > 2 else "" for row in rows[1:]]

@@ -763,6 +763,18 @@ def _train_lines(doc) -> tuple[list[str], list[str]]:
     return lines, ids
 
 
+@metric("get_unique_train_ids")
+def get_unique_train_ids(result: Any, *_unused, **options) -> float:
+    """1 when the .docx has train lines (`time, train_id, station, platform`) and no train id
+    repeats. OSWorld exports this name as the helper of check_no_duplicates, which returns the
+    set of ids and their count; as a metric, its question is whether the ids are unique."""
+    doc = open_docx(result)
+    if doc is None:
+        return 0.0
+    _, ids = _train_lines(doc)
+    return float(bool(ids) and len(ids) == len(set(ids)))
+
+
 @metric("compare_unique_train_records")
 def compare_unique_train_records(result: Any, expected: Any = None, **options) -> float:
     """De-duplicated train records: `expected` is [gold .docx, original .docx].

@@ -8,6 +8,7 @@ what we do instead.
 """
 from __future__ import annotations
 
+import fnmatch
 import logging
 import math
 import os
@@ -79,6 +80,16 @@ def check_presenter_console_disable(result: Any, *_unused, **options) -> float:
     """Impress's presenter console is switched off (Misc/Start/EnablePresenterScreen = false)."""
     value = libreoffice_setting(result, "/org.openoffice.Office.Impress/Misc/Start", "EnablePresenterScreen")
     return float(value is not None and value.strip().lower() == "false")
+
+
+@metric("check_libre_locale")
+def check_libre_locale(result: Any, rules: Any = None, **options) -> float:
+    """LibreOffice's locale setting (Setup/L10N ooSetupSystemLocale, else ooLocale, the UI
+    language) matches one of the shell patterns in rules["locale_set"] ("de-*", "en-US")."""
+    patterns = _rules_value(rules, "locale_set") or []
+    locale = (libreoffice_setting(result, "/org.openoffice.Setup/L10N", "ooSetupSystemLocale")
+              or libreoffice_setting(result, "/org.openoffice.Setup/L10N", "ooLocale"))
+    return float(bool(locale) and any(fnmatch.fnmatchcase(locale, str(pattern)) for pattern in patterns))
 
 
 @metric("check_auto_saving_time")

@@ -1,6 +1,7 @@
 """VS Code metrics: settings/keybindings JSON, text and config files, extensions, test suites."""
 from __future__ import annotations
 
+import ast
 import io
 import json
 import logging
@@ -269,3 +270,33 @@ def check_python_file_by_test_suite(result: Any, test_file: Any = None, test_fun
                     test_file, run.returncode, run.stderr.strip()[-2000:])
         return 0.0
     return float(marks[-1][len(_RESULT_MARK):])
+
+
+def _python_code(path: Any) -> str | None:
+    """The file's program as an AST dump without docstrings: the same code however it is
+    laid out or commented. None when the file is missing or is not Python."""
+    text = read_text(path)
+    if text is None:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, annotate_fields=False)
+
+
+@metric("check_python_file_by_gold_file")
+def check_python_file_by_gold_file(result: Any, gold_file: Any = None, **options) -> float:
+    """1 when the agent's Python file is the gold file's program: the same syntax tree, so
+    layout, comments and docstrings do not count. `result` may be a list of fetched files
+    (the first is compared). OSWorld exports this name with no body (it scores None)."""
+    if isinstance(result, list):
+        result = result[0] if result else None
+    actual, gold = _python_code(result), _python_code(gold_file)
+    return float(actual is not None and actual == gold)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
 from .paths import cache_dir
 
 # Bump when the template's content changes: a new folder is built beside the old one.
-TEMPLATE_VERSION = 5
+TEMPLATE_VERSION = 6
 
 USER_FOLDERS = ("Desktop", "Documents", "Downloads", "Music", "Pictures", "Videos", "Templates", "Public")
 
@@ -137,14 +138,65 @@ DEFAULT_APPS = {
                                    "application/vnd.oasis.opendocument.text", "application/msword", "application/rtf"),
     "libreoffice-impress.desktop": ("application/vnd.openxmlformats-officedocument.presentationml.presentation",
                                     "application/vnd.oasis.opendocument.presentation", "application/vnd.ms-powerpoint"),
-    "vlc.desktop": ("video/mp4", "video/x-matroska", "video/webm", "video/x-msvideo", "audio/mpeg", "audio/x-wav",
-                    "audio/ogg", "audio/flac"),
+    # Videos: see video_defaults().
+    "vlc.desktop": ("audio/mpeg", "audio/x-wav", "audio/ogg", "audio/flac"),
     "chromium.desktop": ("text/html", "x-scheme-handler/http", "x-scheme-handler/https", "application/pdf"),
     "gimp.desktop": ("image/png", "image/jpeg", "image/gif", "image/bmp", "image/tiff", "image/webp"),
     "thunderbird.desktop": ("x-scheme-handler/mailto", "message/rfc822"),
 }
-MIMEAPPS_LIST = "[Default Applications]\n" + "".join(
-    f"{mime}={app}\n" for app, mimes in DEFAULT_APPS.items() for mime in mimes)
+DESKTOP_DATABASE = Path("/usr/share/applications/mimeinfo.cache")
+
+
+def video_defaults(database: Path = DESKTOP_DATABASE) -> dict[str, str]:
+    """{video type: app} as on OSWorld's VM, where VLC is not the default video player (a task
+    asks the agent to make it so) but opens an .mp4 (a task opens one and waits for VLC's
+    window). GNOME Videos, the VM's player, is not installed here: Chromium, which plays
+    common video formats, stands in for it. Every video type an installed app claims is set.
+    """
+    try:
+        lines = database.read_text(errors="replace").splitlines()
+    except OSError:
+        lines = []
+    types = sorted({line.split("=", 1)[0] for line in lines if line.startswith("video/") and "=" in line})
+    return {mime: "vlc.desktop" if mime == "video/mp4" else "chromium.desktop" for mime in {*types, "video/mp4"}}
+
+
+def mimeapps_list() -> str:
+    defaults = {mime: app for app, mimes in DEFAULT_APPS.items() for mime in mimes} | video_defaults()
+    return "[Default Applications]\n" + "".join(f"{mime}={app}\n" for mime, app in sorted(defaults.items()))
+
+
+# GNOME settings where OSWorld's VM starts from other values than GNOME's defaults and an
+# OSWorld task reads them: compiled as vendor defaults (as a distribution sets its own) into
+# the home's schema folder, which GLib reads before the system's. The user's own changes
+# still go to dconf, and `gsettings reset` comes back to these.
+VM_GSETTINGS = {
+    # A task asks for the screen to lock when left: on the VM it does not yet.
+    "org.gnome.desktop.screensaver": {"lock-enabled": "false"},
+}
+SYSTEM_SCHEMAS = Path("/usr/share/glib-2.0/schemas")
+USER_SCHEMAS = ".local/share/glib-2.0/schemas"
+
+
+def compile_vm_gsettings(home: Path, system: Path = SYSTEM_SCHEMAS) -> None:
+    """Writes home/USER_SCHEMAS/gschemas.compiled with VM_GSETTINGS as the schemas' defaults.
+
+    Raises OSError or CalledProcessError when the system's schemas or glib-compile-schemas
+    are missing (packages gsettings-desktop-schemas and libglib2.0-bin).
+    """
+    target = home / USER_SCHEMAS
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for schema in VM_GSETTINGS:
+            shutil.copy(system / f"{schema}.gschema.xml", work)
+        for enums in system.glob("*.enums.xml"):  # the types the schemas' keys may name
+            shutil.copy(enums, work)
+        override = "".join(f"[{schema}]\n" + "".join(f"{key}={value}\n" for key, value in keys.items())
+                           for schema, keys in VM_GSETTINGS.items())
+        (work / "50_osworld-vm.gschema.override").write_text(override)
+        subprocess.run(["glib-compile-schemas", "--strict", str(work)], check=True, capture_output=True, timeout=60)
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy(work / "gschemas.compiled", target / "gschemas.compiled")
 
 
 # VLC: no privacy prompt on first start; the HTTP interface on (port 8080, password
@@ -165,7 +217,7 @@ def write_template(home: Path) -> None:
         ".config/chromium/Default/Preferences": json.dumps(CHROMIUM_PREFERENCES),
         ".config/user-dirs.dirs": USER_DIRS,
         ".config/user-dirs.locale": "C\n",
-        ".config/mimeapps.list": MIMEAPPS_LIST,
+        ".config/mimeapps.list": mimeapps_list(),
         ".bashrc": "PS1='\\u@osworld:\\w\\$ '\n",
         ".config/vlc/vlcrc": VLCRC,
     }
@@ -175,6 +227,7 @@ def write_template(home: Path) -> None:
         path.write_text(content)
     # OSWorld's tasks name Chrome's profile folder; one profile serves both names.
     (home / ".config" / "google-chrome").symlink_to("chromium")
+    compile_vm_gsettings(home)
 
 
 def ensure_home_template() -> Path:

@@ -5,8 +5,8 @@ session's logs), listening sockets made by the harness in a host-only folder and
 handed to the sandbox as inherited fds, then bwrap runs the session (Xvfb, D-Bus,
 AT-SPI, XFCE, env server) in its own cgroup, as an unprivileged host uid when the
 harness is root, and we poll /health until it answers ready. Revert = kill the
-sandbox (its PID namespace takes every app with it), restore the home, start again;
-the listening sockets stay, so clients and relays need not follow the reset.
+sandbox (its PID namespace takes every app with it), restore the home, start again
+with new sockets (relays follow them).
 
 Everything inside the sandbox is hostile: the harness reads its files only with
 O_NOFOLLOW and bounded sizes, and never connects to a socket path the sandbox can
@@ -15,6 +15,7 @@ write to.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ipaddress
 import json
 import logging
@@ -49,6 +50,7 @@ from .server_venv import ensure_server_venv
 log = logging.getLogger("osworld.local")
 
 LOG_TAIL_BYTES = 64 * 1024
+VM_SERVER_PORT = 5000  # where OSWorld's client finds the env server on a VM
 
 _live: "weakref.WeakSet[LocalProvider]" = weakref.WeakSet()
 
@@ -112,7 +114,8 @@ class LocalProvider(Provider):
                                                    limits=limits or DesktopLimits())
         self.env_dir: Path | None = None
         self._sandbox: _Sandbox | None = None
-        self._relays: dict[int, TcpToUnixRelay] = {}
+        # (socket name, host, port) -> relay; the name says which of this boot's sockets it reaches
+        self._relays: dict[tuple[str, str, int], TcpToUnixRelay] = {}
         self._listeners: dict[str, socket.socket] = {}
         self._identity: SandboxIdentity | None = None
         self._cgroup: DesktopCgroup | None = None
@@ -152,24 +155,37 @@ class LocalProvider(Provider):
             os.chown(self.env_dir, -1, self._identity.gid)
             os.chmod(self.env_dir, 0o710)
         (self.env_dir / "owner.pid").write_text(str(os.getpid()))
-        self._make_listeners()
+        self.spec.sockets.mkdir(mode=0o700)
 
     def _make_listeners(self) -> None:
-        """The sockets the desktop serves on, bound here in a folder only the harness can
-        enter. The sandbox gets the listening fds; it never sees (or can replace) the files."""
-        folder = self.spec.sockets
-        folder.mkdir(mode=0o700)
-        names = ["server", "public", *(f"port-{port}" for port in self.config.forward_ports)]
-        for name in names:
+        """The sockets this boot's desktop serves on, bound here in a folder only the harness
+        can enter. The sandbox gets the listening fds; it never sees (or can replace) the files.
+        New ones per boot: the previous desktop's server may live on for a moment after a
+        reset and must not answer for the new one."""
+        self._close_listeners()
+        for name in ("server", "public", *(f"port-{port}" for port in self.config.forward_ports)):
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            listener.bind(str(folder / f"{name}.sock"))
+            listener.bind(str(self.socket_path(name)))
             listener.listen(128)
             self._listeners[name] = listener
+
+    def _close_listeners(self) -> None:
+        for listener in self._listeners.values():
+            path = listener.getsockname()
+            listener.close()
+            if path:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+        self._listeners.clear()
+
+    def socket_path(self, name: str) -> Path:
+        """This boot's socket `name` ("server", "public" or "port-<n>") in the host-only folder."""
+        return self.spec.sockets / f"{name}-{self._generation}.sock"
 
     def get_ip_address(self, path_to_vm: str | None = None) -> Endpoint:
         if self.env_dir is None:
             raise SandboxStartError("the local desktop is not started; call start_emulator() first")
-        return Endpoint(unix_socket=str(self.spec.sockets / "server.sock"))
+        return Endpoint(unix_socket=str(self.socket_path("server")))
 
     def save_state(self, path_to_vm: str | None = None, snapshot_name: str = "init_state") -> None:
         raise NotImplementedError("the local provider always reverts to its home template; snapshots are not saved")
@@ -193,9 +209,7 @@ class LocalProvider(Provider):
             for reaper in self._reapers:
                 reaper.join()
             self._reapers.clear()
-            for listener in self._listeners.values():
-                listener.close()
-            self._listeners.clear()
+            self._close_listeners()
             if self._cgroup is not None:
                 self._cgroup.remove()
                 self._cgroup, self._cgroup_tried = None, False
@@ -210,12 +224,12 @@ class LocalProvider(Provider):
     def service_endpoint(self, port: int) -> tuple[str, int]:
         """A loopback TCP port on the host that reaches `port` inside the sandbox."""
         with self._lock:
-            if port not in self._relays:
-                if port not in self.config.forward_ports:
-                    raise SandboxStartError(f"port {port} is not forwarded; forward_ports={self.config.forward_ports}")
-                self._relays[port] = TcpToUnixRelay(str(self.spec.sockets / f"port-{port}.sock"),
-                                                    allowed_uids=self._local_clients())
-            relay = self._relays[port]
+            if port not in self.config.forward_ports:
+                raise SandboxStartError(f"port {port} is not forwarded; forward_ports={self.config.forward_ports}")
+            key = (f"port-{port}", "127.0.0.1", 0)
+            if key not in self._relays:
+                self._relays[key] = self._relay(*key)
+            relay = self._relays[key]
             return relay.host, relay.port
 
     def expose_server(self, port: int = 0, host: str = "127.0.0.1") -> tuple[str, int]:
@@ -229,12 +243,46 @@ class LocalProvider(Provider):
             raise ProviderError(f"refusing to serve the desktop on {host}, which is not a loopback address, "
                                 "without a token: set a public token (osworld env serve --token)")
         with self._lock:
-            key = -1 - port  # kept apart from the sandbox-service relays
+            key = ("public", host, port)
             if key not in self._relays:
-                self._relays[key] = TcpToUnixRelay(str(self.spec.sockets / "public.sock"), host, port,
-                                                   allowed_uids=self._local_clients() if loopback else None)
+                self._relays[key] = self._relay(*key)
             relay = self._relays[key]
             return relay.host, relay.port
+
+    def expose_like_vm(self, address: str = "auto") -> str:
+        """Serves the desktop the way an OSWorld VM is reached: the env server at address:5000,
+        and each forwarded service (Chrome's DevTools 9222, VLC's HTTP 8080) at its own port
+        number, so upstream clients that connect to vm_ip:9222 work unchanged. Loopback only
+        (those services have no authentication of their own); "auto" takes the first
+        127.0.0.N (N >= 2) where every port is free. Returns the address."""
+        candidates = [f"127.0.0.{n}" for n in range(2, 255)] if address == "auto" else [address]
+        names = [("public", VM_SERVER_PORT), *((f"port-{p}", p) for p in self.config.forward_ports)]
+        for candidate in candidates:
+            if not is_loopback(candidate):
+                raise ProviderError(f"a VM-like address must be a loopback address (127.x.y.z), got {candidate}: "
+                                    "Chrome's and VLC's ports have no authentication of their own")
+            made = []
+            try:
+                with self._lock:
+                    for name, port in names:
+                        key = (name, candidate, port)
+                        self._relays[key] = self._relay(*key)
+                        made.append(key)
+                return candidate
+            except OSError as e:
+                with self._lock:
+                    for key in made:
+                        self._relays.pop(key).close()
+                if address != "auto":
+                    raise ProviderError(f"cannot serve the desktop at {candidate}: {e}") from None
+        raise ProviderError("no loopback address 127.0.0.2-254 has ports "
+                            f"{', '.join(str(p) for _, p in names)} all free")
+
+    def _relay(self, name: str, host: str, port: int) -> TcpToUnixRelay:
+        """A TCP port on the host reaching this boot's socket `name`; on loopback only this
+        user's (and root's) processes get through."""
+        return TcpToUnixRelay(str(self.socket_path(name)), host, port,
+                              allowed_uids=self._local_clients() if is_loopback(host) else None)
 
     @staticmethod
     def _local_clients() -> frozenset[int]:
@@ -291,6 +339,9 @@ class LocalProvider(Provider):
         os.chmod(spec.runtime, 0o700)
         if not (spec.env_dir / "passwd").exists():
             write_identity_files(spec)
+        self._make_listeners()
+        for (name, _, _), relay in self._relays.items():  # host-side forwards follow this boot's sockets
+            relay.socket_path = str(self.socket_path(name))
         fds = {name: listener.fileno() for name, listener in self._listeners.items()}
         width, height = self.config.screen_size
         session = SessionConfig(width=width, height=height, runtime_dir=SANDBOX_RUNTIME,
