@@ -6,6 +6,9 @@ anything ran (README, "Exit statuses").
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
+
 import click
 
 OK = 0
@@ -44,3 +47,22 @@ def show_usage_error(error: click.UsageError) -> None:
     click.echo(f"Error: {error.format_message()}", err=True)
     if hint:
         click.echo(hint, err=True)
+
+
+@contextmanager
+def option_mistakes() -> Iterator[None]:
+    """The library's refusals of what the user asked for, as `Error: --option: message` (exit status 2)."""
+    from desktop_env.tasks import TaskFileError, UnknownSelection
+    from runner.ray_backend import RayUnavailable
+    from runner.run import RunOptionError
+
+    try:
+        yield
+    except RunOptionError as e:
+        raise OptionMistake(e.option, e.detail) from None
+    except UnknownSelection as e:
+        raise selection_mistake(e) from None
+    except TaskFileError as e:  # the meta file itself; a broken task file is the task's error record
+        raise OptionMistake("--tasks", str(e)) from None
+    except RayUnavailable as e:
+        raise CannotStart(str(e)) from None

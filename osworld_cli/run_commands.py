@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import click
 from rich.console import Console
@@ -11,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .env_commands import screen_size_option
-from .errors import INTERRUPTED, OK, RUN_STOPPED, TASK_ERRORS, CannotStart, OptionMistake, selection_mistake
+from .errors import INTERRUPTED, OK, RUN_STOPPED, TASK_ERRORS, option_mistakes
 from .limit_options import desktop_limit_options
 from .task_commands import load_plugins, plugin_option
 
@@ -148,25 +147,6 @@ def print_invalid(summary) -> None:
                       "`osworld tasks validate` checks the files):")
         for planned in summary.invalid:
             console.print(f"  {planned.domain}/{planned.task_id}: {planned.error}", markup=False, highlight=False)
-
-
-@contextmanager
-def option_mistakes() -> Iterator[None]:
-    """The library's refusals of what the user asked for, as `Error: --option: message` (exit status 2)."""
-    from desktop_env.tasks import TaskFileError, UnknownSelection
-    from runner.ray_backend import RayUnavailable
-    from runner.run import RunOptionError
-
-    try:
-        yield
-    except RunOptionError as e:
-        raise OptionMistake(e.option, e.detail) from None
-    except UnknownSelection as e:
-        raise selection_mistake(e) from None
-    except TaskFileError as e:  # the meta file itself; a broken task file is the task's error record
-        raise OptionMistake("--tasks", str(e)) from None
-    except RayUnavailable as e:
-        raise CannotStart(str(e)) from None
 
 
 def run_with_progress(config) -> Any:

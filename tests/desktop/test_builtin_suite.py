@@ -7,8 +7,8 @@ import pytest
 
 from desktop_env.tasks import load_task_set
 from desktop_env.tasks.loader import BUILTIN_ROOT
-from desktop_env.verify import VerifyOptions, verify_tasks
 from runner.run import RunConfig, run_benchmark
+from runner.verify import VerifyOptions, verify
 
 pytestmark = pytest.mark.desktop
 
@@ -17,11 +17,15 @@ SMALL = BUILTIN_ROOT / "test_small.json"
 
 def test_every_test_small_task_is_sound(tmp_path):
     task_set = load_task_set(SMALL)
-    tasks = list(task_set)
-    verdicts = verify_tasks(tasks, VerifyOptions(num_envs=1, cache_dir=str(tmp_path / "cache")))
+    heard = []
+    verdicts = verify(str(SMALL), VerifyOptions(num_envs=1, cache_dir=str(tmp_path / "cache"),
+                                                result_dir=str(tmp_path / "results")), on_verdict=heard.append)
     unsound = {f"{v.domain}/{v.task_id}": (v.reference_score, v.noop_score, v.error) for v in verdicts if not v.sound}
     assert unsound == {}
-    assert len(verdicts) == len(tasks) >= len(task_set.index)
+    assert len(verdicts) == len(task_set) >= len(task_set.index) and len(heard) == len(verdicts)
+    # both are ordinary runs, with their result folders
+    assert (tmp_path / "results" / "pyautogui" / "screenshot" / "reference" / "args.json").is_file()
+    assert (tmp_path / "results" / "pyautogui" / "screenshot" / "noop" / "args.json").is_file()
 
 
 def test_reference_agent_run_over_test_small_scores_one_everywhere(tmp_path):
