@@ -18,6 +18,7 @@ from .actions import InvalidAction, to_pyautogui, validate_action
 from .controllers.python import PythonController
 from .controllers.setup import run_steps
 from .errors import ResourceLimitExceeded
+from .evaluators.outcome import Evaluation
 from .providers import create_provider
 from .providers.base import Provider
 
@@ -27,13 +28,14 @@ ACTION_SPACES = ("pyautogui", "computer_13")
 SPECIAL_ACTIONS = ("WAIT", "FAIL", "DONE")
 
 SetupRunner = Callable[["DesktopEnv", list], None]
-Evaluator = Callable[["DesktopEnv", dict], float]
+# An evaluator gives an Evaluation (score and why); a plain float is accepted from custom ones.
+Evaluator = Callable[["DesktopEnv", dict], "Evaluation | float"]
 
 
-def default_evaluator(env: "DesktopEnv", evaluator: dict) -> float:
-    from .evaluators.scoring import score_task
+def default_evaluator(env: "DesktopEnv", evaluator: dict) -> Evaluation:
+    from .evaluators.scoring import evaluate_task
     run_steps(env, evaluator.get("postconfig") or [], phase="postconfig")
-    return score_task(env, evaluator)
+    return evaluate_task(env, evaluator)
 
 
 def special_action(action: Any) -> str | None:
@@ -83,6 +85,7 @@ class DesktopEnv(gym.Env):
         self.client_password = client_password
         self.setup_runner = setup_runner
         self.evaluator = evaluator
+        self.last_evaluation: Evaluation | None = None
         if provider is None:
             options = dict(provider_options)
             if provider_name == "local":
@@ -142,14 +145,26 @@ class DesktopEnv(gym.Env):
         return self._get_obs(), 0.0, done, info
 
     def evaluate(self) -> float:
+        """OSWorld's contract: the score. Why it is that score is in `self.last_evaluation`."""
+        return self.evaluate_explained().score
+
+    def evaluate_explained(self) -> Evaluation:
+        self.last_evaluation = None
         self.check_resource_limits()
         evaluator_config = self.task_config.get("evaluator") or {}
         last = special_action(self.action_history[-1]) if self.action_history else None
         if evaluator_config.get("func") == "infeasible":
-            return 1.0 if last == "FAIL" else 0.0
-        if last == "FAIL":
-            return 0.0  # the agent claimed a feasible task is infeasible
-        return float(self.evaluator(self, evaluator_config))
+            evaluation = (Evaluation(1.0, "the task is infeasible and the agent answered FAIL")
+                          if last == "FAIL" else
+                          Evaluation(0.0, f"the task is infeasible but the agent's last action was {last or 'none'!s}, not FAIL"))
+        elif last == "FAIL":
+            evaluation = Evaluation(0.0, "the agent answered FAIL (infeasible) for a feasible task")
+        else:
+            outcome = self.evaluator(self, evaluator_config)
+            evaluation = outcome if isinstance(outcome, Evaluation) else Evaluation(
+                float(outcome), f"the custom evaluator returned {float(outcome):g}")
+        self.last_evaluation = evaluation
+        return evaluation
 
     def check_resource_limits(self) -> None:
         """Raises ResourceLimitExceeded when the desktop lost a process to one of its limits

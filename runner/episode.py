@@ -253,7 +253,8 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
         started = time.monotonic()
         try:
             settle(env, config)
-            score = float(env.evaluate())
+            evaluation = env.evaluate_explained()
+            score = evaluation.score
         finally:
             durations["evaluate"] = time.monotonic() - started
         try:  # what `osworld rescore` needs; a failure here must not cost the score
@@ -261,7 +262,8 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
         except Exception as e:
             logger.warning("could not save the files for a later rescore: %s: %s", type(e).__name__, e)
         write_text_atomic(task_dir / "result.txt", f"{score}\n")
-        logger.info("score %s", score)
+        status["evaluation"] = evaluation.to_json()
+        logger.info("score %s: %s", score, evaluation.explanation)
     except Exception as e:
         error = error_record(e)
         logger.error("task failed with an error:\n%s", error["traceback"])
@@ -283,6 +285,7 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
     if error:
         status["error"] = error
         (task_dir / "result.txt").unlink(missing_ok=True)  # an error is never a score
+        status.pop("evaluation", None)
         score = None
     if isinstance(usage, dict) and usage:
         status["usage"] = usage

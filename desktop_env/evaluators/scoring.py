@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DesktopEnvError
+from .outcome import Evaluation, MetricPart, MetricResult, as_metric_result, summarize_parts
 from .registry import get_getter, get_metric
 
 
@@ -67,34 +68,57 @@ def run_getter(env: Any, config: dict | None, role: str, func: str) -> Any:
         raise EvaluationError(f"{role} getter {config['type']!r} of metric {func!r} failed: {type(e).__name__}: {e}") from e
 
 
-def call_metric(call: MetricCall, result: Any, expected: Any) -> float:
+def call_metric(call: MetricCall, result: Any, expected: Any) -> MetricResult:
     fn = get_metric(call.func)
     try:
-        score = fn(result, expected, **call.options) if call.expected is not None else fn(result, **call.options)
+        value = fn(result, expected, **call.options) if call.expected is not None else fn(result, **call.options)
     except Exception as e:
         raise EvaluationError(f"metric {call.func!r} failed: {type(e).__name__}: {e}") from e
     try:
-        return float(score)
-    except (TypeError, ValueError):
-        raise EvaluationError(f"metric {call.func!r} returned {score!r}, not a number") from None
+        return as_metric_result(value, call.func)
+    except (TypeError, ValueError) as e:
+        raise EvaluationError(str(e)) from None
 
 
-def score_task(env: Any, evaluator: dict) -> float:
+def missing_result(call: MetricCall) -> MetricResult:
+    """The agent's output that the result getter looks for is not there: a 0, said plainly."""
+    config = call.result or {}
+    where = config.get("path") or config.get("file") or config.get("dest") or ""
+    what = f" ({where})" if where else ""
+    return MetricResult(0.0, f"the result getter {config.get('type')!r} found nothing{what}: "
+                             f"the agent's output is missing, so {call.func!r} gives 0")
+
+
+def evaluate_task(env: Any, evaluator: dict) -> Evaluation:
+    """The task's score with its explanation and the metrics behind it (OSWorld's rules for conj)."""
     conj = evaluator.get("conj", "and")
     if conj not in ("and", "or"):
         raise EvaluationError(f"evaluator 'conj' must be 'and' or 'or', got {conj!r}")
-    scores = []
-    for call in metric_calls(evaluator):
+    calls = metric_calls(evaluator)
+    parts: list[MetricPart] = []
+
+    def finish(score: float) -> Evaluation:
+        rest = [MetricPart(c.func, None, "", skipped=True) for c in calls[len(parts):]]
+        all_parts = parts + rest
+        return Evaluation(score, summarize_parts(score, conj, all_parts), tuple(all_parts))
+
+    for call in calls:
         result = run_getter(env, call.result, "result", call.func)
-        if call.result is not None and result is None and conj == "and":
-            return 0.0  # the agent's output is missing
-        expected = run_getter(env, call.expected, "expected", call.func)
-        score = 0.0 if (call.result is not None and result is None) else call_metric(call, result, expected)
-        if conj == "and" and score == 0:
-            return 0.0
-        if conj == "or" and score == 1:
-            return 1.0
-        scores.append(score)
+        if call.result is not None and result is None:
+            outcome = missing_result(call)
+        else:
+            expected = run_getter(env, call.expected, "expected", call.func)
+            outcome = call_metric(call, result, expected)
+        parts.append(MetricPart(call.func, outcome.score, outcome.explanation))
+        if conj == "and" and outcome.score == 0:
+            return finish(0.0)
+        if conj == "or" and outcome.score == 1:
+            return finish(1.0)
+    scores = [p.score for p in parts if p.score is not None]
     if not scores:
-        return 0.0
-    return sum(scores) / len(scores) if conj == "and" else max(scores)
+        return Evaluation(0.0, "the evaluator names no metric", ())
+    return finish(sum(scores) / len(scores) if conj == "and" else max(scores))
+
+
+def score_task(env: Any, evaluator: dict) -> float:
+    return evaluate_task(env, evaluator).score
