@@ -10,8 +10,6 @@ import logging
 import time
 from typing import Any, Callable
 
-import gymnasium as gym
-
 from pathlib import Path
 
 from .actions import InvalidAction, to_pyautogui, validate_action
@@ -47,18 +45,19 @@ def special_action(action: Any) -> str | None:
     return None
 
 
-class DesktopEnv(gym.Env):
+class DesktopEnv:
     """reset(task_config) -> obs; step(action, pause) -> (obs, reward, done, info); evaluate(); close().
 
-    `reset` returns the observation alone, as OSWorld's does, so OSWorld runners
-    work unchanged. Setup steps run through `setup_runner` (default: every OSWorld
+    This is OSWorld's API, not Gymnasium's: `reset` returns the observation alone,
+    `step` a 4-tuple whose reward is always 0 (the score comes from `evaluate()`),
+    and `action_space` is the action space's name, as OSWorld's runners read them.
+    So it does not claim to be a `gymnasium.Env`; `desktop_env.gym_adapter.OSWorldGymEnv`
+    is the Gymnasium environment over it. Setup steps run through `setup_runner` (default: every OSWorld
     step type) and scoring through `evaluator` (default: postconfig, getters, metrics).
     Files a task names by relative path resolve against `task_dir`
     (`reset(task, options={"task_dir": ...})`); downloads and fetched result files go
     to `cache_dir/<task id>/`, where OSWorld keeps them too.
     """
-
-    metadata = {"render_modes": ["rgb_array"]}
 
     def __init__(self, provider_name: str = "local", region: str | None = None, path_to_vm: str | None = None,
                  snapshot_name: str = "init_state", action_space: str = "pyautogui", cache_dir: str = "cache",
@@ -175,6 +174,7 @@ class DesktopEnv(gym.Env):
             raise ResourceLimitExceeded(f"{sentence} during this task; its end state is not scored")
 
     def render(self, mode: str = "rgb_array") -> bytes:
+        """The screenshot as PNG bytes (OSWorld's; the Gymnasium adapter gives an array)."""
         return self.controller.get_screenshot()
 
     def close(self) -> None:
