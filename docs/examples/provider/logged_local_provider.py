@@ -1,0 +1,35 @@
+"""An example provider: the local desktop, with a log of how long each start, revert and stop took.
+
+Use it from Python: `DesktopEnv(provider=LoggedLocalProvider(screen_size=(1280, 720)))`.
+"""
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+from desktop_env.providers.local import LocalProvider
+
+
+class LoggedLocalProvider(LocalProvider):
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.events: list[tuple[str, float]] = []  # (what, seconds)
+
+    @contextmanager
+    def _timed(self, what: str) -> Iterator[None]:
+        started = time.monotonic()
+        yield
+        self.events.append((what, time.monotonic() - started))
+
+    def start_emulator(self, path_to_vm=None, headless=True, os_type="Ubuntu") -> None:
+        with self._timed("start"):
+            super().start_emulator(path_to_vm, headless, os_type)
+
+    def revert_to_snapshot(self, path_to_vm=None, snapshot_name="init_state") -> None:
+        with self._timed("revert"):
+            super().revert_to_snapshot(path_to_vm, snapshot_name)
+
+    def stop_emulator(self, path_to_vm=None) -> None:
+        with self._timed("stop"):
+            super().stop_emulator(path_to_vm)
