@@ -52,8 +52,8 @@ class DesktopEnv:
     `step` a 4-tuple whose reward is always 0 (the score comes from `evaluate()`),
     and `action_space` is the action space's name, as OSWorld's runners read them.
     So it does not claim to be a `gymnasium.Env`; `desktop_env.gym_adapter.OSWorldGymEnv`
-    is the Gymnasium environment over it. Setup steps run through `setup_runner` (default: every OSWorld
-    step type) and scoring through `evaluator` (default: postconfig, getters, metrics).
+    is the Gymnasium environment over it. Setup steps run through `setup_runner` (default:
+    every OSWorld step type) and scoring through `evaluator` (default: postconfig, getters, metrics).
     Files a task names by relative path resolve against `task_dir`
     (`reset(task, options={"task_dir": ...})`); downloads and fetched result files go
     to `cache_dir/<task id>/`, where OSWorld keeps them too.
@@ -105,6 +105,7 @@ class DesktopEnv:
     # -- the Env API ----------------------------------------------------------------------------
     def reset(self, task_config: dict[str, Any] | None = None, seed: int | None = None,
               options: dict[str, Any] | None = None) -> dict[str, Any]:
+        # `seed` is in OSWorld's signature and means nothing to it either: a desktop is not seeded.
         self.setup_warnings = []
         if not self._fresh:
             self.provider.revert_to_snapshot(self.path_to_vm, self.snapshot_name)

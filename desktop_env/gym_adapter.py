@@ -88,7 +88,7 @@ class OSWorldGymEnv(gymnasium.Env):
 
     Observation (a Dict): "screenshot" the screen as uint8 HxWx3 RGB; "instruction" the task's
     instruction; "accessibility_tree" (with `require_a11y_tree`, longer trees are cut at
-    MAX_A11Y_TREE_CHARS and `info["accessibility_tree_truncated"]` says so) and "terminal"
+    MAX_A11Y_TREE_CHARS and `info["accessibility_tree_truncated"]` gives the full length) and "terminal"
     (with `require_terminal`; "" when there is none) as text.
     Action: a string in both action spaces. "pyautogui": Python code run on the desktop.
     "computer_13": one action as JSON, `{"action_type": "CLICK", "parameters": {...}}`.
