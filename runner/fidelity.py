@@ -98,11 +98,12 @@ def unsupported_reasons(task: Task) -> list[str]:
     return [str(problem) for problem in validate_task(task) if problem.unsupported]
 
 
-def select_tasks(osworld: Path) -> Selection:
+def select_tasks(osworld: Path, only: list[str] | None = None) -> Selection:
+    """The checkout's tasks (those with an id in `only`, when given) split into selected and excluded."""
     meta = find_meta_file(osworld)
     task_set: TaskSet = load_task_set(meta)
     selection = Selection([], [], meta)
-    for domain, task_id in task_set.select():
+    for domain, task_id in task_set.select(None, only or None):
         if not task_set.task_path(domain, task_id).is_file():
             selection.selected.append((domain, task_id))  # the run records it as an error, naming the file
             continue
@@ -173,12 +174,13 @@ def _outcome(task_dir: Path, domain: str, task_id: str) -> TaskOutcome:
     return outcome
 
 
-def run_suite(osworld: Path, result_dir: Path, num_envs: int = 2, **options: Any) -> FidelityReport:
+def run_suite(osworld: Path, result_dir: Path, num_envs: int = 2, only: list[str] | None = None,
+              **options: Any) -> FidelityReport:
     """Runs the selected tasks with the no-op agent through the normal runner (a fresh run each
     time: nothing is resumed) and reports what came out. `options` go to RunConfig."""
     from .run import RunConfig, run_benchmark
 
-    selection = select_tasks(osworld)
+    selection = select_tasks(osworld, only)
     config = RunConfig(agent="noop", model="noop", observation_type="screenshot", tasks=str(selection.meta_path),
                        task_ids=[task_id for _, task_id in selection.selected], num_envs=num_envs,
                        result_dir=str(result_dir), resume=False, record=False, max_steps=1, force=True, **options)
