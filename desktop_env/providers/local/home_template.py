@@ -18,7 +18,7 @@ from pathlib import Path
 from .paths import cache_dir
 
 # Bump when the template's content changes: a new folder is built beside the old one.
-TEMPLATE_VERSION = 7
+TEMPLATE_VERSION = 8
 
 USER_FOLDERS = ("Desktop", "Documents", "Downloads", "Music", "Pictures", "Videos", "Templates", "Public")
 
@@ -250,6 +250,9 @@ def write_template(home: Path) -> None:
         ".bashrc": "PS1='\\u@osworld:\\w\\$ '\n",
         ".config/vlc/vlcrc": VLCRC,
         CHROMIUM_ENTRY: chromium_entry(),
+        # XFCE opens web links (xdg-open, exo-open) with its preferred browser, not through
+        # mimeapps.list: XFCE's own "Google Chrome" helper runs `google-chrome`, the shim.
+        ".config/xfce4/helpers.rc": "WebBrowser=google-chrome\n",
     }
     for relative, content in files.items():
         path = home / relative
