@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: install test demo
+.PHONY: install test demo fidelity
 
 install:
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/install.sh
@@ -14,3 +14,10 @@ test: install
 
 demo: install
 	$(VENV)/bin/osworld demo
+
+# OSWorld's network-free task files with the no-op agent: `make fidelity OSWORLD=~/OSWorld`.
+OSWORLD ?=
+FIDELITY_OUT ?= results/fidelity
+fidelity: install
+	@test -n "$(OSWORLD)" || { echo "usage: make fidelity OSWORLD=/path/to/OSWorld"; exit 2; }
+	$(VENV)/bin/python scripts/fidelity_suite.py --osworld "$(OSWORLD)" --num-envs 2 --out $(FIDELITY_OUT)

@@ -18,6 +18,12 @@ class SandboxStartError(ProviderError):
     """The sandboxed desktop did not come up; the message carries its log tail."""
 
 
+class ServiceUnreachable(ProviderError):
+    """A port of the desktop that a getter or setup step needs (Chrome's DevTools 9222, VLC's HTTP
+    8080) does not answer at the desktop's address although its app runs: the task is an error,
+    not a score of 0."""
+
+
 class DesktopUnavailable(DesktopEnvError):
     """The desktop's env server cannot be reached (it died or never started)."""
 

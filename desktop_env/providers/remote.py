@@ -2,11 +2,20 @@
 from __future__ import annotations
 
 import os
+import socket
 import urllib.parse
 
+import requests
+
 from ..controllers.transport import Endpoint
-from ..errors import ProviderError
+from ..errors import ProviderError, ServiceUnreachable
 from .base import Provider
+
+PROBE_TIMEOUT_S = 5.0
+# The apps behind a VM's service ports, by process name (pgrep -x). Where none runs, a closed port
+# is what the VM shows too (the agent closed the app): the getters find nothing and the task scores 0.
+PORT_OWNERS = {9222: ("Chrome's DevTools", "chrome|chromium|google-chrome|socat"),
+               8080: ("VLC's HTTP interface", "vlc")}
 
 
 class RemoteProvider(Provider):
@@ -39,4 +48,30 @@ class RemoteProvider(Provider):
         pass
 
     def service_endpoint(self, port: int) -> tuple[str, int]:
-        return self.host, port  # an OSWorld VM exposes 9222/8080 directly
+        """The desktop's own address and `port`, as an OSWorld VM exposes 9222 and 8080.
+
+        Raises ServiceUnreachable, naming the endpoint, when the port does not answer while its app
+        runs on the desktop (a desktop that does not expose the port, like `osworld env serve`
+        without --vm-address), and ProviderError when the app is not running at all."""
+        try:
+            socket.create_connection((self.host, port), timeout=PROBE_TIMEOUT_S).close()
+            return self.host, port
+        except OSError as e:
+            failure = e.strerror or str(e) or type(e).__name__
+        what, owners = PORT_OWNERS.get(port, (f"port {port}", None))
+        if owners is not None and self._runs(owners) is False:
+            raise ProviderError(f"{what} at {self.host}:{port} does not answer ({failure}): no {owners} process "
+                                "runs on the desktop")
+        raise ServiceUnreachable(f"{what} at {self.host}:{port} does not answer ({failure}) although the desktop at "
+                                 f"{self.url} runs it: the desktop must expose port {port} at its own address, as an "
+                                 "OSWorld VM does (osworld env serve --vm-address)")
+
+    def _runs(self, process_names: str) -> bool | None:
+        """Whether a process of one of these names runs on the desktop; None when it cannot be asked."""
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        try:
+            answer = requests.post(f"{self.url}/execute", json={"command": ["pgrep", "-x", process_names],
+                                                                 "shell": False}, headers=headers, timeout=30)
+            return answer.json().get("returncode") == 0 if answer.status_code == 200 else None
+        except (requests.RequestException, ValueError):
+            return None

@@ -29,7 +29,7 @@ from urllib.parse import parse_qs, quote, unquote, urlparse
 
 import requests
 
-from ...errors import ProviderError
+from ...errors import ProviderError, ServiceUnreachable
 from ..registry import getter, unsupported_getter
 from .files import cache_target, save_in_cache
 
@@ -351,6 +351,8 @@ class DevTools:
     def of(cls, env: Any) -> "DevTools":
         try:
             host, port = env.provider.service_endpoint(DEVTOOLS_PORT)
+        except ServiceUnreachable:
+            raise  # Chrome runs but its port is not exposed: an error of the desktop, not a score
         except (NotImplementedError, ProviderError) as e:
             raise DevToolsUnavailable(f"port {DEVTOOLS_PORT} of the desktop is not reachable: {e}") from e
         return cls(host, port)

@@ -9,7 +9,7 @@ from typing import Any
 
 import requests
 
-from ...errors import ProviderError
+from ...errors import ProviderError, ServiceUnreachable
 from ..registry import getter
 from .files import cache_target, save_in_cache, vm_file
 
@@ -45,6 +45,8 @@ def vlc_playing_info(env: Any, config: dict) -> str | None:
     try:
         host, port = env.provider.service_endpoint(VLC_HTTP_PORT)
         response = requests.get(f"http://{host}:{port}/requests/status.xml", auth=("", VLC_HTTP_PASSWORD), timeout=10)
+    except ServiceUnreachable:
+        raise  # VLC runs but its port is not exposed: an error of the desktop, not a score
     except (NotImplementedError, ProviderError, requests.RequestException) as e:
         log.warning("vlc_playing_info: VLC's HTTP interface did not answer: %s", e)
         return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -17,7 +18,7 @@ from pathlib import Path
 from .paths import cache_dir
 
 # Bump when the template's content changes: a new folder is built beside the old one.
-TEMPLATE_VERSION = 6
+TEMPLATE_VERSION = 8
 
 USER_FOLDERS = ("Desktop", "Documents", "Downloads", "Music", "Pictures", "Videos", "Templates", "Public")
 
@@ -199,6 +200,34 @@ def compile_vm_gsettings(home: Path, system: Path = SYSTEM_SCHEMAS) -> None:
         shutil.copy(work / "gschemas.compiled", target / "gschemas.compiled")
 
 
+# Chromium from the app menu, a link or `xdg-open` runs through the `google-chrome` shim
+# (desktop_env/server/shims, on the session's PATH): the same profile, flags and process
+# name as the browser a task file starts, --force-renderer-accessibility included, so its
+# accessibility tree has the page. A user entry of the same name hides the system's.
+SYSTEM_CHROMIUM_ENTRY = Path("/usr/share/applications/chromium.desktop")
+CHROMIUM_ENTRY = ".local/share/applications/chromium.desktop"
+CHROMIUM_EXEC = re.compile(r"^(Exec=)(?:/usr/bin/)?chromium\b", re.MULTILINE)
+MINIMAL_CHROMIUM_ENTRY = """[Desktop Entry]
+Version=1.0
+Type=Application
+Name=Chromium Web Browser
+Exec=/usr/bin/chromium %U
+Icon=chromium
+Categories=Network;WebBrowser;
+MimeType=text/html;x-scheme-handler/http;x-scheme-handler/https;application/pdf;
+StartupWMClass=chromium
+"""
+
+
+def chromium_entry(system: Path = SYSTEM_CHROMIUM_ENTRY) -> str:
+    """Debian's chromium.desktop (its names, icon and types) with every Exec through the shim."""
+    try:
+        entry = system.read_text()
+    except OSError:
+        entry = MINIMAL_CHROMIUM_ENTRY
+    return CHROMIUM_EXEC.sub(r"\1google-chrome", entry)
+
+
 # VLC: no privacy prompt on first start; the HTTP interface on (port 8080, password
 # "password") that OSWorld's VLC getters read the player's state from; and a dummy audio
 # output, since the sandbox has no sound device and VLC would show an error dialog.
@@ -220,6 +249,10 @@ def write_template(home: Path) -> None:
         ".config/mimeapps.list": mimeapps_list(),
         ".bashrc": "PS1='\\u@osworld:\\w\\$ '\n",
         ".config/vlc/vlcrc": VLCRC,
+        CHROMIUM_ENTRY: chromium_entry(),
+        # XFCE opens web links (xdg-open, exo-open) with its preferred browser, not through
+        # mimeapps.list: XFCE's own "Google Chrome" helper runs `google-chrome`, the shim.
+        ".config/xfce4/helpers.rc": "WebBrowser=google-chrome\n",
     }
     for relative, content in files.items():
         path = home / relative
