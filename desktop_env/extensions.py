@@ -171,9 +171,8 @@ def _origin(obj: Any, stacklevel: int) -> tuple[str, tuple]:
     """Where `obj` is registered from, and what makes a second registration the same one: a function
     or class defined in the same file under the same name (a re-import or reload), or the same target."""
     depth = stacklevel + 2  # above _origin and register
-    if isinstance(obj, Lazy):
-        module, _, line = _caller(depth)
-        return f"{module}:{line}", ("lazy", obj.target)
+    if isinstance(obj, Lazy):  # where it will come from says more than the line that names it
+        return obj.target, ("lazy", obj.target)
     code = getattr(obj, "__code__", None)
     if code is not None and hasattr(obj, "__qualname__"):
         return f"{obj.__module__}:{code.co_firstlineno}", (code.co_filename, obj.__qualname__)

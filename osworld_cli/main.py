@@ -10,6 +10,7 @@ import click
 
 from .env_commands import env_group
 from .errors import show_usage_error
+from .plugins_command import plugins_command
 from .report_command import report_command, rescore_command
 from .run_commands import demo_command, run_command, summarize_command
 from .task_commands import tasks_group
@@ -52,7 +53,7 @@ def cli(verbose: bool) -> None:
 cli.add_command(env_group)
 cli.add_command(tasks_group)
 cli.add_command(verify_command)
-for command in (run_command, summarize_command, demo_command, report_command, rescore_command):
+for command in (run_command, summarize_command, demo_command, report_command, rescore_command, plugins_command):
     cli.add_command(command)
 
 if __name__ == "__main__":
