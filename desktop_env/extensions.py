@@ -148,6 +148,7 @@ class Unsupported:
 
 _entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
 _unsupported: dict[str, dict[str, Unsupported]] = {kind: {} for kind in KINDS}
+_builtins_started: set[str] = set()
 _loaded: set[str] = set()
 _loading: set[str] = set()
 _lock = threading.RLock()
@@ -196,6 +197,7 @@ def register(kind: str, name: str, obj: T, *, stacklevel: int = 1, where: str = 
     _kind(kind)
     if not isinstance(name, str) or not name:
         raise ExtensionError(f"a {KINDS[kind].label} name must be a non-empty string, got {name!r}")
+    _load_builtins(kind)  # so that a plugin taking a built-in name is the one told, not the built-in module
     found_where, identity = _origin(obj, stacklevel)
     where = where or found_where
     entry = Entry(kind, name, obj, where, source or _source(where), identity)
@@ -247,6 +249,19 @@ def loading_from(source: str) -> Iterator[None]:
         _sources.pop()
 
 
+def _load_builtins(kind: str) -> None:
+    with _lock:
+        if kind in _builtins_started:
+            return
+        _builtins_started.add(kind)  # first: a built-in module registering while it is imported comes back here
+        try:
+            for module in KINDS[kind].builtins:
+                importlib.import_module(module)
+        except BaseException:
+            _builtins_started.discard(kind)  # the next lookup tries (and fails) again, never finds half a kind
+            raise
+
+
 def ensure_loaded(kind: str) -> None:
     """Imports the kind's built-in modules and loads its entry points, once."""
     info = _kind(kind)
@@ -255,8 +270,7 @@ def ensure_loaded(kind: str) -> None:
             return
         _loading.add(kind)
         try:
-            for module in info.builtins:
-                importlib.import_module(module)
+            _load_builtins(kind)
             _load_entry_points(info)
             _loaded.add(kind)
         finally:

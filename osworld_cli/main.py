@@ -8,8 +8,10 @@ from typing import Any
 
 import click
 
+from desktop_env.extensions import ExtensionError
+
 from .env_commands import env_group
-from .errors import show_usage_error
+from .errors import CANNOT_START, show_usage_error
 from .plugins_command import plugins_command
 from .report_command import report_command, rescore_command
 from .run_commands import demo_command, run_command, summarize_command
@@ -32,6 +34,9 @@ class OsworldGroup(click.Group):
         except click.ClickException as e:
             e.show()
             sys.exit(e.exit_code)
+        except ExtensionError as e:  # an installed plugin that cannot load, or a name registered twice
+            click.echo(f"Error: {e}", err=True)
+            sys.exit(CANNOT_START)
         except click.Abort:
             click.echo("Aborted!", err=True)
             sys.exit(1)
