@@ -148,11 +148,12 @@ class Unsupported:
 
 _entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
 _unsupported: dict[str, dict[str, Unsupported]] = {kind: {} for kind in KINDS}
-_builtins_started: set[str] = set()
+_builtins_loaded: set[str] = set()
 _loaded: set[str] = set()
-_loading: set[str] = set()
-_lock = threading.RLock()
-_sources: list[str] = []  # what is being imported now: an entry point or a --plugin file
+# Imports happen outside _lock (a module import holds Python's own lock for that module: holding ours
+# too could deadlock two threads); what this thread is loading now stops it from going round in circles.
+_lock = threading.Lock()
+_this_thread = threading.local()
 
 
 def _kind(kind: str) -> Kind:
@@ -184,11 +185,16 @@ def _origin(obj: Any, stacklevel: int) -> tuple[str, tuple]:
     return f"{module}:{line}", (filename, line)
 
 
+def _importing() -> list[str]:
+    """What this thread is importing now for the registry: an entry point or a --plugin file."""
+    return _this_thread.__dict__.setdefault("sources", [])
+
+
 def _source(where: str) -> str:
     module = where.rpartition(":")[0]
     if module.split(".")[0] in BUILTIN_PACKAGES:
         return BUILTIN
-    return _sources[-1] if _sources else f"module {module}"
+    return _importing()[-1] if _importing() else f"module {module}"
 
 
 def register(kind: str, name: str, obj: T, *, stacklevel: int = 1, where: str = "", source: str = "") -> T:
@@ -197,10 +203,11 @@ def register(kind: str, name: str, obj: T, *, stacklevel: int = 1, where: str = 
     _kind(kind)
     if not isinstance(name, str) or not name:
         raise ExtensionError(f"a {KINDS[kind].label} name must be a non-empty string, got {name!r}")
-    _load_builtins(kind)  # so that a plugin taking a built-in name is the one told, not the built-in module
     found_where, identity = _origin(obj, stacklevel)
     where = where or found_where
     entry = Entry(kind, name, obj, where, source or _source(where), identity)
+    if entry.source != BUILTIN:  # so that a plugin taking a built-in name is the one told, not the built-in module
+        _load_builtins(kind)  # (a built-in module never imports another kind's here: threads could deadlock)
     with _lock:
         previous = _entries[kind].get(name)
         if previous is not None and previous.identity != entry.identity and previous.obj is not obj:
@@ -242,39 +249,48 @@ def replaced(kind: str, name: str, obj: Any) -> Iterator[Any]:
 @contextlib.contextmanager
 def loading_from(source: str) -> Iterator[None]:
     """Registrations made inside the block (by a module it imports) come from `source`."""
-    _sources.append(source)
+    _importing().append(source)
     try:
         yield
     finally:
-        _sources.pop()
+        _importing().pop()
+
+
+@contextlib.contextmanager
+def _once_per_thread(step: str, kind: str) -> Iterator[bool]:
+    """Yields False when this thread is already inside `step` for `kind` (a module it is importing
+    registers, which asks for the kind again), True otherwise."""
+    busy = _this_thread.__dict__.setdefault("busy", set())
+    if (step, kind) in busy:
+        yield False
+        return
+    busy.add((step, kind))
+    try:
+        yield True
+    finally:
+        busy.discard((step, kind))
 
 
 def _load_builtins(kind: str) -> None:
-    with _lock:
-        if kind in _builtins_started:
-            return
-        _builtins_started.add(kind)  # first: a built-in module registering while it is imported comes back here
-        try:
+    if kind in _builtins_loaded:
+        return
+    with _once_per_thread("builtins", kind) as first:
+        if first:  # import_module waits while another thread imports the same module
             for module in KINDS[kind].builtins:
                 importlib.import_module(module)
-        except BaseException:
-            _builtins_started.discard(kind)  # the next lookup tries (and fails) again, never finds half a kind
-            raise
+            _builtins_loaded.add(kind)
 
 
 def ensure_loaded(kind: str) -> None:
     """Imports the kind's built-in modules and loads its entry points, once."""
     info = _kind(kind)
-    with _lock:
-        if kind in _loaded or kind in _loading:
-            return
-        _loading.add(kind)
-        try:
+    if kind in _loaded:
+        return
+    with _once_per_thread("entry points", kind) as first:
+        if first:
             _load_builtins(kind)
             _load_entry_points(info)
             _loaded.add(kind)
-        finally:
-            _loading.discard(kind)
 
 
 def _load_entry_points(info: Kind) -> None:

@@ -1,7 +1,9 @@
 """One registry for every extension kind: names by kind, where each comes from, no silent replacement."""
 from __future__ import annotations
 
+import ast
 import importlib
+import subprocess
 import sys
 from types import SimpleNamespace
 
@@ -157,3 +159,22 @@ def test_built_in_agents_and_providers_are_imported_only_when_asked_for():
         assert isinstance(providers["vmware"].obj, extensions.Lazy)
     assert load_agent_class("noop").__name__ == "NoopAgent"
     assert not isinstance(entries["noop"].obj, extensions.Lazy)
+
+
+def test_threads_looking_up_a_kind_at_once_each_see_all_of_it():
+    """In a fresh process, where the first lookups import the built-in modules (which register
+    more than one kind: importing compare_table's module registers metrics and table rules)."""
+    code = """
+import threading
+from desktop_env import extensions
+seen = []
+threads = [threading.Thread(target=lambda kind=kind: seen.append((kind, len(extensions.names(kind)))))
+           for kind in ("table_rule", "metric", "getter", "metric", "table_rule", "getter")]
+for t in threads: t.start()
+for t in threads: t.join()
+print(sorted(set(seen)), sorted((kind, len(extensions.names(kind))) for kind in ("getter", "metric", "table_rule")))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    seen_by_threads, afterwards = out.split("] [")
+    assert ast.literal_eval(seen_by_threads + "]") == ast.literal_eval("[" + afterwards)
+    assert dict(ast.literal_eval("[" + afterwards))["table_rule"] == 15
