@@ -11,7 +11,8 @@ from three places, and every registration remembers which and where (module:line
   An entry point's value is either a module (`my_plugin.metrics`: importing it registers its
   parts with the usual decorators) or an object (`my_plugin.agent:MyAgent`: registered under
   the entry point's name, imported the first time it is asked for);
-- `--plugin FILE_OR_MODULE`: imported by `load_plugin_module`, registering like a module entry point.
+- `--plugin FILE_OR_MODULE`: imported by `evaluators.registry.load_plugin`, registering like a module
+  entry point.
 
 Built-ins and entry points of a kind are loaded the first time that kind is looked up. A name
 registered twice from two places is a DuplicateName naming both: silently replacing a metric
