@@ -116,3 +116,17 @@ def test_a_distribution_registering_a_built_in_name_is_an_error_naming_both_plac
     message = validated.stderr
     assert "metric func 'exact_match' is registered twice: at desktop_env.evaluators.metrics.general:" in message
     assert "and at clashing_metrics:4 (entry point of clashing-osworld-plugin 1.0)" in message
+
+
+def test_osworld_plugins_says_which_names_are_built_in_and_which_a_plugin_file_adds(tmp_path):
+    plugin = tmp_path / "my_desktops.py"
+    plugin.write_text("from desktop_env.providers import provider\n\n\n"
+                      "@provider('my-cloud')\ndef my_cloud(**options):\n    raise NotImplementedError\n")
+    listed = osworld("plugins", "--kind", "provider", "--plugin", str(plugin))
+    assert listed.returncode == 0, listed.stderr
+    rows = [[cell.strip() for cell in line.split("│")[1:4]] for line in listed.stdout.splitlines()
+            if line.count("│") == 4]
+    assert ["local", "built-in", "desktop_env.providers.local:LocalProvider"] in rows
+    assert any(row[:2] == ["remote", "built-in"] and row[2].startswith("desktop_env.providers:") for row in rows)
+    assert ["my-cloud", f"--plugin {plugin}", "osworld_plugin_my_desktops:4"] in rows
+    assert "agent (osworld.agents)" not in listed.stdout
