@@ -1,11 +1,15 @@
-"""Finding and building agents: built-in names or `package.module:Class` / `path/file.py:Class`."""
+"""Finding and building agents: a registered name (built-in, an installed plugin's `osworld.agents`
+entry point, or `@agent("name")` in a --plugin file) or `package.module:Class` / `path/file.py:Class`."""
 from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
+from desktop_env import extensions
 from desktop_env.user_modules import import_user_module, is_file_spec
+
+A = TypeVar("A", bound=type)
 
 BUILTIN_AGENTS = {
     "oracle": "mm_agents.oracle:OracleAgent",
@@ -19,6 +23,13 @@ BUILTIN_AGENTS = {
     "qwen-vl": "mm_agents.computer_use.agents:QwenVLAgent",
     "planner-grounder": "mm_agents.computer_use.agents:PlannerGrounderAgent",
 }
+for _name, _target in BUILTIN_AGENTS.items():  # imported when first asked for: they pull in model clients
+    extensions.register("agent", _name, extensions.Lazy(_target))
+
+
+def agent(name: str) -> Callable[[A], A]:
+    """Registers an agent class as `name` (`osworld run --agent name`)."""
+    return extensions.decorator("agent", name)
 
 
 class AgentLoadError(Exception):
@@ -38,12 +49,19 @@ def _import(module_spec: str):
         raise AgentLoadError(f"importing {Path(module_spec).resolve()} failed: {type(e).__name__}: {e}") from e
 
 
-def load_agent_class(spec: str) -> type:
-    target = BUILTIN_AGENTS.get(spec, spec)
-    if ":" not in target:
-        raise AgentLoadError(f"agent {spec!r} is neither a built-in ({', '.join(BUILTIN_AGENTS)}) "
-                             "nor of the form package.module:Class or path/to/file.py:Class")
-    module_spec, _, class_name = target.rpartition(":")
+def registered_agent(name: str) -> type:
+    try:
+        return extensions.get("agent", name)
+    except extensions.UnknownName as e:
+        hint = f"; did you mean {', '.join(repr(c) for c in e.close)}?" if e.close else ""
+        raise AgentLoadError(f"agent {name!r} is neither a registered agent ({', '.join(extensions.names('agent'))}) "
+                             f"nor of the form package.module:Class or path/to/file.py:Class{hint}") from None
+    except extensions.ExtensionError as e:  # an entry point, or a built-in whose model client is missing
+        raise AgentLoadError(str(e)) from e
+
+
+def agent_in_module(spec: str) -> type:
+    module_spec, _, class_name = spec.rpartition(":")
     module = _import(module_spec)
     cls = getattr(module, class_name, None)
     if cls is None:
@@ -51,6 +69,18 @@ def load_agent_class(spec: str) -> type:
                         and callable(getattr(value, "predict", None)) and callable(getattr(value, "reset", None)))
         hint = f"; agent classes there: {', '.join(agents)}" if agents else "; it defines no class with predict() and reset()"
         raise AgentLoadError(f"{module_spec!r} has no attribute {class_name!r}{hint}")
+    return cls
+
+
+def load_agent_class(spec: str) -> type:
+    target = spec
+    if ":" in spec and spec not in extensions.KindView("agent"):
+        cls = agent_in_module(spec)
+    else:
+        cls = registered_agent(spec)
+        if not inspect.isclass(cls):
+            raise AgentLoadError(f"agent {spec!r} is registered as {cls!r}, not a class")
+        target = f"{cls.__module__}:{cls.__qualname__}"
     missing = [name for name in ("predict", "reset") if not callable(getattr(cls, name, None))]
     if missing:
         raise AgentLoadError(f"agent class {target} lacks {' and '.join(missing)}(): it must implement "

@@ -8,8 +8,11 @@ from typing import Any
 
 import click
 
+from desktop_env.extensions import ExtensionError
+
 from .env_commands import env_group
-from .errors import show_usage_error
+from .errors import CANNOT_START, show_usage_error
+from .plugins_command import plugins_command
 from .report_command import report_command, rescore_command
 from .run_commands import demo_command, run_command, summarize_command
 from .task_commands import tasks_group
@@ -31,6 +34,9 @@ class OsworldGroup(click.Group):
         except click.ClickException as e:
             e.show()
             sys.exit(e.exit_code)
+        except ExtensionError as e:  # an installed plugin that cannot load, or a name registered twice
+            click.echo(f"Error: {e}", err=True)
+            sys.exit(CANNOT_START)
         except click.Abort:
             click.echo("Aborted!", err=True)
             sys.exit(1)
@@ -52,7 +58,7 @@ def cli(verbose: bool) -> None:
 cli.add_command(env_group)
 cli.add_command(tasks_group)
 cli.add_command(verify_command)
-for command in (run_command, summarize_command, demo_command, report_command, rescore_command):
+for command in (run_command, summarize_command, demo_command, report_command, rescore_command, plugins_command):
     cli.add_command(command)
 
 if __name__ == "__main__":

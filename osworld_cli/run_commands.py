@@ -62,7 +62,8 @@ def print_summary(paths: tuple[str, ...], fmt: str) -> None:
 
 @click.command("run")
 @click.option("--agent", default="prompt", show_default=True,
-              help="Built-in agent (prompt, tool, oracle, noop) or package.module:Class or path/file.py:Class.")
+              help="Registered agent (prompt, tool, oracle, noop, those plugins add: osworld plugins lists them) "
+                   "or package.module:Class or path/file.py:Class.")
 @click.option("--agent-arg", "agent_args", multiple=True, callback=parse_agent_args,
               help="KEY=VALUE passed to the agent's constructor (repeatable; values parsed as JSON when they can be).")
 @click.option("--model", default="gpt-4o", show_default=True, help="Model name; also names the results folder.")
@@ -72,8 +73,8 @@ def print_summary(paths: tuple[str, ...], fmt: str) -> None:
 @click.option("--action-space", default="pyautogui", show_default=True, type=click.Choice(["pyautogui", "computer_13"]),
               help="How the agent acts.")
 @click.option("--provider", default="local", show_default=True,
-              type=click.Choice(["local", "remote", "docker", "vmware", "virtualbox"]),
-              help="Where desktops come from: local (sandbox on this machine), remote, docker, vmware, virtualbox.")
+              help="Where desktops come from: local (sandbox on this machine), remote, docker, vmware, virtualbox, "
+                   "or one a plugin registers (osworld plugins lists them).")
 @click.option("--path-to-vm", default=None,
               help="Provider-specific: remote: the env server URL; docker: the .qcow2 image; vmware: the .vmx file; "
                    "virtualbox: the .vbox file, VM name or UUID.")

@@ -49,7 +49,7 @@ def select_tasks(task_set: Any, domains: tuple[str, ...] = (), task_ids: tuple[s
 
 
 plugin_option = click.option("--plugin", "plugins", multiple=True,
-                             help="Module or .py file registering extra getters/metrics (repeatable).")
+                             help="Module or .py file registering extra getters, metrics, setup steps, providers or agents (repeatable).")
 
 
 @click.group("tasks")

@@ -120,10 +120,10 @@ class RunConfig:
             refuse("--screenshot-scale", f"must be a number in (0, 1], got {self.screenshot_scale!r}")
         if self.perturb is not None and self.perturb not in PERTURBATIONS:
             refuse("--perturb", f"must be one of {', '.join(PERTURBATIONS)}, got {self.perturb!r}")
-        from desktop_env.providers import PROVIDER_NAMES
+        from desktop_env.providers import provider_names
 
-        if self.provider not in PROVIDER_NAMES:
-            refuse("--provider", f"must be one of {', '.join(PROVIDER_NAMES)}, got {self.provider!r}")
+        if self.provider not in provider_names():  # built-in or a plugin's
+            refuse("--provider", f"must be one of {', '.join(provider_names())}, got {self.provider!r}")
         if self.provider == "remote" and not self.path_to_vm:
             refuse("--path-to-vm", "provider remote needs the env server's URL, e.g. --path-to-vm http://VM_IP:5000")
         if self.backend not in BACKENDS:

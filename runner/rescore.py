@@ -423,14 +423,11 @@ def offline_getters() -> Iterator[None]:
                 return env.saved_output(config) if isinstance(env, OfflineEnv) else originals[name](env, config)
             return read
 
-        registry.getter("rule_relativeTime")(rule_relative_time)
-        for name in SAVED_OUTPUT_GETTERS:
-            registry.getter(name)(saved_output(name))
-        try:
+        with contextlib.ExitStack() as stack:  # overrides on purpose, put back after the block
+            stack.enter_context(registry.replaced_getter("rule_relativeTime", rule_relative_time))
+            for name in SAVED_OUTPUT_GETTERS:
+                stack.enter_context(registry.replaced_getter(name, saved_output(name)))
             yield
-        finally:
-            for name, fn in originals.items():
-                registry.getter(name)(fn)
 
 
 def read_manifest(task_dir: Path) -> dict | None:

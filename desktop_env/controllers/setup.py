@@ -24,6 +24,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any, Callable
 
+from .. import extensions
 from ..errors import DesktopEnvError, ServerRequestError
 from ..resources import cache_name, fetch
 from ..safe_paths import (UnsafeTaskPath, cache_folder, check_basename, join_under, resource_path, task_file_of,
@@ -32,14 +33,13 @@ from ..safe_paths import (UnsafeTaskPath, cache_folder, check_basename, join_und
 log = logging.getLogger("osworld.setup")
 
 StepFn = Callable[..., None]
-_STEPS: dict[str, StepFn] = {}
 
 # OSWorld step types that need a network account; refused up front, never faked.
-NEEDS_ACCOUNT = {
-    "googledrive": "needs a Google Drive account and the network",
-    "login": "needs a website account and the network",
-    "proxy": "needs an external proxy service",
-}
+for _name, _reason in (("googledrive", "needs a Google Drive account and the network"),
+                       ("login", "needs a website account and the network"),
+                       ("proxy", "needs an external proxy service")):
+    extensions.unsupported("setup_step", _name, _reason)
+NEEDS_ACCOUNT = extensions.UnsupportedView("setup_step")
 
 WAIT_FOR_WINDOW_S = 30.0
 WAIT_FOR_CHROME_S = 30.0
@@ -60,14 +60,11 @@ class SetupUnsupported(SetupError):
 
 
 def setup_step(name: str) -> Callable[[StepFn], StepFn]:
-    def register(fn: StepFn) -> StepFn:
-        _STEPS[name] = fn
-        return fn
-    return register
+    return extensions.decorator("setup_step", name)
 
 
 def step_names() -> list[str]:
-    return sorted(_STEPS)
+    return extensions.names("setup_step")
 
 
 def fill_placeholders(value: Any, env: Any) -> Any:
@@ -91,11 +88,13 @@ def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
         cache_folder(env)  # a task id such as ".." would put the cache outside the cache base
     for index, step in enumerate(steps or []):
         kind = step.get("type") if isinstance(step, dict) else None
-        if kind in NEEDS_ACCOUNT:
-            raise SetupUnsupported(f"{phase} step {index} ({kind}) {NEEDS_ACCOUNT[kind]}: not supported offline")
-        fn = _STEPS.get(kind)
-        if fn is None:
-            raise SetupUnsupported(f"{phase} step {index} has unknown type {kind!r}; known: {', '.join(step_names())}")
+        try:
+            fn = extensions.get("setup_step", kind)
+        except extensions.UnsupportedName as e:
+            raise SetupUnsupported(f"{phase} step {index} ({kind}) {e.reason}: not supported offline") from None
+        except extensions.UnknownName:
+            raise SetupUnsupported(f"{phase} step {index} has unknown type {kind!r}; known: {', '.join(step_names())}") \
+                from None
         parameters = step.get("parameters") or {}
         started = time.monotonic()
         warnings = setup_warnings(env)

@@ -1,10 +1,11 @@
-"""Getters and metrics by name.
+"""Getters and metrics by name: the evaluator's face of desktop_env.extensions.
 
 A task file names its evaluator parts as strings (`"func": "compare_table"`,
-`"result": {"type": "vm_file", ...}`); this registry maps those names to plain
+`"result": {"type": "vm_file", ...}`); the registry maps those names to plain
 functions. Built-in ones register themselves with the decorators when their
-module is imported; users add their own the same way from a module of theirs
-(`load_plugin("my_pkg.my_metrics")` or a file path), without touching the core.
+module is imported; users add their own the same way from a module of theirs,
+installed with an `osworld.getters`/`osworld.metrics` entry point or named by
+`--plugin` (`load_plugin("my_pkg.my_metrics")` or a file path), without touching the core.
 
 Calling conventions (OSWorld's):
   getter(env, config: dict) -> value           (often the local path of a fetched file)
@@ -12,99 +13,61 @@ Calling conventions (OSWorld's):
 """
 from __future__ import annotations
 
-import difflib
-from dataclasses import dataclass
 from typing import Any, Callable
+
+from .. import extensions
+from ..extensions import UnknownName, UnsupportedName  # noqa: F401  (part of this module's API)
 
 Getter = Callable[[Any, dict], Any]
 Metric = Callable[..., float]
 
-
-class UnknownName(KeyError):
-    """A getter or metric name that no module registered; the message lists close names."""
-
-    def __init__(self, kind: str, name: str, known: list[str]):
-        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
-        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        super().__init__(f"unknown {kind} {name!r}{hint}")
-        self.kind = kind
-        self.name = name
-        self.close = close
-
-    def __str__(self) -> str:
-        return self.args[0]
-
-
-@dataclass(frozen=True)
-class Unsupported:
-    """A name from OSWorld's set that we know but cannot run here, and why."""
-    name: str
-    reason: str
-
-
-_GETTERS: dict[str, Getter] = {}
-_METRICS: dict[str, Metric] = {}
-# Known OSWorld names that need a live account or the live web: listed, not faked.
-UNSUPPORTED_GETTERS: dict[str, str] = {}
-UNSUPPORTED_METRICS: dict[str, str] = {}
-_BUILTINS_LOADED = False
+# Known OSWorld names that need a live account or the live web: listed, not faked (name -> reason).
+UNSUPPORTED_GETTERS = extensions.UnsupportedView("getter")
+UNSUPPORTED_METRICS = extensions.UnsupportedView("metric")
 
 
 def getter(name: str) -> Callable[[Getter], Getter]:
-    def register(fn: Getter) -> Getter:
-        _GETTERS[name] = fn
-        return fn
-    return register
+    return extensions.decorator("getter", name)
 
 
 def metric(name: str) -> Callable[[Metric], Metric]:
-    def register(fn: Metric) -> Metric:
-        _METRICS[name] = fn
-        return fn
-    return register
+    return extensions.decorator("metric", name)
 
 
 def unsupported_getter(name: str, reason: str) -> None:
-    UNSUPPORTED_GETTERS[name] = reason
+    extensions.unsupported("getter", name, reason)
 
 
 def unsupported_metric(name: str, reason: str) -> None:
-    UNSUPPORTED_METRICS[name] = reason
+    extensions.unsupported("metric", name, reason)
 
 
 def load_builtins() -> None:
-    """Imports the built-in getter and metric modules (they register on import)."""
-    global _BUILTINS_LOADED
-    if _BUILTINS_LOADED:
-        return
-    from . import getters, metrics  # noqa: F401  (packages import their modules)
-    _BUILTINS_LOADED = True
+    """Imports the built-in getter and metric modules (they register on import) and the installed
+    plugins' entry points."""
+    extensions.ensure_loaded("getter")
+    extensions.ensure_loaded("metric")
 
 
 def get_getter(name: str) -> Getter:
-    load_builtins()
-    try:
-        return _GETTERS[name]
-    except KeyError:
-        raise UnknownName("getter type", name, sorted(_GETTERS)) from None
+    return extensions.get("getter", name)
 
 
 def get_metric(name: str) -> Metric:
-    load_builtins()
-    try:
-        return _METRICS[name]
-    except KeyError:
-        raise UnknownName("metric func", name, sorted(_METRICS)) from None
+    return extensions.get("metric", name)
 
 
 def getter_names() -> list[str]:
-    load_builtins()
-    return sorted(_GETTERS)
+    return extensions.names("getter")
 
 
 def metric_names() -> list[str]:
-    load_builtins()
-    return sorted(_METRICS)
+    return extensions.names("metric")
+
+
+def replaced_getter(name: str, fn: Getter):
+    """A block in which `fn` stands in for getter `name` (see extensions.replaced)."""
+    return extensions.replaced("getter", name, fn)
 
 
 class PluginError(ValueError):
@@ -112,10 +75,14 @@ class PluginError(ValueError):
 
 
 def load_plugin(spec: str) -> None:
-    """Imports a user module that registers getters/metrics: a dotted name or a .py path."""
+    """Imports a user module that registers parts (getters, metrics, setup steps, providers, agents):
+    a dotted name or a .py path."""
     from ..user_modules import import_user_module
     try:
-        import_user_module(spec, "osworld_plugin", "evaluator plugin")
+        with extensions.loading_from(f"--plugin {spec}"):
+            import_user_module(spec, "osworld_plugin", "plugin")
+    except extensions.ExtensionError as e:  # it registers a name another place has
+        raise PluginError(f"loading {spec!r}: {e}") from e
     except FileNotFoundError as e:
         raise PluginError(str(e)) from None
     except ImportError as e:

@@ -14,7 +14,7 @@ def test_a_plugin_file_registers_its_metric(tmp_path):
 
 
 def test_missing_files_are_named():
-    with pytest.raises(PluginError, match="evaluator plugin file not found: .*nope.py"):
+    with pytest.raises(PluginError, match="plugin file not found: .*nope.py"):
         load_plugin("/nonexistent/nope.py")
     with pytest.raises(AgentLoadError, match="agent file not found: .*nope.py"):
         load_agent_class("/nonexistent/nope.py:Agent")

@@ -41,6 +41,7 @@ from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.worksheet.cell_range import CellRange, MultiCellRange
 from openpyxl.worksheet.worksheet import Worksheet
 
+from ... import extensions
 from ..registry import metric
 from .general import match_value_to_rule
 
@@ -1029,7 +1030,7 @@ def _check_pivot_table(rule: dict, books: _Books) -> bool:
     return pivots0 == pivots1
 
 
-_RULE_CHECKS: dict[str, Callable[[dict, _Books], bool]] = {
+_BUILTIN_RULES: dict[str, Callable[[dict, _Books], bool]] = {
     "sheet_name": _check_sheet_name,
     "sheet_data": _check_sheet_data,
     "sheet_print": _check_sheet_print,
@@ -1046,7 +1047,11 @@ _RULE_CHECKS: dict[str, Callable[[dict, _Books], bool]] = {
     "chart": _check_chart,
     "pivot_table": _check_pivot_table,
 }
-RULE_TYPES = tuple(_RULE_CHECKS)
+for _type, _check in _BUILTIN_RULES.items():
+    extensions.register("table_rule", _type, _check)
+# The rule types compare_table knows: these and any a plugin registers (kind "table_rule").
+_RULE_CHECKS = extensions.KindView("table_rule")
+RULE_TYPES = tuple(_BUILTIN_RULES)
 
 
 # --------------------------------------------------------------------------------------------
