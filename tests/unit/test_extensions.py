@@ -54,9 +54,19 @@ def test_loading_the_same_plugin_again_or_reloading_a_module_is_not_a_duplicate(
     load_plugin(plugin)
     load_plugin(plugin)
     assert get_metric("loaded_twice")(None) == 0.5
-    general = importlib.import_module("desktop_env.evaluators.metrics.general")
-    importlib.reload(general)
-    assert get_metric("exact_match") is general.exact_match
+    # A module of our own, not a built-in one: reloading a built-in would swap the functions
+    # other tests in this worker imported.
+    (tmp_path / "osworld_reloaded_metrics.py").write_text(
+        "from desktop_env.evaluators.registry import metric\n"
+        "@metric('reloaded_metric')\ndef reloaded_metric(result):\n    return 1.0\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        module = importlib.import_module("osworld_reloaded_metrics")
+        importlib.reload(module)
+        assert get_metric("reloaded_metric") is module.reloaded_metric
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("osworld_reloaded_metrics", None)
 
 
 def test_a_plugin_file_registers_every_kind_and_each_is_found_by_name(tmp_path):
