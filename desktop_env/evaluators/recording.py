@@ -21,6 +21,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -29,6 +30,7 @@ from .context import CommandResult, EvalContext, HttpAnswer, NotRecorded, Servic
 
 MANIFEST_VERSION = 2
 MAX_BYTES = 50 * 1024 * 1024
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 # -- how each kind of answer is kept ---------------------------------------------------------------
@@ -57,6 +59,8 @@ class Blobs:
             raise NotRecorded(f"the answer to {call} ({answer['too_large']} bytes) was over the bound on saved "
                               f"files ({answer.get('bound')} bytes) and was not kept")
         digest = answer["blob"]
+        if not SHA256_HEX.fullmatch(str(digest)):  # a recording from elsewhere must not name other files
+            raise NotRecorded(f"the recorded answer to {call} names {digest!r:.80}, which is not a saved answer's name")
         if digest not in self.kept:
             try:
                 self.kept[digest] = (self.folder / digest).read_bytes()  # type: ignore[operator]

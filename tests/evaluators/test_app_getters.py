@@ -115,13 +115,13 @@ def browser(env):
 
 def tab_titles(env) -> list[str]:
     try:
-        return [tab.title for tab in chrome.DevTools.of(env).tabs()]
+        return [tab.title for tab in chrome.DevTools.of(LiveContext(env)).tabs()]
     except chrome.DevToolsUnavailable:
         return []  # not listening yet
 
 
 def activate(env, url_part: str) -> None:
-    devtools = chrome.DevTools.of(env)
+    devtools = chrome.DevTools.of(LiveContext(env))
     tab = next(tab for tab in devtools.tabs() if url_part in tab.url)
     requests.get(f"{devtools.base_url}/json/activate/{tab.id}", timeout=5).raise_for_status()
     wait_for(lambda: url_part in chrome.active_url_from_accessTree(LiveContext(env), {}), 5, f"{url_part} to be active")
