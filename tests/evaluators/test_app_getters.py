@@ -17,9 +17,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import requests
 
 from desktop_env.evaluators.context import LiveContext
+from desktop_env.evaluators.recording import RecordingContext, ReplayContext
 from desktop_env.evaluators.getters import chrome, gimp, vlc
 from desktop_env.providers.local.sandbox import SANDBOX_SRC
 
@@ -121,9 +121,9 @@ def tab_titles(env) -> list[str]:
 
 
 def activate(env, url_part: str) -> None:
-    devtools = chrome.DevTools.of(LiveContext(env))
-    tab = next(tab for tab in devtools.tabs() if url_part in tab.url)
-    requests.get(f"{devtools.base_url}/json/activate/{tab.id}", timeout=5).raise_for_status()
+    ctx = LiveContext(env)
+    tab = next(tab for tab in chrome.DevTools.of(ctx).tabs() if url_part in tab.url)
+    assert ctx.http("chrome_devtools", f"/json/activate/{tab.id}").status == 200
     wait_for(lambda: url_part in chrome.active_url_from_accessTree(LiveContext(env), {}), 5, f"{url_part} to be active")
 
 
@@ -170,15 +170,21 @@ def test_active_tab_info_follows_the_tab_the_user_switches_to(env, browser):
 
 
 @pytest.mark.desktop
-def test_url_getters_read_the_active_tabs_address(env, browser):
+def test_url_getters_read_the_active_tabs_address(env, browser, tmp_path):
     activate(env, "b.html")
-    assert chrome.active_url_from_accessTree(LiveContext(env), {"goto_prefix": "https://www."}) == f"{SITE}/b.html?q=cats&sort=new"
-    assert chrome.active_tab_url_parse(LiveContext(env), {"parse_keys": ["q", "sort", "page"], "replace": {"sort": "order"}}) == \
+    ctx = RecordingContext(LiveContext(env))
+    assert chrome.active_url_from_accessTree(ctx, {"goto_prefix": "https://www."}) == f"{SITE}/b.html?q=cats&sort=new"
+    assert chrome.active_tab_url_parse(ctx, {"parse_keys": ["q", "sort", "page"], "replace": {"sort": "order"}}) == \
         {"q": "cats", "page": "", "order": "new"}
-    assert chrome.active_tab_url_parse(LiveContext(env), {"parse_keys": ["q"], "split_list": True}) == {"q": ["cats"]}
-    assert chrome.url_dashPart(LiveContext(env), {"partIndex": -1, "needDeleteId": True, "returnType": "json", "key": "page"}) == \
+    assert chrome.active_tab_url_parse(ctx, {"parse_keys": ["q"], "split_list": True}) == {"q": ["cats"]}
+    assert chrome.url_dashPart(ctx, {"partIndex": -1, "needDeleteId": True, "returnType": "json", "key": "page"}) == \
         {"page": "b.html"}
-    assert chrome.url_dashPart(LiveContext(env), {"partIndex": 2, "needDeleteId": False, "returnType": "string"}) == "127.0.0.1:8000"
+    assert chrome.url_dashPart(ctx, {"partIndex": 2, "needDeleteId": False, "returnType": "string"}) == "127.0.0.1:8000"
+    # The tab list came over HTTP through the context: recorded, so a rescore gets the same URL offline.
+    assert {call["op"] for call in ctx.calls} == {"http"}
+    ctx.write_blobs(tmp_path / "files")
+    offline = ReplayContext(ctx.manifest(), tmp_path / "files", tmp_path, None, {})
+    assert chrome.url_dashPart(offline, {"partIndex": -1, "needDeleteId": True, "returnType": "string"}) == "b.html"
 
 
 @pytest.mark.desktop

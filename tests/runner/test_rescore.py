@@ -325,18 +325,25 @@ def test_an_old_style_getter_reaching_the_env_cannot_be_replayed(tmp_path):
         ctx.provider.service_endpoint(8080)
 
 
-def test_a_live_only_endpoint_is_not_rescorable_but_an_unreachable_service_replays(tmp_path):
-    """Chrome's DevTools speaks websockets, which are not recorded: a getter that reached them cannot be
-    replayed. One that found Chrome unreachable (and fell back) replays as it ran."""
+def test_chrome_devtools_websockets_are_live_only_but_its_tab_list_and_absence_replay(tmp_path):
+    """The DevTools tab list is HTTP through the context (recorded); evaluating JavaScript in a tab is a
+    websocket conversation, which is not: a getter that had it cannot be replayed. One that found
+    Chrome unreachable (and fell back) replays as it ran."""
     from desktop_env.evaluators.getters import chrome
 
-    ctx = replay_of(tmp_path, [{"op": "endpoint", "args": {"service": "chrome_devtools"},
-                                "answer": {"live_only": True}}])
+    tabs = json.dumps([{"id": "A", "type": "page", "title": "Page A", "url": "http://site/a.html",
+                        "webSocketDebuggerUrl": "ws://127.0.0.1:1/devtools/page/A"}]).encode()
+    (tmp_path / "files").mkdir()
+    (tmp_path / "files" / blob_name(tabs)).write_bytes(tabs)
+    tab_list = {"op": "http", "args": {"service": "chrome_devtools", "path": "/json/list", "method": "GET",
+                                       "auth": None}, "answer": {"status": 200, "blob": blob_name(tabs)}}
+    ctx = replay_of(tmp_path, [tab_list, {"op": "endpoint", "args": {"service": "chrome_devtools"},
+                                          "answer": {"live_only": True}}])
+    assert chrome.active_url_from_accessTree(ctx, {}) == "http://site/a.html"
     with pytest.raises(NotRecorded, match="chrome_devtools through endpoint\\(\\).*live only"):
         chrome.open_tabs_info(ctx, {})
-    ctx = replay_of(tmp_path, [{"op": "endpoint", "args": {"service": "chrome_devtools"},
-                                "answer": {"unavailable": "port 9222 is not reachable"}}])
-    assert chrome.open_tabs_info(ctx, {}) is None
+    unreachable = {**tab_list, "answer": {"unavailable": "port 9222 is not reachable"}}
+    assert chrome.open_tabs_info(replay_of(tmp_path, [unreachable]), {}) is None
 
 
 def test_a_metric_crash_is_an_error_not_a_score(tasks, tmp_path):

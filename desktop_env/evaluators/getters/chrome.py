@@ -27,9 +27,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlparse
 
-import requests
 
-from ..context import EvalContext, ServiceUnavailable
+from ..context import EvalContext, HttpAnswer, ServiceUnavailable
 from ..registry import getter, unsupported_getter
 from .files import cache_target, save_in_cache
 
@@ -335,32 +334,39 @@ class Tab:
 
 
 class DevTools:
-    """Chrome's remote-debugging endpoint: the JSON target list, and the protocol over a WebSocket."""
+    """Chrome's remote-debugging endpoint: the JSON target list, and the protocol over a WebSocket.
 
-    def __init__(self, base_url: str, timeout: float = 10.0):
-        self.base_url = base_url
+    The JSON list goes through the evaluation context's `http`, so getters that only read the
+    tabs (the active tab's URL) are recorded and can be rescored. The protocol itself (evaluating
+    JavaScript, printing to PDF) runs over a websocket the context cannot record: it asks
+    `ctx.endpoint` first, which marks the evaluation live-only for a rescore.
+    """
+
+    SERVICE = "chrome_devtools"
+
+    def __init__(self, ctx: EvalContext, timeout: float = 10.0):
+        self.ctx = ctx
         self.timeout = timeout
+        self._websockets_allowed = False
 
     @classmethod
     def of(cls, ctx: EvalContext) -> "DevTools":
-        """The desktop's Chrome. Live only: the DevTools protocol runs over websockets, which the
-        evaluation context does not record, so getters using it cannot be rescored."""
+        return cls(ctx)
+
+    def _http(self, path: str, method: str = "GET") -> HttpAnswer:
         try:
-            return cls(ctx.endpoint("chrome_devtools"))
+            return self.ctx.http(self.SERVICE, path, method)
         except ServiceUnavailable as e:
-            raise DevToolsUnavailable(str(e)) from e
+            raise DevToolsUnavailable(f"Chrome's DevTools endpoint did not answer: {e}") from e
 
     def _json(self, path: str, method: str = "GET") -> Any:
-        try:
-            response = requests.request(method, self.base_url + path, timeout=self.timeout)
-        except requests.RequestException as e:
-            raise DevToolsUnavailable(f"Chrome's DevTools endpoint {self.base_url} did not answer: {e}") from e
-        if response.status_code != 200:
-            raise DevToolsError(f"{method} {self.base_url}{path}: HTTP {response.status_code} {response.text[:200]}")
+        response = self._http(path, method)
+        if response.status != 200:
+            raise DevToolsError(f"{method} {path}: HTTP {response.status} {response.text[:200]}")
         try:
             return response.json()
         except ValueError as e:
-            raise DevToolsError(f"{method} {self.base_url}{path}: not JSON: {response.text[:200]}") from e
+            raise DevToolsError(f"{method} {path}: not JSON: {response.text[:200]}") from e
 
     @staticmethod
     def _tab(target: dict) -> Tab:
@@ -376,14 +382,20 @@ class DevTools:
 
     def close_tab(self, tab: Tab) -> None:
         try:
-            requests.get(f"{self.base_url}/json/close/{tab.id}", timeout=self.timeout)
-        except requests.RequestException as e:
+            self._http(f"/json/close/{tab.id}")
+        except DevToolsUnavailable as e:
             log.warning("could not close tab %s (%s): %s", tab.id, tab.url, e)
 
     def call(self, tab: Tab, method: str, params: dict | None = None, timeout: float | None = None) -> dict:
         """Sends one DevTools command to a tab and returns its result."""
         import websocket  # websocket-client; only the getters that talk to a tab need it
 
+        if not self._websockets_allowed:  # a live-only conversation: a replay stops here
+            try:
+                self.ctx.endpoint(self.SERVICE)
+            except ServiceUnavailable as e:
+                raise DevToolsUnavailable(str(e)) from e
+            self._websockets_allowed = True
         try:
             # Chrome refuses WebSocket clients that send an Origin it was not told to allow.
             connection = websocket.create_connection(tab.websocket_url, timeout=timeout or self.timeout,
