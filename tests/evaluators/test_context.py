@@ -32,16 +32,17 @@ def test_every_operation_is_answered_live_recorded_and_replayed_the_same(tmp_pat
         env.controller.upload_file("/home/user/site/index.html", b"<p>served from the desktop</p>")
         env.controller.upload_file("/home/user/notes.txt", b"first")
         env.controller.launch(["python3", "-m", "http.server", "8080", "--directory", "/home/user/site"])
-        ctx = RecordingContext(LiveContext(env))
-        ctx.save_to_cache("setup.out", b"a setup step's output")
         deadline = time.monotonic() + 30
         while True:  # the server inside the desktop takes a moment to listen
             try:
-                page = ctx.http("vlc_http", "/index.html")
+                LiveContext(env).http("vlc_http", "/index.html")
                 break
             except ServiceUnavailable:
                 assert time.monotonic() < deadline, "the desktop's HTTP server never answered"
                 time.sleep(0.3)
+        ctx = RecordingContext(LiveContext(env))
+        ctx.save_to_cache("setup.out", b"a setup step's output")
+        page = ctx.http("vlc_http", "/index.html")
         live = {
             "first read": ctx.read_file("/home/user/notes.txt"),
             "missing": ctx.read_file("/home/user/nothing.txt"),
