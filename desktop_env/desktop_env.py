@@ -16,7 +16,9 @@ from .actions import InvalidAction, to_pyautogui, validate_action
 from .controllers.python import PythonController
 from .controllers.setup import run_steps
 from .errors import ResourceLimitExceeded
+from .evaluators.context import EvalContext, LiveContext
 from .evaluators.outcome import Evaluation
+from .evaluators.recording import RecordingContext
 from .providers import create_provider
 from .providers.base import Provider
 
@@ -45,6 +47,18 @@ def special_action(action: Any) -> str | None:
     return None
 
 
+def decided_by_last_action(evaluator: dict, last_action: Any) -> Evaluation | None:
+    """OSWorld's rules before any getter runs: an infeasible task scores 1 only when the agent's
+    last action was FAIL, and FAIL on a feasible task scores 0. None: the evaluator decides."""
+    last = special_action(last_action)
+    if evaluator.get("func") == "infeasible":
+        return (Evaluation(1.0, "the task is infeasible and the agent answered FAIL") if last == "FAIL" else
+                Evaluation(0.0, f"the task is infeasible but the agent's last action was {last or 'none'!s}, not FAIL"))
+    if last == "FAIL":
+        return Evaluation(0.0, "the agent answered FAIL (infeasible) for a feasible task")
+    return None
+
+
 class DesktopEnv:
     """reset(task_config) -> obs; step(action, pause) -> (obs, reward, done, info); evaluate(); close().
 
@@ -63,7 +77,7 @@ class DesktopEnv:
                  snapshot_name: str = "init_state", action_space: str = "pyautogui", cache_dir: str = "cache",
                  screen_size: tuple[int, int] = (1920, 1080), headless: bool = True, require_a11y_tree: bool = True,
                  require_terminal: bool = False, os_type: str = "Ubuntu", client_password: str = "password",
-                 network: bool = False, provider: Provider | None = None,
+                 network: bool = False, provider: Provider | None = None, record_evaluation: bool = True,
                  setup_runner: SetupRunner = run_steps, evaluator: Evaluator = default_evaluator,
                  **provider_options: Any):
         if action_space not in ACTION_SPACES:
@@ -85,6 +99,9 @@ class DesktopEnv:
         self.setup_runner = setup_runner
         self.evaluator = evaluator
         self.last_evaluation: Evaluation | None = None
+        # Getters see this evaluation's context, not the env; recorded, it lets `osworld rescore` replay them.
+        self.record_evaluation = record_evaluation
+        self.evaluation_context: EvalContext | None = None
         if provider is None:
             options = dict(provider_options)
             if provider_name == "local":
@@ -107,6 +124,7 @@ class DesktopEnv:
               options: dict[str, Any] | None = None) -> dict[str, Any]:
         # `seed` is in OSWorld's signature and means nothing to it either: a desktop is not seeded.
         self.setup_warnings = []
+        self.evaluation_context = None
         if not self._fresh:
             self.provider.revert_to_snapshot(self.path_to_vm, self.snapshot_name)
             self.controller.close()  # its kept-alive connection was to the old server
@@ -150,21 +168,22 @@ class DesktopEnv:
 
     def evaluate_explained(self) -> Evaluation:
         self.last_evaluation = None
+        self.evaluation_context = self.new_evaluation_context()
         self.check_resource_limits()
         evaluator_config = self.task_config.get("evaluator") or {}
-        last = special_action(self.action_history[-1]) if self.action_history else None
-        if evaluator_config.get("func") == "infeasible":
-            evaluation = (Evaluation(1.0, "the task is infeasible and the agent answered FAIL")
-                          if last == "FAIL" else
-                          Evaluation(0.0, f"the task is infeasible but the agent's last action was {last or 'none'!s}, not FAIL"))
-        elif last == "FAIL":
-            evaluation = Evaluation(0.0, "the agent answered FAIL (infeasible) for a feasible task")
-        else:
+        evaluation = decided_by_last_action(evaluator_config, self.action_history[-1] if self.action_history else None)
+        if evaluation is None:
             outcome = self.evaluator(self, evaluator_config)
             evaluation = outcome if isinstance(outcome, Evaluation) else Evaluation(
                 float(outcome), f"the custom evaluator returned {float(outcome):g}")
         self.last_evaluation = evaluation
         return evaluation
+
+    def new_evaluation_context(self) -> EvalContext:
+        """What this evaluation's getters see of the desktop: a live context, recording every call
+        and its answer when `record_evaluation` (kept in `evaluation_context` after the evaluation)."""
+        live = LiveContext(self)
+        return RecordingContext(live) if self.record_evaluation else live
 
     def check_resource_limits(self) -> None:
         """Raises ResourceLimitExceeded when the desktop lost a process to one of its limits

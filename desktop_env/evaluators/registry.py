@@ -8,7 +8,7 @@ installed with an `osworld.getters`/`osworld.metrics` entry point or named by
 `--plugin` (`load_plugin("my_pkg.my_metrics")` or a file path), without touching the core.
 
 Calling conventions (OSWorld's):
-  getter(env, config: dict) -> value           (often the local path of a fetched file)
+  getter(ctx, config: dict) -> value           (ctx: evaluators/context.py; often a fetched file's path)
   metric(result, expected, **options) -> float  or  metric(result, **options) -> float
 """
 from __future__ import annotations

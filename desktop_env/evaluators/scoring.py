@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DesktopEnvError
+from .context import context_for
 from .outcome import Evaluation, MetricPart, MetricResult, as_metric_result, summarize_parts
 from .registry import get_getter, get_metric
 
@@ -55,11 +56,15 @@ def metric_calls(evaluator: dict) -> list[MetricCall]:
 
 
 def run_getter(env: Any, config: dict | None, role: str, func: str) -> Any:
+    """The value of one getter config. Getters get the evaluation's context (`env` may be one, or
+    a DesktopEnv, which made one for this evaluation), never the env itself."""
     if not config:
         return None
     fn = get_getter(config["type"])
+    ctx = context_for(env)
     try:
-        return fn(env, config)
+        with ctx.getter_scope(f"{role} getter {config['type']!r} of metric {func!r}", config):
+            return fn(ctx, config)
     except FileNotFoundError:
         return None
     except DesktopEnvError:

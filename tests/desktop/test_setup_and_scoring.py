@@ -137,6 +137,7 @@ def test_a_crashing_metric_is_an_evaluation_error_not_a_zero(env, task_dir):
 
 
 def test_update_browse_history_on_a_fresh_profile_is_the_history_chromium_then_shows(env):
+    from desktop_env.evaluators.context import LiveContext
     from desktop_env.evaluators.getters.chrome import history
 
     visits = [{"url": "https://www.youtube.com/watch?v=1", "title": "Video one", "visit_time_from_now_in_seconds": 3600},
@@ -150,7 +151,7 @@ def test_update_browse_history_on_a_fresh_profile_is_the_history_chromium_then_s
     # writes it back on exit: what the getter reads then is what Chromium made of the file.
     env.controller.run_command("until wmctrl -l | grep -q Chromium; do sleep 0.1; done; pkill chrome; "
                                "while pgrep -x chromium >/dev/null; do sleep 0.1; done", shell=True)
-    rows = history(env, {"dest": "history.sqlite"})
+    rows = history(LiveContext(env), {"dest": "history.sqlite"})
     now_us = (time.time() + 11644473600) * 1_000_000
     assert sorted((url, title) for url, title, _ in rows) == [("https://www.bbc.co.uk/", "BBC"),
                                                              ("https://www.youtube.com/watch?v=1", "Video one")]

@@ -17,8 +17,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import requests
 
+from desktop_env.evaluators.context import LiveContext
+from desktop_env.evaluators.recording import RecordingContext, ReplayContext
 from desktop_env.evaluators.getters import chrome, gimp, vlc
 from desktop_env.providers.local.sandbox import SANDBOX_SRC
 
@@ -114,16 +115,16 @@ def browser(env):
 
 def tab_titles(env) -> list[str]:
     try:
-        return [tab.title for tab in chrome.DevTools.of(env).tabs()]
+        return [tab.title for tab in chrome.DevTools.of(LiveContext(env)).tabs()]
     except chrome.DevToolsUnavailable:
         return []  # not listening yet
 
 
 def activate(env, url_part: str) -> None:
-    devtools = chrome.DevTools.of(env)
-    tab = next(tab for tab in devtools.tabs() if url_part in tab.url)
-    requests.get(f"{devtools.base_url}/json/activate/{tab.id}", timeout=5).raise_for_status()
-    wait_for(lambda: url_part in chrome.active_url_from_accessTree(env, {}), 5, f"{url_part} to be active")
+    ctx = LiveContext(env)
+    tab = next(tab for tab in chrome.DevTools.of(ctx).tabs() if url_part in tab.url)
+    assert ctx.http("chrome_devtools", f"/json/activate/{tab.id}").status == 200
+    wait_for(lambda: url_part in chrome.active_url_from_accessTree(LiveContext(env), {}), 5, f"{url_part} to be active")
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +148,7 @@ def test_shim_runs_chromium_sandboxed_on_a_profile_shared_with_google_chrome_pat
 @pytest.mark.desktop
 def test_open_tabs_info_lists_every_tab_most_recently_active_first(env, browser):
     activate(env, "a.html")
-    assert chrome.open_tabs_info(env, {}) == [
+    assert chrome.open_tabs_info(LiveContext(env), {}) == [
         {"title": "Page A", "url": f"{SITE}/a.html"},
         {"title": "Page B", "url": f"{SITE}/b.html?q=cats&sort=new"},
     ]
@@ -156,34 +157,40 @@ def test_open_tabs_info_lists_every_tab_most_recently_active_first(env, browser)
 @pytest.mark.desktop
 def test_active_tab_info_follows_the_tab_the_user_switches_to(env, browser):
     activate(env, "a.html")
-    first = chrome.active_tab_info(env, {})
+    first = chrome.active_tab_info(LiveContext(env), {})
     assert (first["title"], first["url"]) == ("Page A", f"{SITE}/a.html")
     assert "<p>first page</p>" in first["content"]
 
     env.controller.execute_python_command("pyautogui.hotkey('ctrl', 'tab')")
-    wait_for(lambda: "b.html" in chrome.active_url_from_accessTree(env, {}), 5, "ctrl+tab to switch tabs")
-    second = chrome.active_tab_info(env, {})
+    wait_for(lambda: "b.html" in chrome.active_url_from_accessTree(LiveContext(env), {}), 5, "ctrl+tab to switch tabs")
+    second = chrome.active_tab_info(LiveContext(env), {})
     assert second["title"] == "Page B"
     assert second["content"].startswith("<!DOCTYPE html><html>")
     assert '<h2 class="city">Paris</h2>' in second["content"]
 
 
 @pytest.mark.desktop
-def test_url_getters_read_the_active_tabs_address(env, browser):
+def test_url_getters_read_the_active_tabs_address(env, browser, tmp_path):
     activate(env, "b.html")
-    assert chrome.active_url_from_accessTree(env, {"goto_prefix": "https://www."}) == f"{SITE}/b.html?q=cats&sort=new"
-    assert chrome.active_tab_url_parse(env, {"parse_keys": ["q", "sort", "page"], "replace": {"sort": "order"}}) == \
+    ctx = RecordingContext(LiveContext(env))
+    assert chrome.active_url_from_accessTree(ctx, {"goto_prefix": "https://www."}) == f"{SITE}/b.html?q=cats&sort=new"
+    assert chrome.active_tab_url_parse(ctx, {"parse_keys": ["q", "sort", "page"], "replace": {"sort": "order"}}) == \
         {"q": "cats", "page": "", "order": "new"}
-    assert chrome.active_tab_url_parse(env, {"parse_keys": ["q"], "split_list": True}) == {"q": ["cats"]}
-    assert chrome.url_dashPart(env, {"partIndex": -1, "needDeleteId": True, "returnType": "json", "key": "page"}) == \
+    assert chrome.active_tab_url_parse(ctx, {"parse_keys": ["q"], "split_list": True}) == {"q": ["cats"]}
+    assert chrome.url_dashPart(ctx, {"partIndex": -1, "needDeleteId": True, "returnType": "json", "key": "page"}) == \
         {"page": "b.html"}
-    assert chrome.url_dashPart(env, {"partIndex": 2, "needDeleteId": False, "returnType": "string"}) == "127.0.0.1:8000"
+    assert chrome.url_dashPart(ctx, {"partIndex": 2, "needDeleteId": False, "returnType": "string"}) == "127.0.0.1:8000"
+    # The tab list came over HTTP through the context: recorded, so a rescore gets the same URL offline.
+    assert {call["op"] for call in ctx.calls} == {"http"}
+    ctx.write_blobs(tmp_path / "files")
+    offline = ReplayContext(ctx.manifest(), tmp_path / "files", tmp_path, None, {})
+    assert chrome.url_dashPart(offline, {"partIndex": -1, "needDeleteId": True, "returnType": "string"}) == "b.html"
 
 
 @pytest.mark.desktop
 def test_active_tab_html_parse_reads_elements_by_category(env, browser):
     activate(env, "b.html")
-    parse = lambda **config: chrome.active_tab_html_parse(env, config)  # noqa: E731
+    parse = lambda **config: chrome.active_tab_html_parse(LiveContext(env), config)  # noqa: E731
     assert parse(category="xpath", xpathObject={"//h2[@class='city']": "city", "//h1": "missing"}) == \
         {"city": "Paris", "missing": ""}
     assert parse(category="input", inputObject={"//input[@id='who']": "who"}) == {"who": "Ada"}
@@ -205,14 +212,14 @@ def test_active_tab_html_parse_reads_elements_by_category(env, browser):
 
 @pytest.mark.desktop
 def test_page_info_loads_a_url_in_a_new_tab_and_closes_it(env, browser):
-    info = chrome.page_info(env, {"url": f"{SITE}/a.html"})
+    info = chrome.page_info(LiveContext(env), {"url": f"{SITE}/a.html"})
     assert (info["title"], info["url"]) == ("Page A", f"{SITE}/a.html")
-    assert len(chrome.open_tabs_info(env, {})) == 2
+    assert len(chrome.open_tabs_info(LiveContext(env), {})) == 2
 
 
 @pytest.mark.desktop
 def test_pdf_from_url_prints_the_page_into_the_cache(env, browser):
-    path = chrome.pdf_from_url(env, {"path": f"{SITE}/b.html", "dest": "b.pdf"})
+    path = chrome.pdf_from_url(LiveContext(env), {"path": f"{SITE}/b.html", "dest": "b.pdf"})
     assert path == str(Path(env.cache_dir) / "b.pdf")
     assert Path(path).read_bytes().startswith(b"%PDF-")
 
@@ -224,16 +231,16 @@ def test_info_from_website_reads_elements_and_follows_clicks(env, browser):
              {"action": "click_and_inner_text", "selector": ["#back", "p"]},
              {"action": "click_and_attribute", "selector": ["#back", "script"], "attribute": "src"},
              {"action": "inner_text", "selector": ".route"}]
-    assert chrome.info_from_website(env, {"url": f"{SITE}/b.html", "infos": infos, "backups": ["stale"]}) == \
+    assert chrome.info_from_website(LiveContext(env), {"url": f"{SITE}/b.html", "infos": infos, "backups": ["stale"]}) == \
         ["Paris", " Ada ", "first page", None, "SEA-NYC"]
-    assert len(chrome.open_tabs_info(env, {})) == 2
+    assert len(chrome.open_tabs_info(LiveContext(env), {})) == 2
 
 
 @pytest.mark.desktop
 def test_number_of_search_results_counts_the_matches_on_a_page_it_opens_and_closes(env, browser):
-    assert chrome.number_of_search_results(env, {"url": f"{SITE}/b.html", "selector": ".item"}) == 2
-    assert chrome.number_of_search_results(env, {}) == 0  # OSWorld's Google search, offline
-    assert len(chrome.open_tabs_info(env, {})) == 2
+    assert chrome.number_of_search_results(LiveContext(env), {"url": f"{SITE}/b.html", "selector": ".item"}) == 2
+    assert chrome.number_of_search_results(LiveContext(env), {}) == 0  # OSWorld's Google search, offline
+    assert len(chrome.open_tabs_info(LiveContext(env), {})) == 2
 
 
 @pytest.mark.desktop
@@ -241,7 +248,7 @@ def test_info_from_website_falls_back_to_the_backups_offline(env, browser):
     config = {"url": "https://scholar.google.com/citations?user=WLN3QrAAAAAJ", "backups": ["Yann LeCun"],
               "infos": [{"action": "inner_text", "selector": "#gsc_prf_in"}]}
     started = time.monotonic()
-    assert chrome.info_from_website(env, config) == ["Yann LeCun"]
+    assert chrome.info_from_website(LiveContext(env), config) == ["Yann LeCun"]
     assert time.monotonic() - started < 5
 
 
@@ -249,41 +256,41 @@ def test_info_from_website_falls_back_to_the_backups_offline(env, browser):
 
 @pytest.mark.desktop
 def test_preferences_getters_read_the_settings_chrome_kept(env, browser_closed):
-    assert chrome.default_search_engine(env, {}) == "Bing"
-    assert chrome.profile_name(env, {}) == "Thomas"
-    assert chrome.chrome_font_size(env, {}) == \
+    assert chrome.default_search_engine(LiveContext(env), {}) == "Bing"
+    assert chrome.profile_name(LiveContext(env), {}) == "Thomas"
+    assert chrome.chrome_font_size(LiveContext(env), {}) == \
         {"default_fixed_font_size": 13, "default_font_size": 20, "minimum_font_size": 8}
-    assert chrome.enable_do_not_track(env, {}) == "true"
-    assert chrome.enable_safe_browsing(env, {}) == "false"
-    assert chrome.chrome_appearance_mode_ui(env, {}) == "dark"
-    assert chrome.chrome_language(env, {}) == "en-US"
-    assert chrome.enabled_experiments(env, {}) == []
-    assert "Chromium PDF Viewer" in chrome.find_installed_extension_name(env, {})
-    assert "/usr/lib/chromium/resources/pdf" in chrome.find_unpacked_extension_path(env, {})
+    assert chrome.enable_do_not_track(LiveContext(env), {}) == "true"
+    assert chrome.enable_safe_browsing(LiveContext(env), {}) == "false"
+    assert chrome.chrome_appearance_mode_ui(LiveContext(env), {}) == "dark"
+    assert chrome.chrome_language(LiveContext(env), {}) == "en-US"
+    assert chrome.enabled_experiments(LiveContext(env), {}) == []
+    assert "Chromium PDF Viewer" in chrome.find_installed_extension_name(LiveContext(env), {})
+    assert "/usr/lib/chromium/resources/pdf" in chrome.find_unpacked_extension_path(LiveContext(env), {})
 
 
 @pytest.mark.desktop
 def test_bookmarks_gives_the_roots_of_chromes_bookmarks_file(env, browser_closed):
-    bar = chrome.bookmarks(env, {})["bookmark_bar"]["children"]
+    bar = chrome.bookmarks(LiveContext(env), {})["bookmark_bar"]["children"]
     assert [(item["type"], item["name"]) for item in bar] == [("folder", "Favorites"), ("url", "Page B")]
     assert bar[0]["children"][0]["url"] == f"{SITE}/a.html"
 
 
 @pytest.mark.desktop
 def test_history_and_cookies_hold_the_visits_once_pkill_chrome_closed_chromium(env, browser_closed):
-    visited = {url: title for url, title, _ in chrome.history(env, {"dest": "history.sqlite"})}
+    visited = {url: title for url, title, _ in chrome.history(LiveContext(env), {"dest": "history.sqlite"})}
     assert visited[f"{SITE}/a.html"] == "Page A"
     assert visited[f"{SITE}/b.html?q=cats&sort=new"] == "Page B"
     assert (Path(env.cache_dir) / "history.sqlite").is_file()
-    cookies = chrome.cookie_data(env, {"dest": "cookies.sqlite"})
+    cookies = chrome.cookie_data(LiveContext(env), {"dest": "cookies.sqlite"})
     assert [(row[1], row[3]) for row in cookies] == [("127.0.0.1", "flavour")]  # (host_key, name)
 
 
 @pytest.mark.desktop
 def test_live_browser_getters_give_none_once_chrome_is_closed(env, browser_closed):
-    assert chrome.open_tabs_info(env, {}) is None
-    assert chrome.active_tab_info(env, {}) is None
-    assert chrome.page_info(env, {"url": f"{SITE}/a.html"}) is None
+    assert chrome.open_tabs_info(LiveContext(env), {}) is None
+    assert chrome.active_tab_info(LiveContext(env), {}) is None
+    assert chrome.page_info(LiveContext(env), {"url": f"{SITE}/a.html"}) is None
 
 
 @pytest.mark.desktop
@@ -291,18 +298,18 @@ def test_shortcuts_on_desktop_gives_each_launcher_file(env):
     launcher = b"[Desktop Entry]\nType=Application\nName=Play Puzzle Game 2048\nExec=chromium --app=x\n"
     env.controller.upload_file("/home/user/Desktop/game.desktop", launcher)
     env.controller.upload_file("/home/user/Desktop/notes.txt", b"not a launcher")
-    assert chrome.shortcuts_on_desktop(env, {}) == {"game.desktop": launcher.decode()}
+    assert chrome.shortcuts_on_desktop(LiveContext(env), {}) == {"game.desktop": launcher.decode()}
 
 
 # -- VLC and GIMP -------------------------------------------------------------------------------
 
 @pytest.mark.desktop
 def test_vlc_is_not_the_default_video_player_until_the_user_makes_it_so(env):
-    assert vlc.default_video_player(env, {}) == "chromium.desktop"  # as on OSWorld's VM: not VLC
+    assert vlc.default_video_player(LiveContext(env), {}) == "chromium.desktop"  # as on OSWorld's VM: not VLC
     assert shell(env, "xdg-mime query default video/mp4").strip() == "vlc.desktop"
     types = " ".join(sorted({f"video/{kind}" for kind in vlc.VIDEO_TYPES}))
     env.controller.run_command(f"xdg-mime default vlc.desktop {types}", shell=True)
-    assert vlc.default_video_player(env, {}) == "vlc.desktop"
+    assert vlc.default_video_player(LiveContext(env), {}) == "vlc.desktop"
 
 
 @pytest.mark.desktop
@@ -315,19 +322,19 @@ def test_gnome_settings_start_at_the_vms_values(env):
 @pytest.mark.desktop
 def test_vlc_config_fetches_vlcrc(env):
     env.controller.upload_file("/home/user/.config/vlc/vlcrc", VLCRC)
-    assert Path(vlc.vlc_config(env, {"dest": "vlcrc"})).read_bytes() == VLCRC
+    assert Path(vlc.vlc_config(LiveContext(env), {"dest": "vlcrc"})).read_bytes() == VLCRC
 
 
 @pytest.mark.desktop
 def test_vlc_playing_info_saves_the_http_interfaces_status(env):
-    assert vlc.vlc_playing_info(env, {"dest": "status.xml"}) is None
+    assert vlc.vlc_playing_info(LiveContext(env), {"dest": "status.xml"}) is None
     shell(env, "ffmpeg -loglevel error -f lavfi -i testsrc=duration=30:size=320x240:rate=10 "
                "-pix_fmt yuv420p -y ~/Videos/clip.mp4")
     env.controller.launch(["vlc", "--extraintf", "http", "--http-password", vlc.VLC_HTTP_PASSWORD,
                            "--no-audio", "--no-video-title-show", "/home/user/Videos/clip.mp4"])
 
     def playing():
-        path = vlc.vlc_playing_info(env, {"dest": "status.xml"})
+        path = vlc.vlc_playing_info(LiveContext(env), {"dest": "status.xml"})
         return path if path and ET.parse(path).findtext("state") == "playing" else None
 
     status = ET.parse(wait_for(playing, 20, "VLC to play the clip"))
@@ -337,9 +344,9 @@ def test_vlc_playing_info_saves_the_http_interfaces_status(env):
 @pytest.mark.desktop
 def test_gimp_config_file_fetches_a_file_of_gimps_config_folder(env):
     env.controller.upload_file("/home/user/.config/GIMP/2.10/gimprc", GIMPRC)
-    path = gimp.gimp_config_file(env, {"file_name": "gimprc", "dest": "gimprc"})
+    path = gimp.gimp_config_file(LiveContext(env), {"file_name": "gimprc", "dest": "gimprc"})
     assert Path(path).read_bytes() == GIMPRC
-    assert gimp.gimp_config_file(env, {"file_name": "sessionrc", "dest": "sessionrc"}) is None
+    assert gimp.gimp_config_file(LiveContext(env), {"file_name": "sessionrc", "dest": "sessionrc"}) is None
 
 
 # -- reading the address bar (no desktop needed) -------------------------------------------------
@@ -400,7 +407,7 @@ def test_history_reads_the_last_committed_state_of_a_database_chrome_died_writin
     env = SimpleNamespace(cache_dir=str(tmp_path / "cache"), controller=FilesOnlyController({
         profile: live.read_bytes(), profile + "-journal": Path(f"{live}-journal").read_bytes()}))
 
-    rows = chrome.history(env, {"dest": "history.sqlite"})
+    rows = chrome.history(LiveContext(env), {"dest": "history.sqlite"})
 
     assert len(rows) == 2000
     assert {title for _, title, _ in rows} == {"kept"}
@@ -408,9 +415,9 @@ def test_history_reads_the_last_committed_state_of_a_database_chrome_died_writin
 
 def test_profile_getters_give_none_when_chrome_never_wrote_the_file(tmp_path):
     env = SimpleNamespace(cache_dir=str(tmp_path), controller=FilesOnlyController({}))
-    assert chrome.history(env, {"dest": "history.sqlite"}) is None
-    assert chrome.bookmarks(env, {}) is None
-    assert chrome.default_search_engine(env, {}) is None
+    assert chrome.history(LiveContext(env), {"dest": "history.sqlite"}) is None
+    assert chrome.bookmarks(LiveContext(env), {}) is None
+    assert chrome.default_search_engine(LiveContext(env), {}) is None
 
 
 def test_profile_getters_fall_back_to_chromiums_own_folder_and_chromes_defaults(tmp_path):
@@ -418,18 +425,18 @@ def test_profile_getters_fall_back_to_chromiums_own_folder_and_chromes_defaults(
     env = SimpleNamespace(cache_dir=str(tmp_path), controller=FilesOnlyController({
         "/home/user/.config/chromium/Default/Preferences": json.dumps(preferences).encode(),
         "/home/user/.config/chromium/Default/History": b"not a database"}))
-    assert chrome.default_search_engine(env, {}) == "Google"
-    assert chrome.chrome_font_size(env, {}) == \
+    assert chrome.default_search_engine(LiveContext(env), {}) == "Google"
+    assert chrome.chrome_font_size(LiveContext(env), {}) == \
         {"default_fixed_font_size": 13, "default_font_size": 16, "minimum_font_size": 6}
-    assert chrome.enable_safe_browsing(env, {}) == "true"
-    assert chrome.chrome_appearance_mode_ui(env, {}) == "system"
-    assert chrome.history(env, {"dest": "history.sqlite"}) is None
+    assert chrome.enable_safe_browsing(LiveContext(env), {}) == "true"
+    assert chrome.chrome_appearance_mode_ui(LiveContext(env), {}) == "system"
+    assert chrome.history(LiveContext(env), {"dest": "history.sqlite"}) is None
 
 
-def prefs_env(tmp_path, preferences: dict | None) -> SimpleNamespace:
+def prefs_env(tmp_path, preferences: dict | None) -> LiveContext:
     files = {} if preferences is None else {
         "/home/user/.config/google-chrome/Default/Preferences": json.dumps(preferences).encode()}
-    return SimpleNamespace(cache_dir=str(tmp_path), controller=FilesOnlyController(files))
+    return LiveContext(SimpleNamespace(cache_dir=str(tmp_path), controller=FilesOnlyController(files)))
 
 
 @pytest.mark.parametrize("preferences, scheme", [

@@ -19,6 +19,7 @@ from PIL import Image
 from desktop_env.controllers.setup import SetupError, run_steps
 from desktop_env.controllers.transport import Endpoint
 from desktop_env.desktop_env import DesktopEnv
+from desktop_env.evaluators.context import LiveContext
 from desktop_env.evaluators.registry import get_getter, load_builtins
 from desktop_env.evaluators.scoring import score_task
 from desktop_env.providers.base import Provider
@@ -170,7 +171,7 @@ def test_vm_file_multi_checks_every_dest_before_writing_any(world):
          "dest": ["a.txt", "../../outside/b.txt"], "gives": [0, 1]}], "expected": [None, None]}
     env = start(world, task(evaluator))
     with pytest.raises(UnsafeTaskPath) as info:
-        get_getter("vm_file")(env, env.task_config["evaluator"]["result"][1])
+        get_getter("vm_file")(LiveContext(env), env.task_config["evaluator"]["result"][1])
     assert_refused(info, world, "evaluator.result[1].dest[1]", "../../outside/b.txt")
     assert not (Path(env.cache_dir) / "a.txt").exists() and not (world / "outside" / "b.txt").exists()
 
@@ -202,11 +203,11 @@ def test_a_symlinked_subfolder_in_the_cache_is_refused(world):
 
 def test_plain_dest_names_still_work(world):
     env = start(world, task(vm_file_eval("result.txt")))
-    path = get_getter("vm_file")(env, env.task_config["evaluator"]["result"])
+    path = get_getter("vm_file")(LiveContext(env), env.task_config["evaluator"]["result"])
     assert path == str(Path(env.cache_dir) / "result.txt") and Path(path).read_bytes() == b"agent's file"
-    sub = get_getter("vm_file")(env, {"type": "vm_file", "path": "/home/user/b.txt", "dest": "nested/b.txt"})
+    sub = get_getter("vm_file")(LiveContext(env), {"type": "vm_file", "path": "/home/user/b.txt", "dest": "nested/b.txt"})
     assert Path(sub).read_bytes() == b"second"
-    assert get_getter("vm_file")(env, {"type": "vm_file", "path": "/nope", "dest": "nope.txt"}) is None
+    assert get_getter("vm_file")(LiveContext(env), {"type": "vm_file", "path": "/nope", "dest": "nope.txt"}) is None
 
 
 @pytest.mark.parametrize("url, why", [
@@ -221,7 +222,7 @@ def test_cloud_file_reads_only_inside_the_task_tree(world, url, why):
                  "expected": {"type": "cloud_file", "path": url, "dest": "gold.txt"}}
     env = start(world, task(evaluator))
     with pytest.raises(UnsafeTaskPath, match=why) as info:
-        get_getter("cloud_file")(env, env.task_config["evaluator"]["expected"])
+        get_getter("cloud_file")(LiveContext(env), env.task_config["evaluator"]["expected"])
     assert_refused(info, world, "evaluator.expected.path", url)
     assert not (Path(env.cache_dir) / "gold.txt").exists()
 
@@ -229,7 +230,7 @@ def test_cloud_file_reads_only_inside_the_task_tree(world, url, why):
 def test_cloud_file_inside_the_tree_works(world):
     env = start(world, task())
     for url in ("../../files/in.txt", (world / "tasks" / "files" / "in.txt").as_uri()):
-        local = get_getter("cloud_file")(env, {"type": "cloud_file", "path": url, "dest": "gold.txt"})
+        local = get_getter("cloud_file")(LiveContext(env), {"type": "cloud_file", "path": url, "dest": "gold.txt"})
         assert Path(local).read_text() == "inside the tree"
 
 
@@ -237,8 +238,8 @@ def test_without_a_task_folder_relative_paths_are_refused_and_file_urls_taken_as
     env = make_env(world)
     env.reset(task())  # a dict from the caller's own code: no task file, no folder to keep it in
     with pytest.raises(UnsafeTaskPath, match="task's folder is unknown"):
-        get_getter("cloud_file")(env, {"type": "cloud_file", "path": "../../files/in.txt", "dest": "gold.txt"})
-    local = get_getter("cloud_file")(env, {"type": "cloud_file", "path": (world / "outside" / "secret.txt").as_uri(),
+        get_getter("cloud_file")(LiveContext(env), {"type": "cloud_file", "path": "../../files/in.txt", "dest": "gold.txt"})
+    local = get_getter("cloud_file")(LiveContext(env), {"type": "cloud_file", "path": (world / "outside" / "secret.txt").as_uri(),
                                            "dest": "gold.txt"})
     assert Path(local).read_text() == (world / "outside" / "secret.txt").read_text()
 
@@ -250,7 +251,7 @@ def test_cache_file_does_not_read_outside_the_cache(world):
     assert_refused(info, world, "evaluator.result.path", "../../outside/secret.txt")
     (Path(env.cache_dir) / "peek").symlink_to(world / "outside" / "secret.txt")
     with pytest.raises(UnsafeTaskPath, match="through a symbolic link"):
-        get_getter("cache_file")(env, {"type": "cache_file", "path": "peek"})
+        get_getter("cache_file")(LiveContext(env), {"type": "cache_file", "path": "peek"})
 
 
 @pytest.mark.parametrize("spec, field_suffix", [
@@ -308,7 +309,7 @@ def test_execute_stdout_plain_name_works(world):
                                                                       "stderr": "logs/id.err"}}]))
     assert (Path(env.cache_dir) / "id.out").read_text() == "out\n"
     assert (Path(env.cache_dir) / "logs" / "id.err").read_text() == "err\n"
-    assert get_getter("cache_file")(env, {"type": "cache_file", "path": "id.out"}) == str(Path(env.cache_dir) / "id.out")
+    assert get_getter("cache_file")(LiveContext(env), {"type": "cache_file", "path": "id.out"}) == str(Path(env.cache_dir) / "id.out")
 
 
 @pytest.mark.parametrize("url", [

@@ -27,16 +27,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlparse
 
-import requests
 
-from ...errors import ProviderError, ServiceUnreachable
+from ..context import EvalContext, HttpAnswer, ServiceUnavailable
 from ..registry import getter, unsupported_getter
 from .files import cache_target, save_in_cache
 
 log = logging.getLogger("osworld.getters.chrome")
 
 PROFILE_ROOTS = (".config/google-chrome", ".config/chromium")
-DEVTOOLS_PORT = 9222
 # Chrome's own defaults, for settings a profile has never changed.
 DEFAULT_FONT_SIZES = {"default_fixed_font_size": 13, "default_font_size": 16, "minimum_font_size": 13}
 COLOR_SCHEMES = {0: "system", 1: "light", 2: "dark"}
@@ -47,25 +45,20 @@ NEW_PAGE_TIMEOUT_S = 30.0
 
 # -- profile files --------------------------------------------------------------------------
 
-def _home(env: Any) -> PurePosixPath:
-    # The desktop names its own home; OSWorld's server does not expand "~" in paths.
-    return PurePosixPath(env.controller.get_vm_desktop_path()).parent
-
-
-def _find_profile_file(env: Any, *relatives: str) -> tuple[str, bytes] | None:
+def _find_profile_file(ctx: EvalContext, *relatives: str) -> tuple[str, bytes] | None:
     """(desktop path, bytes) of the first of `relatives` (paths inside the profile folder) that exists."""
-    home = _home(env)
+    home = ctx.home()
     for root in PROFILE_ROOTS:
         for relative in relatives:
             path = str(home / root / relative)
-            data = env.controller.get_file(path)
+            data = ctx.read_file(path)
             if data is not None:
                 return path, data
     return None
 
 
-def _profile_json(env: Any, relative: str) -> dict | None:
-    found = _find_profile_file(env, relative)
+def _profile_json(ctx: EvalContext, relative: str) -> dict | None:
+    found = _find_profile_file(ctx, relative)
     if found is None:
         return None
     try:
@@ -84,7 +77,7 @@ def _dig(data: Any, *keys: str, default: Any = None) -> Any:
     return data
 
 
-def _profile_rows(env: Any, config: dict, default_dest: str, relatives: tuple[str, ...], query: str
+def _profile_rows(ctx: EvalContext, config: dict, default_dest: str, relatives: tuple[str, ...], query: str
                   ) -> list[tuple] | None:
     """Rows of `query` on a copy of one of Chrome's SQLite files, saved in the cache as config's `dest`.
 
@@ -93,17 +86,17 @@ def _profile_rows(env: Any, config: dict, default_dest: str, relatives: tuple[st
     killed mid-commit) reads as the last committed state.
     """
     dest = config.get("dest", default_dest)
-    cache_target(env, config, dest)  # refused before the desktop is asked
-    found = _find_profile_file(env, *relatives)
+    cache_target(ctx, config, dest)  # refused before the desktop is asked
+    found = _find_profile_file(ctx, *relatives)
     if found is None:
         return None
     source, data = found
-    path = Path(save_in_cache(env, config, dest, data))
+    path = Path(save_in_cache(ctx, config, dest, data))
     journal = path.with_name(path.name + "-journal")
     journal.unlink(missing_ok=True)
-    journal_data = env.controller.get_file(source + "-journal")
+    journal_data = ctx.read_file(source + "-journal")
     if journal_data:
-        save_in_cache(env, config, f"{dest}-journal", journal_data)
+        save_in_cache(ctx, config, f"{dest}-journal", journal_data)
     try:
         with closing(sqlite3.connect(path)) as db:
             return db.execute(query).fetchall()
@@ -112,9 +105,9 @@ def _profile_rows(env: Any, config: dict, default_dest: str, relatives: tuple[st
         return None
 
 
-def _extension_settings(env: Any) -> dict | None:
+def _extension_settings(ctx: EvalContext) -> dict | None:
     """extensions.settings from Preferences and Secure Preferences (Chrome splits them by version)."""
-    found = [_profile_json(env, name) for name in ("Default/Preferences", "Default/Secure Preferences")]
+    found = [_profile_json(ctx, name) for name in ("Default/Preferences", "Default/Secure Preferences")]
     if all(prefs is None for prefs in found):
         return None
     settings: dict = {}
@@ -125,76 +118,76 @@ def _extension_settings(env: Any) -> dict | None:
 
 
 @getter("default_search_engine")
-def default_search_engine(env: Any, config: dict) -> str | None:
+def default_search_engine(ctx: EvalContext, config: dict) -> str | None:
     """The default search engine's name; "Google" while the user never chose one (Chrome's default)."""
-    prefs = _profile_json(env, "Default/Preferences")
+    prefs = _profile_json(ctx, "Default/Preferences")
     if prefs is None:
         return None
     return _dig(prefs, "default_search_provider_data", "template_url_data", "short_name", default="Google")
 
 
 @getter("cookie_data")
-def cookie_data(env: Any, config: dict) -> list[tuple] | None:
+def cookie_data(ctx: EvalContext, config: dict) -> list[tuple] | None:
     """Every row of Chrome's cookies table (creation_utc, host_key, ...), as SQLite gives them."""
-    return _profile_rows(env, config, "Cookies", ("Default/Network/Cookies", "Default/Cookies"),
+    return _profile_rows(ctx, config, "Cookies", ("Default/Network/Cookies", "Default/Cookies"),
                          "SELECT * FROM cookies")
 
 
 @getter("history")
-def history(env: Any, config: dict) -> list[tuple] | None:
+def history(ctx: EvalContext, config: dict) -> list[tuple] | None:
     """(url, title, last_visit_time) of every URL in Chrome's history."""
-    return _profile_rows(env, config, "History", ("Default/History",),
+    return _profile_rows(ctx, config, "History", ("Default/History",),
                          "SELECT url, title, last_visit_time FROM urls")
 
 
 @getter("bookmarks")
-def bookmarks(env: Any, config: dict) -> dict | None:
+def bookmarks(ctx: EvalContext, config: dict) -> dict | None:
     """The "roots" object of Chrome's Bookmarks file (bookmark_bar, other, synced)."""
-    data = _profile_json(env, "Default/Bookmarks")
+    data = _profile_json(ctx, "Default/Bookmarks")
     return None if data is None else data.get("roots", {})
 
 
 @getter("enabled_experiments")
-def enabled_experiments(env: Any, config: dict) -> list[str] | None:
+def enabled_experiments(ctx: EvalContext, config: dict) -> list[str] | None:
     """chrome://flags entries the user changed, as Local State keeps them ("name@option")."""
-    state = _profile_json(env, "Local State")
+    state = _profile_json(ctx, "Local State")
     return None if state is None else _dig(state, "browser", "enabled_labs_experiments", default=[])
 
 
 @getter("chrome_language")
-def chrome_language(env: Any, config: dict) -> str | None:
+def chrome_language(ctx: EvalContext, config: dict) -> str | None:
     """The UI language chosen in settings; "en-US" while none was chosen."""
-    state = _profile_json(env, "Local State")
+    state = _profile_json(ctx, "Local State")
     return None if state is None else _dig(state, "intl", "app_locale", default="en-US")
 
 
 @getter("profile_name")
-def profile_name(env: Any, config: dict) -> str | None:
-    prefs = _profile_json(env, "Default/Preferences")
+def profile_name(ctx: EvalContext, config: dict) -> str | None:
+    prefs = _profile_json(ctx, "Default/Preferences")
     return None if prefs is None else _dig(prefs, "profile", "name")
 
 
 @getter("chrome_font_size")
-def chrome_font_size(env: Any, config: dict) -> dict | None:
+def chrome_font_size(ctx: EvalContext, config: dict) -> dict | None:
     """webkit.webprefs font sizes, with Chrome's defaults for the ones never changed.
 
     OSWorld returns the stored dict as is, which lacks default_font_size when only the
     minimum size was changed; filling in the defaults keeps the metric from failing on that.
     """
-    prefs = _profile_json(env, "Default/Preferences")
+    prefs = _profile_json(ctx, "Default/Preferences")
     if prefs is None:
         return None
     return {**DEFAULT_FONT_SIZES, **_dig(prefs, "webkit", "webprefs", default={})}
 
 
 @getter("chrome_appearance_mode_ui")
-def chrome_appearance_mode_ui(env: Any, config: dict) -> str | None:
+def chrome_appearance_mode_ui(ctx: EvalContext, config: dict) -> str | None:
     """"light", "dark" or "system", the mode chosen in chrome://settings/appearance.
 
     Read from Preferences (browser.theme.color_scheme2, or color_scheme in older versions);
     OSWorld reads the settings page first, which also sees a change Chrome has not written yet.
     """
-    prefs = _profile_json(env, "Default/Preferences")
+    prefs = _profile_json(ctx, "Default/Preferences")
     if prefs is None:
         return None
     return _color_scheme(prefs) or "system"
@@ -217,14 +210,14 @@ def _color_scheme(prefs: dict) -> str | None:
 
 
 @getter("chrome_color_scheme")
-def chrome_color_scheme(env: Any, config: dict) -> str:
+def chrome_color_scheme(ctx: EvalContext, config: dict) -> str:
     """"light", "dark" or "system" as the profile's Preferences say.
 
     As OSWorld: a profile that never wrote Preferences is "system" (Chrome's default), and a
     profile on the classic theme (extensions.theme.system_theme 0, not GTK) without a mode of
     its own reads as "light"; a mode the user chose wins over that (OSWorld says "light" then).
     """
-    prefs = _profile_json(env, "Default/Preferences")
+    prefs = _profile_json(ctx, "Default/Preferences")
     if prefs is None:
         return "system"
     chosen = _color_scheme(prefs)
@@ -236,19 +229,19 @@ def chrome_color_scheme(env: Any, config: dict) -> str:
 
 
 @getter("enable_do_not_track")
-def enable_do_not_track(env: Any, config: dict) -> str | None:
-    prefs = _profile_json(env, "Default/Preferences")
+def enable_do_not_track(ctx: EvalContext, config: dict) -> str | None:
+    prefs = _profile_json(ctx, "Default/Preferences")
     return None if prefs is None else ("true" if prefs.get("enable_do_not_track") else "false")
 
 
 @getter("enable_safe_browsing")
-def enable_safe_browsing(env: Any, config: dict) -> str | None:
+def enable_safe_browsing(ctx: EvalContext, config: dict) -> str | None:
     """"true" when standard or enhanced Safe Browsing is on.
 
     A profile that never changed it has Safe Browsing on (Chrome's default); OSWorld
     reads a missing key as off.
     """
-    prefs = _profile_json(env, "Default/Preferences")
+    prefs = _profile_json(ctx, "Default/Preferences")
     if prefs is None:
         return None
     safe_browsing = _dig(prefs, "safebrowsing", default={})
@@ -257,9 +250,9 @@ def enable_safe_browsing(env: Any, config: dict) -> str | None:
 
 
 @getter("enable_enhanced_safety_browsing")
-def enable_enhanced_safety_browsing(env: Any, config: dict) -> str | None:
+def enable_enhanced_safety_browsing(ctx: EvalContext, config: dict) -> str | None:
     """"true" when Safe Browsing's enhanced protection is on (safebrowsing.enhanced)."""
-    prefs = _profile_json(env, "Default/Preferences")
+    prefs = _profile_json(ctx, "Default/Preferences")
     return None if prefs is None else ("true" if _dig(prefs, "safebrowsing", "enhanced") else "false")
 
 
@@ -268,10 +261,10 @@ RESTORE_NEW_TAB_PAGE = 5
 
 
 @getter("new_startup_page")
-def new_startup_page(env: Any, config: dict) -> str | None:
+def new_startup_page(ctx: EvalContext, config: dict) -> str | None:
     """"true" when Chrome opens the New Tab page on startup: a profile without a `session`
     entry (never changed: Chrome's default) or with session.restore_on_startup 5."""
-    prefs = _profile_json(env, "Default/Preferences")
+    prefs = _profile_json(ctx, "Default/Preferences")
     if prefs is None:
         return None
     if "session" not in prefs:
@@ -280,43 +273,43 @@ def new_startup_page(env: Any, config: dict) -> str | None:
 
 
 @getter("data_delete_automacally")
-def data_delete_automacally(env: Any, config: dict) -> str | None:
+def data_delete_automacally(ctx: EvalContext, config: dict) -> str | None:
     """"true" when the profile has site settings of its own (profile.default_content_setting_values),
     which Chrome writes once a site-data setting such as "delete data when closing" is changed."""
-    prefs = _profile_json(env, "Default/Preferences")
+    prefs = _profile_json(ctx, "Default/Preferences")
     if prefs is None:
         return None
     return "false" if _dig(prefs, "profile", "default_content_setting_values") is None else "true"
 
 
 @getter("find_installed_extension_name")
-def find_installed_extension_name(env: Any, config: dict) -> list[str] | None:
+def find_installed_extension_name(ctx: EvalContext, config: dict) -> list[str] | None:
     """Names of the installed extensions (built-in ones such as the PDF viewer included)."""
-    settings = _extension_settings(env)
+    settings = _extension_settings(ctx)
     if settings is None:
         return None
     return [name for entry in settings.values() if (name := _dig(entry, "manifest", "name"))]
 
 
 @getter("find_unpacked_extension_path")
-def find_unpacked_extension_path(env: Any, config: dict) -> list[str] | None:
+def find_unpacked_extension_path(ctx: EvalContext, config: dict) -> list[str] | None:
     """Folders the installed extensions load from (an unpacked one's is where the user picked)."""
-    settings = _extension_settings(env)
+    settings = _extension_settings(ctx)
     if settings is None:
         return None
     return [path for entry in settings.values() if isinstance(entry, dict) and (path := entry.get("path"))]
 
 
 @getter("shortcuts_on_desktop")
-def shortcuts_on_desktop(env: Any, config: dict) -> dict[str, str]:
+def shortcuts_on_desktop(ctx: EvalContext, config: dict) -> dict[str, str]:
     """{file name: contents} of the .desktop launchers on the Desktop (Chrome's "Create shortcut")."""
-    desktop = PurePosixPath(env.controller.get_vm_desktop_path())
-    tree = env.controller.get_vm_directory_tree(str(desktop)) or {}
+    desktop = PurePosixPath(ctx.desktop_path())
+    tree = ctx.directory_tree(str(desktop)) or {}
     shortcuts = {}
     for child in tree.get("children", []):
         name = child.get("name", "")
         if child.get("type") == "file" and name.endswith(".desktop"):
-            data = env.controller.get_file(str(desktop / name))
+            data = ctx.read_file(str(desktop / name))
             if data is not None:
                 shortcuts[name] = data.decode("utf-8", errors="replace")
     return shortcuts
@@ -341,33 +334,39 @@ class Tab:
 
 
 class DevTools:
-    """Chrome's remote-debugging endpoint: the JSON target list, and the protocol over a WebSocket."""
+    """Chrome's remote-debugging endpoint: the JSON target list, and the protocol over a WebSocket.
 
-    def __init__(self, host: str, port: int, timeout: float = 10.0):
-        self.base_url = f"http://{host}:{port}"
+    The JSON list goes through the evaluation context's `http`, so getters that only read the
+    tabs (the active tab's URL) are recorded and can be rescored. The protocol itself (evaluating
+    JavaScript, printing to PDF) runs over a websocket the context cannot record: it asks
+    `ctx.endpoint` first, which marks the evaluation live-only for a rescore.
+    """
+
+    SERVICE = "chrome_devtools"
+
+    def __init__(self, ctx: EvalContext, timeout: float = 10.0):
+        self.ctx = ctx
         self.timeout = timeout
+        self._websockets_allowed = False
 
     @classmethod
-    def of(cls, env: Any) -> "DevTools":
+    def of(cls, ctx: EvalContext) -> "DevTools":
+        return cls(ctx)
+
+    def _http(self, path: str, method: str = "GET") -> HttpAnswer:
         try:
-            host, port = env.provider.service_endpoint(DEVTOOLS_PORT)
-        except ServiceUnreachable:
-            raise  # Chrome runs but its port is not exposed: an error of the desktop, not a score
-        except (NotImplementedError, ProviderError) as e:
-            raise DevToolsUnavailable(f"port {DEVTOOLS_PORT} of the desktop is not reachable: {e}") from e
-        return cls(host, port)
+            return self.ctx.http(self.SERVICE, path, method)
+        except ServiceUnavailable as e:
+            raise DevToolsUnavailable(f"Chrome's DevTools endpoint did not answer: {e}") from e
 
     def _json(self, path: str, method: str = "GET") -> Any:
-        try:
-            response = requests.request(method, self.base_url + path, timeout=self.timeout)
-        except requests.RequestException as e:
-            raise DevToolsUnavailable(f"Chrome's DevTools endpoint {self.base_url} did not answer: {e}") from e
-        if response.status_code != 200:
-            raise DevToolsError(f"{method} {self.base_url}{path}: HTTP {response.status_code} {response.text[:200]}")
+        response = self._http(path, method)
+        if response.status != 200:
+            raise DevToolsError(f"{method} {path}: HTTP {response.status} {response.text[:200]}")
         try:
             return response.json()
         except ValueError as e:
-            raise DevToolsError(f"{method} {self.base_url}{path}: not JSON: {response.text[:200]}") from e
+            raise DevToolsError(f"{method} {path}: not JSON: {response.text[:200]}") from e
 
     @staticmethod
     def _tab(target: dict) -> Tab:
@@ -383,14 +382,20 @@ class DevTools:
 
     def close_tab(self, tab: Tab) -> None:
         try:
-            requests.get(f"{self.base_url}/json/close/{tab.id}", timeout=self.timeout)
-        except requests.RequestException as e:
+            self._http(f"/json/close/{tab.id}")
+        except DevToolsUnavailable as e:
             log.warning("could not close tab %s (%s): %s", tab.id, tab.url, e)
 
     def call(self, tab: Tab, method: str, params: dict | None = None, timeout: float | None = None) -> dict:
         """Sends one DevTools command to a tab and returns its result."""
         import websocket  # websocket-client; only the getters that talk to a tab need it
 
+        if not self._websockets_allowed:  # a live-only conversation: a replay stops here
+            try:
+                self.ctx.endpoint(self.SERVICE)
+            except ServiceUnavailable as e:
+                raise DevToolsUnavailable(str(e)) from e
+            self._websockets_allowed = True
         try:
             # Chrome refuses WebSocket clients that send an Origin it was not told to allow.
             connection = websocket.create_connection(tab.websocket_url, timeout=timeout or self.timeout,
@@ -449,17 +454,17 @@ def _snapshot(devtools: DevTools, tab: Tab, load_timeout: float) -> dict:
     return devtools.evaluate(tab, PAGE_SNAPSHOT_JS)
 
 
-def _active_tab(env: Any) -> tuple[DevTools, Tab] | None:
-    devtools = DevTools.of(env)
+def _active_tab(ctx: EvalContext) -> tuple[DevTools, Tab] | None:
+    devtools = DevTools.of(ctx)
     tabs = devtools.tabs()
     return (devtools, tabs[0]) if tabs else None
 
 
 @getter("open_tabs_info")
-def open_tabs_info(env: Any, config: dict) -> list[dict] | None:
+def open_tabs_info(ctx: EvalContext, config: dict) -> list[dict] | None:
     """[{title, url}] of every open tab, the most recently active first; None when Chrome is unreachable."""
     try:
-        devtools = DevTools.of(env)
+        devtools = DevTools.of(ctx)
         deadline = time.monotonic() + LOAD_TIMEOUT_S
         for tab in devtools.tabs():
             devtools.wait_until_loaded(tab, deadline)
@@ -471,14 +476,14 @@ def open_tabs_info(env: Any, config: dict) -> list[dict] | None:
 
 
 @getter("active_tab_info")
-def active_tab_info(env: Any, config: dict) -> dict | None:
+def active_tab_info(ctx: EvalContext, config: dict) -> dict | None:
     """{title, url, content} of the active tab.
 
     OSWorld reads the address bar and loads that URL again in a new tab (its docstring warns
     this can land elsewhere); this reads the active tab itself.
     """
     try:
-        found = _active_tab(env)
+        found = _active_tab(ctx)
         return _snapshot(*found, LOAD_TIMEOUT_S) if found else None
     except DevToolsError as e:
         log.warning("active_tab_info: %s", e)
@@ -486,10 +491,10 @@ def active_tab_info(env: Any, config: dict) -> dict | None:
 
 
 @getter("page_info")
-def page_info(env: Any, config: dict) -> dict | None:
+def page_info(ctx: EvalContext, config: dict) -> dict | None:
     """{title, url, content} of config["url"], loaded in a new tab of the user's browser (then closed)."""
     try:
-        devtools = DevTools.of(env)
+        devtools = DevTools.of(ctx)
         tab = devtools.open_tab(config["url"])
         try:
             return _snapshot(devtools, tab, NEW_PAGE_TIMEOUT_S)
@@ -501,15 +506,15 @@ def page_info(env: Any, config: dict) -> dict | None:
 
 
 @getter("pdf_from_url")
-def pdf_from_url(env: Any, config: dict) -> str | None:
+def pdf_from_url(ctx: EvalContext, config: dict) -> str | None:
     """config["path"] (a URL) printed to PDF by the desktop's Chrome, saved in the cache as config["dest"].
 
     Letter paper without margins or backgrounds: Playwright's page.pdf() defaults, which OSWorld's
     reference PDFs were made with.
     """
-    cache_target(env, config, config["dest"])  # refused before the page is opened
+    cache_target(ctx, config, config["dest"])  # refused before the page is opened
     try:
-        devtools = DevTools.of(env)
+        devtools = DevTools.of(ctx)
         tab = devtools.open_tab(config["path"])
         try:
             devtools.wait_until_loaded(tab, time.monotonic() + NEW_PAGE_TIMEOUT_S)
@@ -521,7 +526,7 @@ def pdf_from_url(env: Any, config: dict) -> str | None:
     except DevToolsError as e:
         log.warning("pdf_from_url %s: %s", config["path"], e)
         return None
-    return save_in_cache(env, config, config["dest"], base64.b64decode(result["data"]))
+    return save_in_cache(ctx, config, config["dest"], base64.b64decode(result["data"]))
 
 
 class _PageFailed(Exception):
@@ -575,7 +580,7 @@ def _read_info(devtools: DevTools, tab: Tab, url: str, info: dict) -> str | None
 
 
 @getter("info_from_website")
-def info_from_website(env: Any, config: dict) -> list | None:
+def info_from_website(ctx: EvalContext, config: dict) -> list | None:
     """Texts or attributes of elements of a live website, one per `infos` entry, read in a new tab.
 
     Each entry has `action` (inner_text, attribute, click_and_inner_text, click_and_attribute),
@@ -584,7 +589,7 @@ def info_from_website(env: Any, config: dict) -> list | None:
     is offline unless started with network=True) the task's `backups` are returned instead.
     """
     try:
-        devtools = DevTools.of(env)
+        devtools = DevTools.of(ctx)
         tab = devtools.open_tab(config["url"])
         try:
             devtools.wait_until_loaded(tab, time.monotonic() + NEW_PAGE_TIMEOUT_S)
@@ -598,14 +603,14 @@ def info_from_website(env: Any, config: dict) -> list | None:
 
 
 @getter("number_of_search_results")
-def number_of_search_results(env: Any, config: dict) -> int:
+def number_of_search_results(ctx: EvalContext, config: dict) -> int:
     """How many elements match `selector` on `url`, loaded in a new tab (then closed); 0 when the
     page cannot be read. OSWorld fixes both to a Google search for "query" and ".search-result";
     a task may name its own."""
     url = config.get("url", "https://google.com/search?q=query")
     selector = config.get("selector", ".search-result")
     try:
-        devtools = DevTools.of(env)
+        devtools = DevTools.of(ctx)
         tab = devtools.open_tab(url)
         try:
             devtools.wait_until_loaded(tab, time.monotonic() + NEW_PAGE_TIMEOUT_S)
@@ -657,7 +662,7 @@ def url_from_address_bar(text: str, goto_prefix: str) -> str:
     return goto_prefix + text
 
 
-def _active_url(env: Any, config: dict) -> str | None:
+def _active_url(ctx: EvalContext, config: dict) -> str | None:
     """The active tab's URL from the debugging port, else from the address bar in the a11y tree.
 
     OSWorld only reads the address bar, whose text has lost the scheme and "www." (tasks give a
@@ -665,27 +670,27 @@ def _active_url(env: Any, config: dict) -> str | None:
     the fallback for a Chrome started without the port.
     """
     try:
-        found = _active_tab(env)
+        found = _active_tab(ctx)
         if found:
             return found[1].url
     except DevToolsError as e:
         log.info("active tab URL: %s; reading the address bar instead", e)
-    text = address_bar_text(env.controller.get_accessibility_tree())
+    text = address_bar_text(ctx.accessibility_tree())
     return None if text is None else url_from_address_bar(text, config.get("goto_prefix", "https://"))
 
 
 @getter("active_url_from_accessTree")
-def active_url_from_accessTree(env: Any, config: dict) -> str | None:
-    return _active_url(env, config)
+def active_url_from_accessTree(ctx: EvalContext, config: dict) -> str | None:
+    return _active_url(ctx, config)
 
 
 @getter("active_tab_url_parse")
-def active_tab_url_parse(env: Any, config: dict) -> dict | None:
+def active_tab_url_parse(ctx: EvalContext, config: dict) -> dict | None:
     """Query parameters `parse_keys` of the active tab's URL ("" when absent).
 
     `replace` renames keys ({old: new}); `split_list` splits each value on commas.
     """
-    url = _active_url(env, config)
+    url = _active_url(ctx, config)
     if url is None:
         return None
     query = parse_qs(urlparse(url).query)
@@ -698,13 +703,13 @@ def active_tab_url_parse(env: Any, config: dict) -> dict | None:
 
 
 @getter("url_dashPart")
-def url_dashPart(env: Any, config: dict) -> str | dict | None:
+def url_dashPart(ctx: EvalContext, config: dict) -> str | dict | None:
     """One "/"-separated part of the active tab's URL (`partIndex`, negative counts from the end).
 
     `needDeleteId` drops its query string; `returnType` "string" gives the part,
     "json" gives {config["key"]: part}.
     """
-    url = _active_url(env, config)
+    url = _active_url(ctx, config)
     if url is None:
         return None
     parts = url.split("/")
@@ -768,9 +773,9 @@ def macys_filters(url: str, parse_keys: list[str]) -> dict:
 
 @getter("macys_product_url_parse")
 @getter("url_path_parse")  # OSWorld's older name for the same getter
-def macys_product_url_parse(env: Any, config: dict) -> dict | None:
+def macys_product_url_parse(ctx: EvalContext, config: dict) -> dict | None:
     """macys_filters() of the active tab's URL, for config["parse_keys"]."""
-    url = _active_url(env, config)
+    url = _active_url(ctx, config)
     return None if url is None else macys_filters(url, config.get("parse_keys", []))
 
 
@@ -896,7 +901,7 @@ def _parse_class_and_url(config: dict, read: _ElementReader) -> dict:
 
 
 @getter("active_tab_html_parse")
-def active_tab_html_parse(env: Any, config: dict) -> dict | None:
+def active_tab_html_parse(ctx: EvalContext, config: dict) -> dict | None:
     """Texts of elements of the active tab, keyed as the config says (OSWorld's categories).
 
     category "class" (class_multiObject, _child, _only_child, _search_exist, class_singleObject),
@@ -917,7 +922,7 @@ def active_tab_html_parse(env: Any, config: dict) -> dict | None:
     else:
         raise ValueError(f"active_tab_html_parse: unknown category {category!r}")
     try:
-        found = _active_tab(env)
+        found = _active_tab(ctx)
         if not found:
             return None
         devtools, tab = found

@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from ...resources import cache_name, fetch
-from ...safe_paths import cache_folder, check_basename, join_under, task_file_of, write_under
+from ...safe_paths import check_basename
+from ..context import EvalContext
 from ..registry import getter
 
 
-def getter_field(env: Any, config: dict) -> str:
+def getter_field(ctx: EvalContext, config: dict) -> str:
     """Where `config` sits in the running task's evaluator (`evaluator.result[1]`), else its type."""
-    evaluator = (getattr(env, "task_config", None) or {}).get("evaluator")
+    evaluator = ctx.task_config.get("evaluator")
     if isinstance(evaluator, dict):
         for same in (lambda a, b: a is b, lambda a, b: a == b):
             for role in ("result", "expected"):
@@ -32,17 +33,17 @@ def getter_field(env: Any, config: dict) -> str:
     return f"{config.get('type', 'getter')}"
 
 
-def cache_target(env: Any, config: dict, name: Any, key: str = "dest") -> Path:
+def cache_target(ctx: EvalContext, config: dict, name: Any, key: str = "dest") -> Path:
     """The path `name` (from config[key]) names in the task's cache folder; UnsafeTaskPath when it leaves it."""
-    return join_under(cache_folder(env), name, f"{getter_field(env, config)}.{key}", task_file_of(env))
+    return ctx.cache_path(name, f"{getter_field(ctx, config)}.{key}")
 
 
-def save_in_cache(env: Any, config: dict, name: Any, data: bytes, key: str = "dest") -> str:
+def save_in_cache(ctx: EvalContext, config: dict, name: Any, data: bytes, key: str = "dest") -> str:
     """Writes `data` under `name` in the task's cache folder (never through a symlink); returns the path."""
-    return str(write_under(cache_folder(env), name, data, f"{getter_field(env, config)}.{key}", task_file_of(env)))
+    return str(ctx.save_to_cache(name, data, f"{getter_field(ctx, config)}.{key}"))
 
 
-def _paths_and_dests(env: Any, config: dict) -> tuple[list[str], list[str], list[int]]:
+def _paths_and_dests(ctx: EvalContext, config: dict) -> tuple[list[str], list[str], list[int]]:
     """(paths, dests, gives); every dest is checked here, before anything is fetched or written."""
     if config.get("multi"):
         paths, dests = list(config["path"]), list(config["dest"])
@@ -51,7 +52,7 @@ def _paths_and_dests(env: Any, config: dict) -> tuple[list[str], list[str], list
     else:
         paths, dests, gives, keys = [config["path"]], [config["dest"]], [0], ["dest"]
     for dest, key in zip(dests, keys):
-        cache_target(env, config, dest, key)
+        cache_target(ctx, config, dest, key)
     return paths, dests, gives
 
 
@@ -64,32 +65,32 @@ def _single_or_list(values: list) -> Any:
 
 
 @getter("vm_file")
-def vm_file(env: Any, config: dict) -> str | list | None:
+def vm_file(ctx: EvalContext, config: dict) -> str | list | None:
     """Fetches file(s) from the desktop into the task's cache; None for a file that is not there.
 
     With `multi`, `path`/`dest` are lists and `gives` lists the indices returned.
     """
-    paths, dests, gives = _paths_and_dests(env, config)
+    paths, dests, gives = _paths_and_dests(ctx, config)
     out = []
     for i, (path, dest) in enumerate(zip(paths, dests)):
-        data = env.controller.get_file(path)
+        data = ctx.read_file(path)
         local = None
         if data is not None:
-            local = save_in_cache(env, config, dest, data, _dest_key(config, i))
+            local = save_in_cache(ctx, config, dest, data, _dest_key(config, i))
         if i in gives:
             out.append(local)
     return _single_or_list(out)
 
 
 @getter("cloud_file")
-def cloud_file(env: Any, config: dict) -> str | list:
+def cloud_file(ctx: EvalContext, config: dict) -> str | list:
     """Expected files named by URL, `file://` URL or a path relative to the task's folder."""
-    paths, dests, gives = _paths_and_dests(env, config)
-    field, task_file = getter_field(env, config), task_file_of(env)
+    paths, dests, gives = _paths_and_dests(ctx, config)
+    field, task_file = getter_field(ctx, config), ctx.task_file
     out = []
     for i, (url, dest) in enumerate(zip(paths, dests)):
         path_key = f"path[{i}]" if config.get("multi") else "path"
-        local = fetch(url, cache_target(env, config, dest, _dest_key(config, i)), task_dir=getattr(env, "task_dir", None),
+        local = fetch(url, cache_target(ctx, config, dest, _dest_key(config, i)), task_dir=ctx.task_dir,
                       field=f"{field}.{path_key}", task_file=task_file)
         if i in gives:
             out.append(str(local))
@@ -97,19 +98,19 @@ def cloud_file(env: Any, config: dict) -> str | list:
 
 
 @getter("cache_file")
-def cache_file(env: Any, config: dict) -> str:
+def cache_file(ctx: EvalContext, config: dict) -> str:
     """A file a setup step left in the task's cache folder (e.g. an execute step's `stdout`), by name."""
-    path = cache_target(env, config, config["path"], "path")
-    if not path.is_file():
-        raise FileNotFoundError(f"cache_file: {path} not found")
+    path = ctx.cached_file(config["path"], f"{getter_field(ctx, config)}.path")
+    if path is None:
+        raise FileNotFoundError(f"cache_file: {config['path']!r} is not in the task's cache folder")
     return str(path)
 
 
 @getter("content_from_vm_file")
-def content_from_vm_file(env: Any, config: dict) -> list | None:
+def content_from_vm_file(ctx: EvalContext, config: dict) -> list | None:
     """A piece of a desktop file's content; OSWorld defines xlsx + last_row (values as strings)."""
-    check_basename(config["path"], f"{getter_field(env, config)}.path", task_file_of(env))
-    local = vm_file(env, {"path": config["path"], "dest": os.path.basename(config["path"])})
+    check_basename(config["path"], f"{getter_field(ctx, config)}.path", ctx.task_file)
+    local = vm_file(ctx, {"path": config["path"], "dest": os.path.basename(config["path"])})
     if local is None:
         return None
     file_type, content = config.get("file_type"), config.get("file_content")
@@ -125,17 +126,17 @@ CONFERENCE_CSV = "conference_cities.csv"
 
 
 @getter("conference_city_in_order")
-def conference_city_in_order(env: Any, config: dict) -> list[str]:
+def conference_city_in_order(ctx: EvalContext, config: dict) -> list[str]:
     """The third column of a CSV file, in row order, its header row left out.
 
     `csv_path` names the file as cloud_file's `path` does (a URL, a file:// URL or a path
     relative to the task's folder): OSWorld opens it on the harness's machine, not the desktop.
     A row with fewer than three columns gives "".
     """
-    field, task_file = getter_field(env, config), task_file_of(env)
+    field, task_file = getter_field(ctx, config), ctx.task_file
     url = config["csv_path"]
     name = cache_name(url, CONFERENCE_CSV) if isinstance(url, str) else CONFERENCE_CSV
-    local = fetch(url, cache_target(env, config, name), task_dir=getattr(env, "task_dir", None),
+    local = fetch(url, cache_target(ctx, config, name), task_dir=ctx.task_dir,
                   field=f"{field}.csv_path", task_file=task_file)
     with open(local, newline="", encoding="utf-8-sig") as f:
         rows = list(csv.reader(f))

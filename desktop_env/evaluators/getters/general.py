@@ -3,26 +3,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..context import CommandResult, EvalContext
 from ..registry import getter
 
 
-def _run(env: Any, config: dict) -> dict:
-    return env.controller.run_command(config["command"], shell=bool(config.get("shell", False)))
+def _run(ctx: EvalContext, config: dict) -> CommandResult:
+    return ctx.run_command(config["command"], shell=bool(config.get("shell", False)))
 
 
 @getter("vm_command_line")
-def vm_command_line(env: Any, config: dict) -> str:
-    return _run(env, config)["output"]
+def vm_command_line(ctx: EvalContext, config: dict) -> str:
+    return _run(ctx, config).output
 
 
 @getter("vm_command_error")
-def vm_command_error(env: Any, config: dict) -> str:
-    return _run(env, config)["error"]
+def vm_command_error(ctx: EvalContext, config: dict) -> str:
+    return _run(ctx, config).error
 
 
 @getter("vm_terminal_output")
-def vm_terminal_output(env: Any, config: dict) -> str | None:
-    return env.controller.get_terminal_output()
+def vm_terminal_output(ctx: EvalContext, config: dict) -> str | None:
+    return ctx.terminal_output()
 
 
 def _replay_code(index: int, action: Any) -> str:
@@ -37,7 +38,7 @@ def _replay_code(index: int, action: Any) -> str:
 
 
 @getter("replay")
-def replay(env: Any, config: Any) -> None:
+def replay(ctx: EvalContext, config: Any) -> None:
     """Plays recorded key actions in the desktop, in order, and returns None.
 
     The actions are config["trajectory"] (OSWorld's getter takes the list itself, which is
@@ -48,4 +49,4 @@ def replay(env: Any, config: Any) -> None:
     if not isinstance(actions, list):
         raise ValueError(f"replay: trajectory must be a list of actions, got {actions!r:.200}")
     for code in [_replay_code(i, action) for i, action in enumerate(actions)]:
-        env.controller.execute_python_command(code)
+        ctx.run_python(code)

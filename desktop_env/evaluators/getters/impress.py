@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
-from typing import Any
 
-from ...safe_paths import check_basename, task_file_of
+from ...safe_paths import check_basename
+from ..context import EvalContext
 from ..registry import getter, unsupported_getter
 from .files import cache_target, getter_field, save_in_cache, vm_file
 
@@ -15,14 +15,14 @@ R_EMBED = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}
 BLIP = "{http://schemas.openxmlformats.org/drawingml/2006/main}blip"
 
 
-def _slide(env: Any, config: dict):
+def _slide(ctx: EvalContext, config: dict):
     """The requested slide of the fetched presentation, or None when there is no such file/slide."""
     from pptx import Presentation
     from pptx.exc import PackageNotFoundError
 
-    check_basename(config["ppt_file_path"], f"{getter_field(env, config)}.ppt_file_path", task_file_of(env))
-    cache_target(env, config, config["dest"])  # refused before the desktop is asked
-    local = vm_file(env, {"path": config["ppt_file_path"], "dest": Path(config["ppt_file_path"]).name})
+    check_basename(config["ppt_file_path"], f"{getter_field(ctx, config)}.ppt_file_path", ctx.task_file)
+    cache_target(ctx, config, config["dest"])  # refused before the desktop is asked
+    local = vm_file(ctx, {"path": config["ppt_file_path"], "dest": Path(config["ppt_file_path"]).name})
     if local is None:
         return None
     try:
@@ -33,26 +33,26 @@ def _slide(env: Any, config: dict):
     return slides[index] if 0 <= index < len(slides) else None
 
 
-def _save(env: Any, config: dict, blob: bytes) -> str:
-    return save_in_cache(env, config, config["dest"], blob)
+def _save(ctx: EvalContext, config: dict, blob: bytes) -> str:
+    return save_in_cache(ctx, config, config["dest"], blob)
 
 
 @getter("audio_in_slide")
-def audio_in_slide(env: Any, config: dict) -> str | None:
+def audio_in_slide(ctx: EvalContext, config: dict) -> str | None:
     """The audio embedded in slide `slide_index`, saved as `dest`; None when the slide has none."""
-    slide = _slide(env, config)
+    slide = _slide(ctx, config)
     if slide is None:
         return None
     for rel in slide.part.rels.values():
         if rel.reltype.endswith(AUDIO_RELS) and not rel.is_external:
-            return _save(env, config, rel.target_part.blob)
+            return _save(ctx, config, rel.target_part.blob)
     return None
 
 
 @getter("background_image_in_slide")
-def background_image_in_slide(env: Any, config: dict) -> str | None:
+def background_image_in_slide(ctx: EvalContext, config: dict) -> str | None:
     """The picture filling slide `slide_index`'s background (its own, else its layout's or master's)."""
-    slide = _slide(env, config)
+    slide = _slide(ctx, config)
     if slide is None:
         return None
     for part_owner in (slide, slide.slide_layout, slide.slide_layout.slide_master):
@@ -62,7 +62,7 @@ def background_image_in_slide(env: Any, config: dict) -> str | None:
         for blip in background.iter(BLIP):
             rel_id = blip.get(R_EMBED)
             if rel_id and rel_id in part_owner.part.rels:
-                return _save(env, config, part_owner.part.rels[rel_id].target_part.blob)
+                return _save(ctx, config, part_owner.part.rels[rel_id].target_part.blob)
     return None
 
 

@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any, Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from ..context import EvalContext
 from ..registry import getter
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -14,17 +15,17 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
 
 
 @getter("rule")
-def rule(env: Any, config: dict) -> Any:
+def rule(ctx: EvalContext, config: dict) -> Any:
     return config["rules"]
 
 
 @getter("accessibility_tree")
-def accessibility_tree(env: Any, config: dict) -> str:
-    return env.controller.get_accessibility_tree()
+def accessibility_tree(ctx: EvalContext, config: dict) -> str:
+    return ctx.accessibility_tree()
 
 
 @getter("time_diff_range")
-def time_diff_range(env: Any, config: dict) -> Any:
+def time_diff_range(ctx: EvalContext, config: dict) -> Any:
     return config["diff_range_in_minutes"]
 
 
@@ -100,12 +101,13 @@ def resolve_relative_day(phrase: str, today: dt.date) -> dt.date:
 
 
 @getter("rule_relativeTime")
-def rule_relative_time(env: Any, config: dict, today: dt.date | None = None) -> dict:
+def rule_relative_time(ctx: EvalContext, config: dict, today: dt.date | None = None) -> dict:
     """The task's rules with relative dates ("tomorrow", "next Monday") made absolute.
 
     `rules.relativeTime` = {from, to?}; the formats to fill are in `rules.expected`
     under `time` (from only), or `from`/`to`, or the split day/month/year keys.
-    Today is taken in `rules.timezone` when given, else the machine's local zone
+    Today is the day the evaluation ran (`ctx.now()`, so a rescore resolves the dates as the
+    live evaluation did), taken in `rules.timezone` when given, else the machine's local zone
     (OSWorld asks a web service for the zone; we stay offline).
     """
     rules = copy.deepcopy(config["rules"])
@@ -114,7 +116,7 @@ def rule_relative_time(env: Any, config: dict, today: dt.date | None = None) -> 
             zone = ZoneInfo(rules["timezone"]) if "timezone" in rules else None
         except ZoneInfoNotFoundError:
             raise ValueError(f"rules.timezone {rules['timezone']!r} is not a known time zone") from None
-        today = dt.datetime.now(zone).date()
+        today = ctx.now().astimezone(zone).date()
     relative, expected = rules["relativeTime"], rules["expected"]
     start = resolve_relative_day(relative["from"], today)
     if "to" not in relative:

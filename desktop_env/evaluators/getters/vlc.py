@@ -4,18 +4,13 @@ from __future__ import annotations
 import logging
 import shlex
 from collections import Counter
-from pathlib import PurePosixPath
-from typing import Any
 
-import requests
-
-from ...errors import ProviderError, ServiceUnreachable
+from ..context import EvalContext, ServiceUnavailable
 from ..registry import getter
 from .files import cache_target, save_in_cache, vm_file
 
 log = logging.getLogger("osworld.getters.vlc")
 
-VLC_HTTP_PORT = 8080
 # OSWorld's desktop image runs VLC's HTTP interface with this password (user name empty).
 VLC_HTTP_PASSWORD = "password"
 VLCRC = ".config/vlc/vlcrc"
@@ -30,45 +25,37 @@ _VIDEO_KINDS = ("3gp", "3gpp", "3gpp2", "avi", "divx", "dv", "fli", "flv", "mp2t
 VIDEO_TYPES = tuple(kind for kind in _VIDEO_KINDS for _ in range(1 if kind == "x-ogm+ogg" else 2))
 
 
-def _home(env: Any) -> PurePosixPath:
-    # The desktop names its own home; OSWorld's server does not expand "~" in paths.
-    return PurePosixPath(env.controller.get_vm_desktop_path()).parent
-
-
 @getter("vlc_playing_info")
-def vlc_playing_info(env: Any, config: dict) -> str | None:
+def vlc_playing_info(ctx: EvalContext, config: dict) -> str | None:
     """VLC's /requests/status.xml (state, position, the playing file's metadata), saved as config["dest"].
 
     None when nothing answers on VLC's HTTP port (VLC is closed, or runs without its HTTP interface).
     """
-    cache_target(env, config, config["dest"])  # refused before VLC is asked
+    cache_target(ctx, config, config["dest"])  # refused before VLC is asked
     try:
-        host, port = env.provider.service_endpoint(VLC_HTTP_PORT)
-        response = requests.get(f"http://{host}:{port}/requests/status.xml", auth=("", VLC_HTTP_PASSWORD), timeout=10)
-    except ServiceUnreachable:
-        raise  # VLC runs but its port is not exposed: an error of the desktop, not a score
-    except (NotImplementedError, ProviderError, requests.RequestException) as e:
+        response = ctx.http("vlc_http", "/requests/status.xml", auth=("", VLC_HTTP_PASSWORD))
+    except ServiceUnavailable as e:
         log.warning("vlc_playing_info: VLC's HTTP interface did not answer: %s", e)
         return None
-    if response.status_code != 200:
-        log.warning("vlc_playing_info: VLC's HTTP interface answered HTTP %d", response.status_code)
+    if response.status != 200:
+        log.warning("vlc_playing_info: VLC's HTTP interface answered HTTP %d", response.status)
         return None
-    return save_in_cache(env, config, config["dest"], response.content)
+    return save_in_cache(ctx, config, config["dest"], response.body)
 
 
 @getter("vlc_config")
-def vlc_config(env: Any, config: dict) -> str | None:
+def vlc_config(ctx: EvalContext, config: dict) -> str | None:
     """VLC's settings file (~/.config/vlc/vlcrc), saved as config["dest"]; None when VLC never saved one."""
-    cache_target(env, config, config["dest"])
-    return vm_file(env, {"path": str(_home(env) / VLCRC), "dest": config["dest"]})
+    cache_target(ctx, config, config["dest"])
+    return vm_file(ctx, {"path": str(ctx.home() / VLCRC), "dest": config["dest"]})
 
 
 @getter("default_video_player")
-def default_video_player(env: Any, config: dict) -> str | None:
+def default_video_player(ctx: EvalContext, config: dict) -> str | None:
     """The .desktop file (e.g. "vlc.desktop") that opens most video types, per `xdg-mime`;
     None when no type has one."""
     types = " ".join(shlex.quote(f"video/{kind}") for kind in VIDEO_TYPES)
     script = f'for type in {types}; do printf "%s\\n" "$(xdg-mime query default "$type" 2>/dev/null)"; done'
-    output = env.controller.run_command(script, shell=True).get("output") or ""
+    output = ctx.run_command(script, shell=True).output
     players = Counter(line.strip() for line in output.splitlines() if line.strip())
     return players.most_common(1)[0][0] if players else None

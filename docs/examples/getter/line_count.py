@@ -7,16 +7,15 @@ Load it with `--plugin docs/examples/getter/line_count.py` and name it in a task
 """
 from __future__ import annotations
 
-from typing import Any
-
+from desktop_env.evaluators.context import EvalContext
 from desktop_env.evaluators.registry import getter
 
 
 @getter("example_line_count")
-def line_count(env: Any, config: dict) -> int | None:
-    # CHANGES WITH THE EVALUATION CONTEXT: getters will take (ctx, config) and read the file with
-    # the context instead of reaching into env.controller (see docs/EXTENDING.md, "A getter").
-    data = env.controller.get_file(config["path"])
+def line_count(ctx: EvalContext, config: dict) -> int | None:
+    # Through the context, never the env: the call and its answer are recorded, so
+    # `osworld rescore` can replay this getter offline.
+    data = ctx.read_file(config["path"])
     if data is None:
         return None
     return len(data.decode("utf-8", errors="replace").splitlines())

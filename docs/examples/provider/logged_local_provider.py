@@ -1,6 +1,7 @@
 """An example provider: the local desktop, with a log of how long each start, revert and stop took.
 
-Use it from Python: `DesktopEnv(provider=LoggedLocalProvider(screen_size=(1280, 720)))`.
+Use it from Python: `DesktopEnv(provider=LoggedLocalProvider(screen_size=(1280, 720)))`, or by
+name: `osworld run --plugin docs/examples/provider/logged_local_provider.py --provider logged-local`.
 """
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import time
 from contextlib import contextmanager
 from typing import Iterator
 
+from desktop_env.providers import provider
 from desktop_env.providers.local import LocalProvider
 
 
+@provider("logged-local")
 class LoggedLocalProvider(LocalProvider):
     def __init__(self, **options):
         super().__init__(**options)
