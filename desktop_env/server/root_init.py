@@ -36,6 +36,9 @@ MS_NODEV = 0x4
 MS_REMOUNT = 0x20
 MS_BIND = 0x1000
 PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
 CAP_SYS_ADMIN = 21
 CAP_LAST = 63  # PR_CAPBSET_DROP answers EINVAL past the kernel's last capability
 
@@ -84,6 +87,23 @@ def _drop_from_bounding_set(capabilities) -> None:
             raise OSError(err, f"cannot drop capability {cap}: {os.strerror(err)}")
 
 
+def _clear_inherited_capabilities() -> None:
+    """bwrap hands its capabilities on as inheritable and ambient too, and a root process's
+    exec takes those back whatever the bounding set says: both emptied."""
+    if _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"cannot clear ambient capabilities: {os.strerror(err)}")
+    header = (ctypes.c_uint32 * 2)(LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # two of {effective, permitted, inheritable}
+    if _libc.capget(header, data) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"capget: {os.strerror(err)}")
+    data[2] = data[5] = 0
+    if _libc.capset(header, data) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"capset: {os.strerror(err)}")
+
+
 def start_broker(session_json: str, logs: Path) -> None:
     """The broker, reparented to the sandbox's pid 1 (a double fork), so the session never
     reaps or waits for it."""
@@ -97,6 +117,7 @@ def start_broker(session_json: str, logs: Path) -> None:
         if os.fork():
             os._exit(0)
         _drop_from_bounding_set([CAP_SYS_ADMIN])
+        _clear_inherited_capabilities()
         log = os.open(logs / BROKER_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
         null = os.open("/dev/null", os.O_RDONLY)
         os.dup2(null, 0)
@@ -125,6 +146,7 @@ def become_user(home: str) -> None:
     open_skeleton(private=("/root", UPPER_ROOT, runtime))
     os.chown(runtime, USER_UID, USER_UID)
     _drop_from_bounding_set(range(CAP_LAST + 1))
+    _clear_inherited_capabilities()
     os.setgroups([USER_UID])
     os.setresgid(USER_UID, USER_UID, USER_UID)
     os.setresuid(USER_UID, USER_UID, USER_UID)  # clears every capability (no keep-caps)
