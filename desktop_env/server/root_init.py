@@ -28,6 +28,7 @@ OVERLAID = ("/usr", "/etc", "/var/lib/dpkg", "/var/lib/apt")
 UPPER_ROOT = "/run/osworld-root"  # holds the overlays' upper and work folders; root only
 # Folders root's tools expect on a system (apt's download and log folders).
 ROOT_FOLDERS = ("/var/cache/apt/archives/partial", "/var/log/apt", "/root")
+USR_LOCAL = ("bin", "etc", "games", "include", "lib", "man", "sbin", "share", "src")  # as Debian ships it
 SUDO_CLIENT = Path(__file__).with_name("shims") / "sudo"
 
 MS_RDONLY = 0x1
@@ -67,6 +68,8 @@ def overlay_system(upper_bytes: int) -> None:
                f"lowerdir={target},upperdir={layer}/upper,workdir={layer}/work,userxattr")
     # What was hidden under /usr stays hidden: the host's /usr/local (pip's host installs).
     _mount("tmpfs", "/usr/local", "tmpfs", MS_NOSUID | MS_NODEV, f"size={upper_bytes},mode=0755")
+    for name in USR_LOCAL:
+        os.mkdir(f"/usr/local/{name}", 0o755)
     Path("/etc/machine-id").write_text(machine_id)
     # The root folder bwrap built (/var, /opt, /srv...): writable for root, capped.
     _mount(None, "/", None, MS_REMOUNT | MS_BIND, None)

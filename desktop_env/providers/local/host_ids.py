@@ -10,8 +10,8 @@ everyone else: bwrap resolves its bind sources as the user it runs as, and once 
 a desktop sees only what was bound, never those folders themselves.
 
 Each desktop takes a block of IDS_PER_DESKTOP ids: the first is root inside its user
-namespace (sudo), the second its `user` (uid 1000 inside), the rest the accounts that
-`useradd` makes inside (1001...). A slot is held with an flock on a file in the runtime
+namespace (sudo), the second its `user` (uid 1000 inside), the next ones the accounts
+that `useradd` makes inside (1001...), the last `nobody` (65534). A slot is held with an flock on a file in the runtime
 folder, so concurrent harnesses never hand out the same ids while their desktop lives.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from ...errors import SandboxStartError
 
 DEFAULT_BASE = 1_600_000_000  # far above any account's uid and the usual subordinate ranges
 SLOTS = 1024
-IDS_PER_DESKTOP = 64  # root, user, and 62 accounts made inside
+IDS_PER_DESKTOP = 64  # root, user, 61 accounts made inside, nobody
 
 
 @dataclass(frozen=True)

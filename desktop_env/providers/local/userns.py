@@ -74,10 +74,12 @@ class IdMaps:
 
 
 def id_maps(root_uid: int, ids: int, user_gid: int) -> IdMaps:
-    """Inside 0 -> root_uid; inside 1000.. -> root_uid+1.. (ids-1 of them). The user's group
-    (inside 1000) is the desktops' shared host group, which may enter the env folders."""
-    return IdMaps(uid_map=f"0 {root_uid} 1\n1000 {root_uid + 1} {ids - 1}\n",
-                  gid_map=f"0 {root_uid} 1\n1000 {user_gid} 1\n1001 {root_uid + 2} {ids - 2}\n")
+    """Inside 0 -> root_uid; inside 1000.. -> root_uid+1.. (the user and accounts made
+    inside); inside 65534 (nobody) -> the block's last id. The user's group (inside 1000)
+    is the desktops' shared host group, which may enter the env folders."""
+    nobody = f"65534 {root_uid + ids - 1} 1\n"
+    return IdMaps(uid_map=f"0 {root_uid} 1\n1000 {root_uid + 1} {ids - 2}\n" + nobody,
+                  gid_map=f"0 {root_uid} 1\n1000 {user_gid} 1\n1001 {root_uid + 2} {ids - 3}\n" + nobody)
 
 
 def create_user_namespace(owner_uid: int, owner_gid: int, maps: IdMaps) -> int:
@@ -143,9 +145,9 @@ def root_inside_unavailable() -> str:
     from .host_ids import sandbox_id_range
 
     ids = sandbox_id_range()
-    probe_root = ids.base + ids.count - 3  # the range's last ids, which a desktop takes last
+    probe_root = ids.base + ids.count - 4  # the range's last ids, which a desktop takes last
     try:
-        userns = create_user_namespace(probe_root, probe_root, id_maps(probe_root, 3, ids.group))
+        userns = create_user_namespace(probe_root, probe_root, id_maps(probe_root, 4, ids.group))
     except (OSError, subprocess.SubprocessError) as e:
         return f"cannot create a user namespace with two mapped ids: {e}"
     try:
