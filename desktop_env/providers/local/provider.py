@@ -120,6 +120,7 @@ class LocalProvider(Provider):
         self._listeners: dict[str, socket.socket] = {}
         self._identity: SandboxIdentity | None = None
         self._root: RootInside | None = None  # the desktop's own root (sudo), set per boot
+        self.sudo_unavailable = ""  # why `sudo` fails inside this desktop ("" when it works)
         self._cgroup: DesktopCgroup | None = None
         self._cgroup_tried = False
         self._limit_baseline = LimitEvents()
@@ -335,6 +336,7 @@ class LocalProvider(Provider):
     def _boot(self) -> None:
         runtime_root()  # checked again: the desktop's uid must still be able to enter it
         self._root = root_inside_for(self.env_dir, self._identity)  # a new namespace per boot: nothing carries over
+        self.sudo_unavailable = self._root.reason
         try:
             self._boot_sandbox()
         finally:
