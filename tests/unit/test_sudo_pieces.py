@@ -1,5 +1,8 @@
 """The parts of sudo inside a desktop that need no desktop: its id maps, its option parsing, root's environment."""
+import os
 import pwd
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -7,6 +10,8 @@ from desktop_env.providers.local.host_ids import IDS_PER_DESKTOP
 from desktop_env.providers.local.userns import id_maps
 from desktop_env.server.sudo_broker import SECURE_PATH, sudo_environment
 from desktop_env.server.sudo_client import Usage, parse
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_root_user_accounts_and_nobody_map_onto_the_desktops_own_block():
@@ -42,3 +47,27 @@ def test_root_gets_sudos_reset_environment_not_the_callers():
                            root, caller, ["whoami"], preserve=False)
     assert env["DISPLAY"] == ":0" and env["LC_ALL"] == "C" and "OPENAI_API_KEY" not in env
     assert env["PATH"] == SECURE_PATH and env["HOME"] == "/root" and env["SUDO_USER"] == "user"
+
+
+DOCTOR_AS_NOBODY = ("from desktop_env.providers.local.doctor import check_sudo; c = check_sudo(); "
+                    "print(c.ok, c.required); print(c.detail); print(c.fix)")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="becomes another user to run the doctor as a normal user")
+def test_doctor_says_why_a_normal_users_harness_has_no_sudo():
+    if not all(os.stat(p).st_mode & 0o005 == 0o005 for p in [*REPO.parents, REPO] if p != Path("/")):
+        pytest.skip(f"the checkout at {REPO} is not readable by other users")
+
+    def become_nobody():
+        os.setgroups([])
+        os.setresgid(65534, 65534, 65534)
+        os.setresuid(65534, 65534, 65534)
+
+    done = subprocess.run(["/usr/bin/python3", "-c", DOCTOR_AS_NOBODY], capture_output=True, text=True, timeout=60,
+                          cwd="/", preexec_fn=become_nobody, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO),
+                                                                  "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.returncode == 0, done.stderr
+    ok, detail, fix = done.stdout.splitlines()
+    assert ok == "False False"  # reported, not required
+    assert detail.startswith("unavailable inside the desktop: the harness does not run as root")
+    assert fix == "run the harness as root"
