@@ -112,12 +112,12 @@ def _read_from_terminal(prompt: str) -> str | None:
         os.write(fd, prompt.encode())
         old = termios.tcgetattr(fd)
         new = list(old)
-        new[3] &= ~termios.ECHO
-        termios.tcsetattr(fd, termios.TCSAFLUSH, new)
+        new[3] &= ~termios.ECHO  # no echo; TCSADRAIN keeps what was typed ahead, as sudo does
+        termios.tcsetattr(fd, termios.TCSADRAIN, new)
         try:
             line = _read_line(fd)
         finally:
-            termios.tcsetattr(fd, termios.TCSAFLUSH, old)
+            termios.tcsetattr(fd, termios.TCSADRAIN, old)
             os.write(fd, b"\n")
         return line
     finally:

@@ -71,3 +71,17 @@ def test_doctor_says_why_a_normal_users_harness_has_no_sudo():
     assert ok == "False False"  # reported, not required
     assert detail.startswith("unavailable inside the desktop: the harness does not run as root")
     assert fix == "run the harness as root"
+
+
+def test_the_etc_a_root_inside_starts_from_holds_no_host_account_or_secret():
+    from desktop_env.providers.local.etc_view import ensure_etc_view
+
+    view = ensure_etc_view()
+    accounts = {line.split(":")[0] for line in (view / "passwd").read_text().splitlines()}
+    assert accounts == {"root", "user", "nobody"}
+    assert "$" not in (view / "shadow").read_text()  # no password hash at all
+    for secret in ("environment", "profile.d", "ssh", "sudoers", "apt/auth.conf", "apt/auth.conf.d", "ssl/private",
+                   "subuid", "machine-id-", "gshadow-"):
+        assert not (view / secret).exists(), secret
+    assert (view / "pam.d" / "su").exists() and (view / "login.defs").exists()
+    assert (view / "machine-id").read_text() == ""  # each desktop's own is bound there
