@@ -12,7 +12,7 @@ with it.
 
 Messages are one JSON object per line, each way:
   -> {"op": "auth", "password": "..."}            <- {"ok": true} | {"ok": false, "error": ...}
-  -> {"op": "run", "argv": [...], "user": "root", "cwd": "...", "env": {...}, "login": false}
+  -> {"op": "run", "argv": [...], "user": "root", "cwd": "...", "env": {...}, "set_env": {...}, "login": false}
      with the client's fds 0, 1, 2 attached (SCM_RIGHTS)
                                                   <- {"status": N} | {"error": "..."}
 """
@@ -134,7 +134,9 @@ class Connection:
             if message.get("login") or not argv:  # sudo -i / -s: the target's shell
                 shell = target.pw_shell or "/bin/sh"
                 argv = [shell, *(["-l"] if message.get("login") else []), *(["-c", " ".join(argv)] if argv else [])]
-            env = sudo_environment(dict(message.get("env") or {}), target, caller, argv, bool(message.get("preserve_env")))
+            env = sudo_environment(dict(message.get("env") or {}), target, caller, argv,
+                                   preserve=bool(message.get("preserve_env")))
+            env.update(message.get("set_env") or {})  # `sudo VAR=value cmd`: ALL commands carry SETENV
             cwd = target.pw_dir if message.get("login") else str(message.get("cwd") or "/")
             self.spawn(argv, target, env, cwd, fds)
         finally:

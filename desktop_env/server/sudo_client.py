@@ -193,9 +193,10 @@ def main(args: list[str]) -> int:
         return 0
     if ("-k" in flags or "-K" in flags) and not command and not ({"-v", "-l", "-i", "-s"} & flags):
         return 0  # no cached credentials to forget: every sudo asks again
+    assignments = {}
     while command and "=" in command[0] and not command[0].startswith("="):  # VAR=value before the command
-        values.setdefault("assign", "")
-        values["assign"] += command.pop(0) + "\0"
+        key, _, value = command.pop(0).partition("=")
+        assignments[key] = value
     if not command and not ({"-v", "-l", "-i", "-s"} & flags):
         sys.stderr.write(USAGE)
         return 1
@@ -214,15 +215,12 @@ def main(args: list[str]) -> int:
         if "-l" in flags:
             print(f"User {me} may run the following commands on osworld:\n    (ALL : ALL) ALL")
             return 0
-        env = dict(os.environ)
-        for assignment in filter(None, values.get("assign", "").split("\0")):
-            key, _, value = assignment.partition("=")
-            env[key] = value
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # closing the socket ends the command
             signal.signal(sig, lambda number, _: os._exit(128 + number))
-        answer = broker.ask({"op": "run", "argv": command, "user": values.get("user", "root"), "cwd": os.getcwd(),
-                             "env": env, "login": "-i" in flags, "shell": "-s" in flags,
-                             "preserve_env": "-E" in flags}, fds=[0, 1, 2])
+        request = {"op": "run", "argv": command, "user": values.get("user", "root"), "cwd": os.getcwd(),
+                   "env": dict(os.environ), "set_env": assignments, "login": "-i" in flags,
+                   "preserve_env": "-E" in flags}
+        answer = broker.ask(request, fds=[0, 1, 2])
     except (OSError, ValueError) as e:
         sys.stderr.write(f"sudo: cannot reach the desktop's sudo broker: {e}\n")
         return 1

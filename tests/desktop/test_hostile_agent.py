@@ -236,7 +236,8 @@ def test_root_inside_cannot_reach_or_change_the_host(provider, tmp_path):
     results.mkdir()
     named = [str(REPO), str(results), "/work", str(Path.home() / ".cache" / "osworld")]
     agent(provider, f"open('/home/user/root_probe.py', 'w').write({ROOT_PROBE!r})")
-    probe = shell(provider, f"echo password | sudo -S /usr/bin/python3 /home/user/root_probe.py {os.getpid()} {' '.join(named)}")
+    probe = shell(provider, f"echo password | sudo -S /usr/bin/python3 /home/user/root_probe.py {os.getpid()} "
+                            + " ".join(named))
     seen = json.loads(probe["output"].strip().splitlines()[-1])
     assert seen["uid"] == 0
     assert all(value in (errno.EROFS, errno.EACCES) for key, value in seen.items() if key.startswith("wrote ")), seen

@@ -63,7 +63,7 @@ def test_sudo_runs_as_the_desktops_root_and_its_changes_vanish_at_reset(provider
 
     changed = shell(provider, f"{SUDO} sh -c 'echo 10.9.8.7 osworld-probe >> /etc/hosts' && "
                               f"{SUDO} useradd -m -s /bin/bash charles && "
-                              f"{SUDO} sh -c 'echo probe > /usr/bin/osworld-probe; echo probe > /usr/local/bin/probe' && "
+                              f"{SUDO} sh -c 'echo x > /usr/bin/osworld-probe; echo x > /usr/local/bin/probe' && "
                               f"grep osworld-probe /etc/hosts; {SUDO} grep -c '^charles:' /etc/passwd /etc/shadow; "
                               f"{SUDO} su - charles -c 'id -un; pwd'")
     assert changed["returncode"] == 0, changed
@@ -96,10 +96,12 @@ def test_a_wrong_password_or_no_password_fails_as_sudo_does(provider):
 
 
 def test_root_commands_get_the_callers_stdin_cwd_and_exit_status(provider):
-    piped = shell(provider, f"cd /tmp && printf 'password\\nline two\\n' | sudo -S sh -c 'cat; pwd; exit 7'; echo rc=$?")
+    piped = shell(provider, "cd /tmp && printf 'password\\nline two\\n' | sudo -S sh -c 'cat; pwd; exit 7'; "
+                            "echo rc=$?")
     assert piped["output"] == "line two\n/tmp\nrc=7\n"
-    as_other = shell(provider, f"{SUDO} -u nobody id -un; {SUDO} /usr/bin/env | grep -c ^SUDO_USER=user")
-    assert as_other["output"] == "nobody\n1\n"
+    as_other = shell(provider, f"{SUDO} -u nobody id -un; {SUDO} /usr/bin/env | grep -c ^SUDO_USER=user; "
+                               f"{SUDO} OSWORLD_VAR=set printenv OSWORLD_VAR")
+    assert as_other["output"] == "nobody\n1\nset\n"
     missing = shell(provider, f"{SUDO} osworld-no-such-command; echo rc=$?")
     assert missing["output"] == "rc=1\n" and "osworld-no-such-command: command not found" in missing["error"]
 
