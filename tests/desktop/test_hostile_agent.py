@@ -8,6 +8,7 @@ with the harness running as an unprivileged user.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -24,8 +25,9 @@ import requests
 
 from desktop_env.controllers.python import ACTION_PREFIX, PythonController
 from desktop_env.desktop_env import DesktopEnv
-from desktop_env.errors import ResourceLimitExceeded
+from desktop_env.errors import ResourceLimitExceeded, ServerRequestError
 from desktop_env.providers.local import LocalProvider
+from desktop_env.providers.local.etc_view import ensure_etc_view
 from desktop_env.providers.local.limits import DesktopLimits, cgroup_support
 
 pytestmark = pytest.mark.desktop
@@ -112,8 +114,12 @@ def test_no_secret_of_the_harness_reaches_the_desktop(provider):
     every_environ = shell(provider, "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'; env")
     assert every_environ["output"] and SECRET not in every_environ["output"]
     assert "OSWORLD_PROBE_API_KEY" not in every_environ["output"]
-    first = PythonController(provider.get_ip_address()).get_file("/proc/1/environ")
-    assert first is not None and SECRET.encode() not in first
+    try:
+        first = PythonController(provider.get_ip_address()).get_file("/proc/1/environ")
+    except ServerRequestError as e:  # with a root inside, bwrap's pid 1 is root's: closed to the user
+        assert e.status == 403 and not provider.sudo_unavailable
+    else:
+        assert first is not None and SECRET.encode() not in first
 
 
 # -- the answers -------------------------------------------------------------------------------
@@ -124,8 +130,12 @@ def test_no_checkout_task_file_cache_or_result_is_visible(provider, tmp_path):
     (results / "result.txt").write_text("1.0\n")
     named = [str(REPO), str(REPO / "evaluation_examples"), str(results), str(Path.home()), "/work", "/root", "/opt",
              "/srv", "/var/lib", "/mnt", "/media", "/var/cache/osworld", os.path.expanduser("~/.cache/osworld")]
-    probe = agent(provider, "import os, json\nprint(json.dumps({p: os.path.exists(p) for p in %r}))" % named)
-    assert json.loads(probe["output"]) == {p: False for p in named}
+    probe = agent(provider, "import os, json\nprint(json.dumps({p: os.path.exists(p) and (sorted(os.listdir(p)) "
+                            "if os.access(p, os.R_OK) else 'closed') for p in %r}))" % named)
+    # A desktop with a root of its own has its own /root (closed to the user; root finds it
+    # empty: test_root_inside_cannot_reach_or_change_the_host) and dpkg's and apt's state.
+    own = {"/root": "closed", "/var/lib": ["apt", "dpkg"]} if not provider.sudo_unavailable else {}
+    assert json.loads(probe["output"]) == {p: own.get(p, False) for p in named}
     found = shell(provider, "find / -xdev \\( -name evaluation_examples -o -name solutions -o -name test_all.json "
                             "-o -name '*.git' -o -name results \\) -not -path '/proc/*' 2>/dev/null")
     assert found["output"].split() == []
@@ -135,11 +145,116 @@ def test_no_checkout_task_file_cache_or_result_is_visible(provider, tmp_path):
 
 
 def test_the_system_is_read_only_and_hidden_config_stays_hidden(provider):
-    result = shell(provider, "touch /usr/x /etc/x /x /var/x 2>&1; ls /etc/shadow /etc/environment /etc/sudoers "
+    result = shell(provider, "touch /usr/x /etc/x /x /var/x 2>&1; ls /etc/environment /etc/sudoers "
                              "/etc/profile.d /etc/ssh 2>&1; ls /sys")
-    assert result["output"].count("Read-only file system") == 4
-    assert result["output"].count("No such file or directory") == 5
+    # Closed to the user either way: read-only without a root inside, root's own with one (as on a VM).
+    refusal = "Permission denied" if provider.sudo_unavailable == "" else "Read-only file system"
+    assert result["output"].count(refusal) == 4, result
+    assert result["output"].count("No such file or directory") == 4
     assert result["output"].split()[-1] == "devices"
+    # The desktop's identity files are its own: no host account, no host password hash.
+    host_accounts = {line.split(":")[0] for line in Path("/etc/passwd").read_text().splitlines()}
+    inside = shell(provider, "cut -d: -f1 /etc/passwd; cat /etc/shadow 2>&1")["output"].split()
+    assert set(inside) & host_accounts <= {"root", "nobody", "user"}, inside
+    assert "$" not in " ".join(inside)
+
+
+# -- root inside (sudo) is the desktop's root, never the host's -----------------------------------
+
+ROOT_PROBE = r"""
+import ctypes, errno, json, os, struct, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+out = {"uid": os.getuid()}
+def call(name, result):
+    out[name] = ctypes.get_errno() if result != 0 else 0
+for path in ("/run/osworld-lib/src/desktop_env/planted", "/run/osworld-lib/venv/planted",
+             "/var/cache/fontconfig/planted", "/sys/devices/system/cpu/planted"):
+    try:
+        open(path, "w").write("x")
+        out["wrote " + path] = True
+    except OSError as e:
+        out["wrote " + path] = e.errno
+MS_REMOUNT, MS_BIND = 0x20, 0x1000
+for target in ("/run/osworld-lib/src", "/usr", "/etc", "/"):
+    call("remount rw " + target, libc.mount(None, target.encode(), None, MS_REMOUNT | MS_BIND, None))
+attr = ctypes.create_string_buffer(struct.pack("=QQQQ", 0, 1, 0, 0))  # clear MOUNT_ATTR_RDONLY
+call("mount_setattr rw src", libc.syscall(442, -100, b"/run/osworld-lib/src", 0, attr, 32))
+call("umount /usr", libc.umount2(b"/usr", 2))
+call("mount tmpfs", libc.mount(b"tmpfs", b"/tmp", b"tmpfs", 0, None))
+call("finit_module", libc.syscall(313, 0, b"", 0))
+call("init_module", libc.syscall(175, None, 0, b""))
+# A namespace of its own gives root every capability again, over nothing it did not mount itself.
+for name, script in (("src", "mount -o remount,rw,bind /run/osworld-lib/src && touch /run/osworld-lib/src/planted"),
+                     ("usr", "umount -l /usr; mount -o remount,rw,bind /usr && touch /usr/planted")):
+    out["nested namespace remount " + name] = subprocess.run(["unshare", "-Urm", "sh", "-c", script]).returncode
+subprocess.run(["cp", "/usr/bin/true", "/usr/bin/root-true"])
+try:
+    os.chmod("/usr/bin/root-true", 0o4755)
+    out["setuid"] = 0
+except OSError as e:
+    out["setuid"] = e.errno
+try:
+    open("/proc/sys/kernel/printk_ratelimit_burst", "w").write("11")
+    out["sysctl"] = 0
+except OSError as e:
+    out["sysctl"] = e.errno
+harness = int(sys.argv[1])
+try:
+    out["harness visible"] = "pytest" in open(f"/proc/{harness}/cmdline").read()
+except OSError:
+    out["harness visible"] = False
+environ = []
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        environ.append(open(f"/proc/{pid}/environ").read())
+    except OSError:
+        pass  # bwrap's pid 1 is closed even to root here
+out["every environ"] = "\n".join(environ)
+out["seen"] = {p: os.path.exists(p) for p in sys.argv[2:]}
+out["root home"] = os.listdir("/root")
+print(json.dumps(out))
+"""
+
+
+def _host_snapshot(provider) -> dict:
+    state = {path: Path(path).read_bytes() for path in ("/etc/hosts", "/etc/passwd", "/etc/shadow")}
+    # what the desktop's root sees of the host (the etc view is the copy its /etc starts from)
+    for top in (provider._src, provider._venv, Path("/usr/bin"), Path("/usr/local"), ensure_etc_view(),
+                Path("/var/lib/dpkg")):
+        for folder, dirs, files in os.walk(top):
+            for name in dirs + files:
+                info = os.lstat(os.path.join(folder, name))
+                state[os.path.join(folder, name)] = (info.st_mode, info.st_uid, info.st_size, info.st_mtime_ns)
+    return state
+
+
+def test_root_inside_cannot_reach_or_change_the_host(provider, tmp_path):
+    if provider.sudo_unavailable:
+        pytest.skip(f"no root inside: {provider.sudo_unavailable}")
+    before = _host_snapshot(provider)
+    results = tmp_path / "results"
+    results.mkdir()
+    named = [str(REPO), str(results), "/work", str(Path.home() / ".cache" / "osworld")]
+    agent(provider, f"open('/home/user/root_probe.py', 'w').write({ROOT_PROBE!r})")
+    probe = shell(provider, f"echo password | sudo -S /usr/bin/python3 /home/user/root_probe.py {os.getpid()} "
+                            + " ".join(named))
+    seen = json.loads(probe["output"].strip().splitlines()[-1])
+    assert seen["uid"] == 0
+    assert all(value in (errno.EROFS, errno.EACCES) for key, value in seen.items() if key.startswith("wrote ")), seen
+    assert all(seen[key] == errno.EPERM for key in seen if key.startswith("remount rw ")), seen
+    assert seen["mount_setattr rw src"] == errno.EPERM and seen["umount /usr"] == errno.EPERM
+    assert seen["mount tmpfs"] == errno.EPERM
+    # EPERM; ENOSYS where the kernel has no module support at all
+    assert seen["finit_module"] in (errno.EPERM, errno.ENOSYS) and seen["init_module"] in (errno.EPERM, errno.ENOSYS)
+    assert seen["nested namespace remount src"] != 0 and seen["nested namespace remount usr"] != 0
+    assert seen["setuid"] == errno.EPERM
+    assert seen["sysctl"] in (errno.EACCES, errno.EPERM, errno.EROFS)
+    assert seen["harness visible"] is False
+    assert "HOME=" in seen["every environ"] and SECRET not in seen["every environ"]
+    assert seen["seen"] == {path: False for path in named} and seen["root home"] == []
+    assert _host_snapshot(provider) == before
+    for pid in provider.process_ids():
+        assert 0 not in host_uids(pid), f"pid {pid} runs as host root"
 
 
 # -- the harness never follows what the desktop plants ------------------------------------------
@@ -241,6 +356,7 @@ def test_python_inside_imports_pyautogui(provider):
 NORMAL_USER_PROBE = """
 import json, os, sys
 from desktop_env.providers.local import LocalProvider
+from desktop_env.providers.local.etc_view import ensure_etc_view
 from desktop_env.controllers.python import PythonController
 provider = LocalProvider(screen_size=(800, 600))
 provider.start_emulator()
@@ -255,6 +371,7 @@ try:
         "environ": run("cat /proc/1/environ")["output"],
         "checkout": run("ls -d %(repo)s /root /work 2>&1")["output"],
         "pyautogui": run("python -c 'import pyautogui' 2>/dev/null; echo rc=$?")["output"].strip(),
+        "sudo": run("echo password | sudo -S true; echo rc=$?"),
     }))
 finally:
     provider.stop_emulator()
@@ -296,3 +413,7 @@ def test_a_normal_users_desktop_holds_too(normal_user_folder):
     assert SECRET not in seen["environ"]
     assert seen["checkout"].count("No such file or directory") == 3
     assert seen["pyautogui"].splitlines()[-1] == "rc=0"
+    # no root inside without a root harness: sudo says why in one line and fails, never "not found"
+    assert seen["sudo"]["output"] == "rc=1\n"
+    assert seen["sudo"]["error"].startswith("sudo: not available in this desktop: the harness does not run as root")
+    assert seen["sudo"]["error"].count("\n") == 1

@@ -1,7 +1,8 @@
 """The bubblewrap command line isolates what the design says it isolates."""
 from pathlib import Path
 
-from desktop_env.providers.local.sandbox import (SANDBOX_HOME, SandboxSpec, bwrap_argv, bwrap_environment,
+from desktop_env.providers.local.sandbox import (ROOT_CAPABILITIES, SANDBOX_HOME, SandboxSpec, bwrap_argv,
+                                                 bwrap_environment,
                                                  sandbox_env)
 
 
@@ -65,3 +66,21 @@ def test_each_boot_gets_its_own_home_and_runtime_folders(tmp_path):
     assert (str(tmp_path / "home-3"), SANDBOX_HOME) in pairs(argv, "--bind")
     assert (str(tmp_path / "run-3"), "/run/osworld") in pairs(argv, "--bind")
     assert str(tmp_path / "sockets") not in argv  # the listening sockets' folder is the harness's alone
+
+
+def test_a_desktop_with_its_own_root_joins_the_harness_namespace_with_a_short_capability_list(tmp_path):
+    rooted = SandboxSpec(env_dir=tmp_path, src_dir=tmp_path / "src", venv_dir=tmp_path / "venv", userns_fd=7)
+    argv = bwrap_argv(rooted, ["true"])
+    assert argv[argv.index("--userns") + 1] == "7" and "--unshare-user" not in argv
+    assert argv[argv.index("--uid") + 1] == "0"
+    caps = {argv[i + 1] for i, a in enumerate(argv) if a == "--cap-add"}
+    assert caps == set(ROOT_CAPABILITIES) | {"CAP_SYS_ADMIN"}
+    for never in ("CAP_SYS_MODULE", "CAP_SYS_PTRACE", "CAP_NET_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_RAWIO", "ALL"):
+        assert never not in caps
+    # the system comes from the staged (idmapped) trees and the desktop's own /etc, never the host's folders
+    binds = pairs(argv, "--ro-bind")
+    assert (str(tmp_path / "system" / "usr"), "/usr") in binds and (str(tmp_path / "system" / "etc"), "/etc") in binds
+    sources = {source for source, _ in binds + pairs(argv, "--bind")}
+    assert not {"/usr", "/etc", "/", "/var/lib/dpkg"} & sources
+    assert not any(target.startswith("/etc/") and target != "/etc/machine-id" for _, target in binds)
+    assert argv[argv.index("--remount-ro") + 1] == "/"

@@ -97,10 +97,22 @@ def check_limits() -> Check:
     return Check("limits", support.in_force, support.summary(), fix, required=False)
 
 
+def check_sudo() -> Check:
+    """Whether desktops get a root of their own, so that `sudo` works inside as on OSWorld's VM."""
+    from .userns import root_inside_unavailable
+
+    reason = root_inside_unavailable()
+    if reason:
+        fix = "run the harness as root" if os.geteuid() != 0 else "use Linux 5.19 or newer on ext4, xfs or btrfs"
+        return Check("sudo", False, f"unavailable inside the desktop: {reason}", fix, required=False)
+    return Check("sudo", True, "works inside the desktop (its own root in a user namespace; "
+                               "changes live in overlays thrown away at reset)", required=False)
+
+
 def run_checks() -> list[Check]:
     missing = missing_packages(required_packages())
     checks = [Check("debian packages", not missing,
                     f"missing: {' '.join(missing)}" if missing else f"all {len(required_packages())} installed",
                     f"apt-get install --no-install-recommends {' '.join(missing)}" if missing else "")]
-    checks += [check_bubblewrap(), check_system_python(), check_server_venv(), check_limits()]
+    checks += [check_bubblewrap(), check_system_python(), check_server_venv(), check_limits(), check_sudo()]
     return checks

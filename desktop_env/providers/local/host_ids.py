@@ -9,8 +9,10 @@ all desktops. That group may traverse the harness's runtime folders, which are c
 everyone else: bwrap resolves its bind sources as the user it runs as, and once inside,
 a desktop sees only what was bound, never those folders themselves.
 
-A slot is held with an flock on a file in the runtime folder, so concurrent harnesses
-never hand out the same uid while its desktop lives.
+Each desktop takes a block of IDS_PER_DESKTOP ids: the first is root inside its user
+namespace (sudo), the second its `user` (uid 1000 inside), the next ones the accounts
+that `useradd` makes inside (1001...), the last `nobody` (65534). A slot is held with an flock on a file in the runtime
+folder, so concurrent harnesses never hand out the same ids while their desktop lives.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from ...errors import SandboxStartError
 
 DEFAULT_BASE = 1_600_000_000  # far above any account's uid and the usual subordinate ranges
 SLOTS = 1024
+IDS_PER_DESKTOP = 64  # root, user, 61 accounts made inside, nobody
 
 
 @dataclass(frozen=True)
@@ -47,12 +50,12 @@ def sandbox_id_range() -> IdRange:
             raise SandboxStartError(f"OSWORLD_SANDBOX_UID_BASE must be a number, got {configured!r}") from None
         if base < 1000:
             raise SandboxStartError(f"OSWORLD_SANDBOX_UID_BASE={base} would overlap system accounts; use >= 100000")
-        return IdRange(base, SLOTS)
+        return IdRange(base, 1 + SLOTS * IDS_PER_DESKTOP)
     subordinate = _subordinate_range("root", Path("/etc/subuid"))
-    if subordinate is not None and subordinate.count >= 2:
-        # The first id of the range is the group; desktops take the ones after it.
-        return IdRange(subordinate.base, min(subordinate.count, SLOTS + 1))
-    return IdRange(DEFAULT_BASE, SLOTS + 1)
+    if subordinate is not None and subordinate.count > IDS_PER_DESKTOP:
+        # The first id of the range is the group; desktops take blocks of the ones after it.
+        return IdRange(subordinate.base, min(subordinate.count, 1 + SLOTS * IDS_PER_DESKTOP))
+    return IdRange(DEFAULT_BASE, 1 + SLOTS * IDS_PER_DESKTOP)
 
 
 def _subordinate_range(user: str, path: Path) -> IdRange | None:
@@ -72,10 +75,15 @@ def _subordinate_range(user: str, path: Path) -> IdRange | None:
 
 @dataclass
 class SandboxIdentity:
-    """A host uid/gid held for one desktop until `release()`."""
+    """A block of host ids held for one desktop until `release()`: `uid` runs its user,
+    `root_uid` is root inside it (when it has a user namespace of its own)."""
     uid: int
     gid: int
     _lock_fd: int | None = None
+
+    @property
+    def root_uid(self) -> int:
+        return self.uid - 1
 
     def release(self) -> None:
         if self._lock_fd is not None:
@@ -92,17 +100,18 @@ def _uid_is_an_account(uid: int) -> bool:
 
 
 def acquire_identity(lock_dir: Path) -> SandboxIdentity:
-    """Takes a free uid of the range, locked in `lock_dir` (the harness's runtime root)."""
+    """Takes a free block of the range, locked in `lock_dir` (the harness's runtime root)."""
     ids = sandbox_id_range()
-    for slot in range(1, ids.count):
-        uid = ids.base + slot
-        if _uid_is_an_account(uid):
+    for first in range(ids.base + 1, ids.base + ids.count - IDS_PER_DESKTOP + 1, IDS_PER_DESKTOP):
+        uid = first + 1
+        if _uid_is_an_account(first) or _uid_is_an_account(uid):
             continue
-        fd = os.open(lock_dir / f"uid-{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fd = os.open(lock_dir / f"uid-{first}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
             continue
         return SandboxIdentity(uid=uid, gid=ids.group, _lock_fd=fd)
-    raise SandboxStartError(f"every sandbox uid from {ids.base + 1} to {ids.base + ids.count - 1} is in use")
+    raise SandboxStartError(f"every block of {IDS_PER_DESKTOP} sandbox uids from {ids.base + 1} to "
+                            f"{ids.base + ids.count - 1} is in use")

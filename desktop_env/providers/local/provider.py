@@ -42,6 +42,7 @@ from .home_template import ensure_home_template, restore_home
 from .host_ids import SandboxIdentity, acquire_identity
 from .limits import DesktopCgroup, DesktopLimits, LimitEvents, prune_stale_cgroups
 from .paths import runtime_root
+from .root_inside import RootInside, root_inside_for
 from .sandbox import (SANDBOX_RUNTIME, SANDBOX_VENV, SandboxSpec, bwrap_argv, bwrap_environment,
                       write_identity_files)
 from .server_code import ensure_server_code
@@ -118,6 +119,8 @@ class LocalProvider(Provider):
         self._relays: dict[tuple[str, str, int], TcpToUnixRelay] = {}
         self._listeners: dict[str, socket.socket] = {}
         self._identity: SandboxIdentity | None = None
+        self._root: RootInside | None = None  # the desktop's own root (sudo), set per boot
+        self.sudo_unavailable = ""  # why `sudo` fails inside this desktop ("" when it works)
         self._cgroup: DesktopCgroup | None = None
         self._cgroup_tried = False
         self._limit_baseline = LimitEvents()
@@ -305,7 +308,8 @@ class LocalProvider(Provider):
     def spec(self) -> SandboxSpec:
         assert self.env_dir is not None
         return SandboxSpec(env_dir=self.env_dir, src_dir=self._src, venv_dir=self._venv, network=self.config.network,
-                           generation=self._generation, tmpfs_bytes=self.config.limits.tmpfs_bytes)
+                           generation=self._generation, tmpfs_bytes=self.config.limits.tmpfs_bytes,
+                           userns_fd=self._root.userns_fd if self._root is not None else None)
 
     def process_ids(self) -> list[int]:
         """Host PIDs of every process in this sandbox (its PID namespace), bwrap included."""
@@ -331,6 +335,14 @@ class LocalProvider(Provider):
     # -- internals --------------------------------------------------------------------------
     def _boot(self) -> None:
         runtime_root()  # checked again: the desktop's uid must still be able to enter it
+        self._root = root_inside_for(self.env_dir, self._identity)  # a new namespace per boot: nothing carries over
+        self.sudo_unavailable = self._root.reason
+        try:
+            self._boot_sandbox()
+        finally:
+            self._root.close()
+
+    def _boot_sandbox(self) -> None:
         spec = self.spec
         owner = (self._identity.uid, self._identity.gid) if self._identity is not None else None
         restore_home(spec.home, owner)
@@ -350,10 +362,12 @@ class LocalProvider(Provider):
                                 client_password=self.config.client_password, listen_fds=fds,
                                 public_token=self.config.public_token)
         (spec.runtime / "session.json").write_text(json.dumps(asdict(session)))
+        self._root.explain_absence(spec.runtime)
         if owner is not None:
             for path in (spec.runtime, spec.runtime / "logs"):
                 os.chown(path, *owner, follow_symlinks=False)
-        command = [f"{SANDBOX_VENV}/bin/python", "-m", "desktop_env.server.session", f"{SANDBOX_RUNTIME}/session.json"]
+        command = self._root.wrap([f"{SANDBOX_VENV}/bin/python", "-m", "desktop_env.server.session",
+                                   f"{SANDBOX_RUNTIME}/session.json"], spec)
         info_read, info_write = os.pipe()
         argv = bwrap_argv(spec, command)
         argv[1:1] = ["--info-fd", str(info_write)]
@@ -364,7 +378,8 @@ class LocalProvider(Provider):
         started = time.monotonic()
         try:
             process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr,
-                                       pass_fds=(info_write, *fds.values(), *([seccomp_fd] if seccomp_fd else [])),
+                                       pass_fds=(info_write, *fds.values(), *([seccomp_fd] if seccomp_fd else []),
+                                                 *self._root.pass_fds()),
                                        env=bwrap_environment(), preexec_fn=self._child_setup())
         finally:
             stderr.close()
@@ -394,21 +409,26 @@ class LocalProvider(Provider):
         return self._cgroup
 
     def _child_setup(self):
-        """What the forked child does before it execs bwrap: join the desktop's cgroup (as
-        root, while it still may), then become the desktop's unprivileged uid."""
+        """What the forked child does before it execs bwrap: join the desktop's cgroup and
+        attach the system trees of a desktop with a root of its own (as host root, while it
+        still may), then become the desktop's unprivileged uid (its root's, with a root)."""
         cgroup = self._desktop_cgroup()
         enter = cgroup.enter_fn() if cgroup is not None else None
         identity = self._identity
+        attach = self._root.attach_fn()
         if enter is None and identity is None:
             return None
+        uid = self._root.host_uid if self._root.enabled else identity.uid if identity is not None else None
 
         def setup() -> None:
             if enter is not None:
                 enter()
+            if attach is not None:
+                attach()
             if identity is not None:
                 os.setgroups([])
                 os.setresgid(identity.gid, identity.gid, identity.gid)
-                os.setresuid(identity.uid, identity.uid, identity.uid)
+                os.setresuid(uid, uid, uid)
         return setup
 
     @staticmethod

@@ -8,6 +8,12 @@ runtime folders. Nothing else of the host exists inside: no homes, /root, /opt, 
 wherever the user keeps them. Every tmpfs has a size cap. /proc is the desktop's own
 (its PID namespace); /sys shows only the CPU topology that apps size themselves by.
 
+A desktop started by a root harness has a root of its own (for `sudo`, see userns and
+root_init): bwrap joins a user namespace the harness made (`--userns`), starts the
+desktop's init as that root with a short list of capabilities, and shows the system
+trees (/usr, the desktop's /etc view, dpkg's and apt's state) through locked, idmapped,
+read-only mounts, which the init covers with throwaway overlays before it becomes `user`.
+
 bwrap itself starts with an empty environment (the caller passes `bwrap_environment()`),
 so no secret of the harness reaches /proc/1/environ inside; the session's variables
 are an explicit list. The desktop's `user` (uid 1000 inside) is an unprivileged host
@@ -46,6 +52,14 @@ ETC_ALLOWED = (
     "vlc", "vulkan", "xdg", "xml",
 )
 
+# What root inside may do (a container's usual set): own, read and write any of the
+# desktop's files, switch users, signal its processes, bind low ports. CAP_SYS_ADMIN is the
+# init's alone (it mounts the overlays) and is gone before any other process starts.
+ROOT_CAPABILITIES = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL",
+                     "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_NET_RAW",
+                     "CAP_SYS_CHROOT", "CAP_AUDIT_WRITE")
+INIT_ONLY_CAPABILITIES = ("CAP_SYS_ADMIN",)
+
 SYS_ALLOWED = ("/sys/devices/system/cpu",)
 READ_ONLY_EXTRAS = ("/var/cache/fontconfig",)  # without it every boot rebuilds the font cache in the home
 
@@ -61,6 +75,18 @@ class SandboxSpec:
     # previous sandbox's processes to be reaped before the next one starts.
     generation: int = 0
     tmpfs_bytes: int = 1 << 30   # cap of each tmpfs inside (/tmp, /dev/shm, /run, /var/tmp)
+    # A user namespace with a root of its own (userns.create_user_namespace), whose system
+    # trees are attached under `system_dir`; None: the desktop has one uid and no root.
+    userns_fd: int | None = None
+
+    @property
+    def root_inside(self) -> bool:
+        return self.userns_fd is not None
+
+    @property
+    def system_dir(self) -> Path:
+        """Staging folders where the harness's child attaches the idmapped system trees."""
+        return self.env_dir / "system"
 
     @property
     def home(self) -> Path:
@@ -120,18 +146,44 @@ def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
     return env
 
 
-def _system_mounts() -> list[str]:
+def _system_mounts(spec: SandboxSpec) -> list[str]:
+    if spec.root_inside:
+        return _system_mounts_with_root(spec)
     argv = ["--ro-bind", "/usr", "/usr", "--tmpfs", "/usr/local"]  # /usr/local: where pip puts host installs
+    argv += _system_links()
+    for name in ETC_ALLOWED:
+        path = f"/etc/{name}"
+        if os.path.lexists(path):
+            argv += ["--ro-bind", path, path]
+    return argv + _read_only_extras()
+
+
+def _system_mounts_with_root(spec: SandboxSpec) -> list[str]:
+    """The staged trees in place of the host's: /usr and dpkg's and apt's state idmapped,
+    /etc the desktop's own view (etc_view), each to be covered by an overlay inside."""
+    from .userns import SYSTEM_TREES
+
+    argv = []
+    for name, target in SYSTEM_TREES.items():
+        if os.path.isdir(target):
+            argv += ["--ro-bind", str(spec.system_dir / name), target]
+    argv += ["--tmpfs", "/usr/local", *_system_links(), "--ro-bind", str(spec.system_dir / "etc"), "/etc"]
+    return argv + _read_only_extras()
+
+
+def _system_links() -> list[str]:
+    argv = []
     for name in SYSTEM_LINKS:
         path = f"/{name}"
         if os.path.islink(path):
             argv += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             argv += ["--ro-bind", path, path]
-    for name in ETC_ALLOWED:
-        path = f"/etc/{name}"
-        if os.path.lexists(path):
-            argv += ["--ro-bind", path, path]
+    return argv
+
+
+def _read_only_extras() -> list[str]:
+    argv = []
     for path in (*SYS_ALLOWED, *READ_ONLY_EXTRAS):
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]
@@ -142,12 +194,24 @@ def _tmpfs(path: str, size: int, perms: str | None = None) -> list[str]:
     return (["--perms", perms] if perms else []) + ["--size", str(size), "--tmpfs", path]
 
 
+def _identity(spec: SandboxSpec) -> list[str]:
+    """Who the sandbox's first process is: root of the harness's namespace (which becomes
+    `user` itself, see root_init), or `user` in a namespace bwrap makes."""
+    if spec.root_inside:
+        caps = [arg for cap in (*ROOT_CAPABILITIES, *INIT_ONLY_CAPABILITIES) for arg in ("--cap-add", cap)]
+        # gid 1000 is the desktops' host group, which bwrap needs to reach its bind sources in
+        # the env folder; root_init takes gid 0 once they are mounted.
+        return ["--userns", str(spec.userns_fd), "--uid", "0", "--gid", str(SANDBOX_UID), *caps]
+    return ["--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+
+
 def bwrap_argv(spec: SandboxSpec, command: list[str]) -> list[str]:
     size = spec.tmpfs_bytes
-    argv = ["bwrap", *_system_mounts()]
+    argv = ["bwrap", *_system_mounts(spec)]
+    if not spec.root_inside:  # the root view's /etc has its own passwd and group, which useradd changes
+        argv += ["--ro-bind", str(spec.env_dir / "passwd"), "/etc/passwd",
+                 "--ro-bind", str(spec.env_dir / "group"), "/etc/group"]
     argv += [
-        "--ro-bind", str(spec.env_dir / "passwd"), "/etc/passwd",
-        "--ro-bind", str(spec.env_dir / "group"), "/etc/group",
         "--ro-bind", str(spec.env_dir / "machine-id"), "/etc/machine-id",
         "--dev", "/dev",
         *_tmpfs("/dev/shm", size, "1777"),
@@ -160,10 +224,10 @@ def bwrap_argv(spec: SandboxSpec, command: list[str]) -> list[str]:
         "--ro-bind", str(spec.venv_dir), SANDBOX_VENV,
         "--bind", str(spec.runtime), SANDBOX_RUNTIME,
         "--perms", "0700", "--dir", f"/run/user/{SANDBOX_UID}",
-        "--perms", "0755", "--dir", "/home",
+        *(_tmpfs("/home", size, "0755") if spec.root_inside else ["--perms", "0755", "--dir", "/home"]),
         "--bind", str(spec.home), SANDBOX_HOME,
         "--remount-ro", "/",  # the skeleton bwrap built (/etc, /var, /home...) takes no new files
-        "--unshare-user", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+        *_identity(spec),
         "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
         "--hostname", "osworld",
         "--die-with-parent", "--new-session",
