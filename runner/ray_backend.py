@@ -35,7 +35,7 @@ from .results import write_returned_files
 
 GIB = 1024 ** 3
 CLOSE_TIMEOUT_S = 60
-PLACEMENT_TIMEOUT_S = 600  # tasks wait this long for room in the cluster before they are recorded as errors
+PLACEMENT_TIMEOUT_S = 600  # how long a run waits with no desktop placed anywhere before it stops
 
 
 class RayUnavailable(RuntimeError):
