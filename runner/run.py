@@ -95,7 +95,8 @@ def make_backend(config: RunConfig) -> Backend:
     return LocalBackend(config)
 
 
-def run_benchmark(config: RunConfig, report: Reporter = lambda event: None, backend: Backend | None = None) -> RunSummary:
+def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
+                  backend: Backend | None = None) -> RunSummary:
     """Runs the selected tasks; `report` receives the run's events (runner.events) for a progress display.
     `backend` runs them (default: worker processes, or Ray with config.backend "ray"); a Python caller
     with its own environments passes ThreadBackend.with_env_factory(config, make_env)."""

@@ -240,6 +240,36 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_rerunning_finished_
     assert results[OS_TASKS[1]]["record"]["previous_errors"][0]["error"]["type"] == "Interrupted"
 
 
+def test_ctrl_c_cuts_off_the_running_task_leaves_no_worker_and_a_resume_finishes(meta, tmp_path):
+    agent_file = tmp_path / "slow_oracle.py"
+    agent_file.write_text(SLOW_ORACLE)
+    command = [sys.executable, "-m", "osworld_cli.main", "run", "--agent", f"{agent_file}:SlowOracle",
+               "--model", "slow", "--obs", "screenshot", "--tasks", meta, "--result-dir", str(tmp_path),
+               "--cache-dir", str(tmp_path / "cache"), "--no-record"]
+    first_dir, second_dir = (tmp_path / "pyautogui" / "screenshot" / "slow" / "os" / t for t in OS_TASKS)
+    runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              start_new_session=True)
+    deadline = time.monotonic() + 180
+    while not list(second_dir.glob("step_0_*.png")):  # the second task's desktop is set up: it is running
+        assert time.monotonic() < deadline and runner.poll() is None
+        time.sleep(0.2)
+    os.killpg(runner.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
+    output, _ = runner.communicate(timeout=120)
+    assert runner.returncode == 130, output
+    session = subprocess.run(["ps", "-o", "stat=,pid=,args=", "-s", str(runner.pid)], capture_output=True,
+                             text=True).stdout.splitlines()
+    left = [line for line in session if not line.startswith("Z")]  # a zombie has ended; this init may not reap it
+    assert left == []  # no worker and no desktop left
+    cut = json.loads((second_dir / "status.json").read_text())
+    assert cut["status"] == "running" and cut["cut_off"] == "the run was interrupted (Ctrl-C) while this task ran"
+    assert json.loads((first_dir / "status.json").read_text())["status"] == "ok"
+
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    results = results_of(tmp_path, "slow")
+    assert {t: r["score"] for t, r in results.items()} == {t: "1.0" for t in OS_TASKS}
+    assert results[OS_TASKS[1]]["record"]["previous_errors"][0]["error"]["message"] == cut["cut_off"]
+
+
 def test_a_model_that_refuses_every_call_stops_the_run_with_one_message(openai_server, tmp_path):
     openai_server.always(reply_error(401, "Incorrect API key provided"))
     result = CliRunner().invoke(cli, [
