@@ -116,9 +116,12 @@ class WorkerPool:
     def wait(self, timeout: float, waiting: int) -> Outcome | None:
         deadline = time.monotonic() + timeout
         while True:
-            try:
-                event = self.events.get(timeout=max(0.0, deadline - time.monotonic()))
+            left = deadline - time.monotonic()
+            try:  # a steady stream of step events must not keep a dead worker from being noticed
+                event = self.events.get(timeout=left) if left > 0 else None
             except queue.Empty:
+                event = None
+            if event is None:
                 return self._check_workers()
             outcome = self._on_event(event)
             if outcome is not None:
