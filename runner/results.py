@@ -4,8 +4,9 @@ Every reader and writer goes through here (docs/RESULTS.md has the format and it
 `<root>/<action_space>/<obs_type>/<model>/<domain>/<id>/` holds result.txt, traj.jsonl,
 step_<n>_<ts>.png, recording.mp4, runtime.log (OSWorld's files) and status.json (ours, written by
 write_status): {format, status: running|ok|error, error?, steps, started, finished, durations,
-usage?, warnings?}. A task whose status.json still says "running" was cut off by a killed run; one
-with "error" keeps its record until it is retried.
+usage?, warnings?, cut_off?}. A task whose status.json still says "running" was cut off by a killed
+run (or a stopped one, which says why in cut_off); one with "error" keeps its record until it is
+retried.
 """
 from __future__ import annotations
 
