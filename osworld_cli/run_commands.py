@@ -126,7 +126,8 @@ def run_command(plugins, **options) -> None:
     """Run an agent on tasks and score it; results go to RESULT_DIR/ACTION_SPACE/OBS/MODEL/DOMAIN/ID/.
 
     Exit status: 0 every selected task has a score; 1 some ended in an error record; 2 nothing ran
-    (a mistake in the options); 3 stopped early on the same fatal error, task after task; 130 interrupted."""
+    (a mistake in the options); 3 stopped early (the same fatal error task after task, workers that die as
+    they start, a Ray cluster with no room); 130 interrupted."""
     from runner.run import RunConfig
 
     load_plugins(plugins)

@@ -21,7 +21,8 @@ from desktop_env.perturb import apply_perturbation
 
 from .breaker import fatal_cause
 from .rescore import save_rescore_inputs
-from .results import now_iso, write_bytes_atomic, write_json_atomic, write_status, write_text_atomic
+from .results import (now_iso, remove_score, write_bytes_atomic, write_json_atomic, write_score, write_status,
+                      write_trajectory)
 
 
 class AgentProtocolError(Exception):
@@ -177,6 +178,8 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
     task_dir.mkdir(parents=True, exist_ok=True)
     status: dict[str, Any] = {"status": "running", "task_id": task_config.get("id"), "started": now_iso(),
                               "steps": 0, "durations": {}}
+    if previous_errors:  # from the start: a run killed mid-episode must not lose them
+        status["previous_errors"] = previous_errors
     write_status(task_dir, status)
     logger = task_logger(task_dir, str(task_config.get("id")))
     durations = {"reset": 0.0, "agent": 0.0, "env": 0.0, "evaluate": 0.0}
@@ -217,7 +220,7 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
                                           "response": jsonable(response), "reward": reward, "done": done,
                                           "info": jsonable(info), "screenshot_file": shot, "usage": step_usage},
                                          ensure_ascii=False))
-            write_text_atomic(task_dir / "traj.jsonl", "\n".join(trajectory) + "\n")
+            write_trajectory(task_dir, trajectory)
 
         while not done and steps < config.max_steps:
             started = time.monotonic()
@@ -261,7 +264,7 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
             save_rescore_inputs(env, task_config, task_dir)
         except Exception as e:
             logger.warning("could not save the files for a later rescore: %s: %s", type(e).__name__, e)
-        write_text_atomic(task_dir / "result.txt", f"{score}\n")
+        write_score(task_dir, score)
         status["evaluation"] = evaluation.to_json()
         logger.info("score %s: %s", score, evaluation.explanation)
     except Exception as e:
@@ -284,7 +287,7 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
                    "durations": {k: round(v, 3) for k, v in durations.items()}})
     if error:
         status["error"] = error
-        (task_dir / "result.txt").unlink(missing_ok=True)  # an error is never a score
+        remove_score(task_dir)
         status.pop("evaluation", None)
         score = None
     if isinstance(usage, dict) and usage:

@@ -1,6 +1,7 @@
 """What a run reports as it goes, to a progress display or any callable: one small type per event.
 
-Workers (processes or Ray actors) send Started / StepTaken / Finished; the scheduler adds the rest.
+The scheduler (runner/scheduler.py) sends them all but StepTaken, which the workers send through
+their backend. `worker` is the backend's number for the worker, process, thread or Ray actor.
 `result` in Finished is the task's outcome as the worker gives it: {status, score, steps, error, fatal?}.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any, Callable, Union
 
 @dataclass(frozen=True)
 class Planned:
-    to_run: list = field(default_factory=list)      # runner.run.PlannedTask
+    to_run: list = field(default_factory=list)      # runner.plan.PlannedTask
     skipped: list = field(default_factory=list)
     invalid: list = field(default_factory=list)
 

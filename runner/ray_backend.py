@@ -1,11 +1,12 @@
 """`osworld run --backend ray`: the same run, with each desktop owned by a Ray actor on some node.
 
-Where results are written: on the driver. An actor runs its task into a scratch folder
+The scheduling is the same loop as every backend's (runner/scheduler.py); this is the Backend
+on Ray. Where results are written: on the driver. An actor runs its task into a scratch folder
 on its own node, then sends the folder's files back with the result; the driver writes them
-into the results layout (status.json last). So nodes need no shared filesystem, and resume
-works exactly as with the local backend: before dispatching a task the driver marks it
-"running" in its folder, so a driver killed mid-run leaves it to be re-run, and a task
-counts as done only once its files, result.txt among them, are all on the driver's disk.
+into the results layout (runner/results.py, status.json last). So nodes need no shared
+filesystem, and resume works exactly as with the local backend: the scheduler marks a task
+"running" before an actor gets it, so a driver killed mid-run leaves it to be re-run, and a
+task counts as done only once its files, result.txt among them, are all on the driver's disk.
 
 What every node needs: osworld installed (same version) with its desktop packages
 (`make install`); task files that are not built in must be at the same path on every node.
@@ -13,7 +14,8 @@ What every node needs: osworld installed (same version) with its desktop package
 Losses: an actor whose process or node dies mid-task gets its task an error record
 (WorkerDied, kept in the task's history) and the task is retried on a new actor, which Ray
 places wherever resources are free, up to `ray_task_retries` times. Ctrl-C kills every actor;
-each desktop's sandbox dies with its actor process.
+each desktop's sandbox dies with its actor process. A cluster with no room for any desktop for
+PLACEMENT_TIMEOUT_S stops the run (the tasks not run are left for the next one).
 """
 from __future__ import annotations
 
@@ -22,19 +24,18 @@ import shutil
 import socket
 import tempfile
 import time
-from collections import deque
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .backend import Assignment, BackendStopped, Outcome, TaskDone, TaskLost
 from .config import RunConfig
-from .events import Finished, Interrupted, Note, Reporter, Retrying, Started, Stopped
-from .plan import PlannedTask, RunSummary
-from .results import clear_task_dir, now_iso, record_worker_died, write_bytes_atomic, write_status
+from .events import Note, Reporter
+from .results import write_returned_files
 
 GIB = 1024 ** 3
 CLOSE_TIMEOUT_S = 60
-PLACEMENT_TIMEOUT_S = 600  # tasks wait this long for room in the cluster before they are recorded as errors
+PLACEMENT_TIMEOUT_S = 600  # how long a run waits with no desktop placed anywhere before it stops
 
 
 class RayUnavailable(RuntimeError):
@@ -121,139 +122,115 @@ def _check_capacity(config: RunConfig) -> int:
     return fits
 
 
-def _write_task_files(task_dir: Path, files: dict[str, bytes], node: dict) -> None:
-    status = files.pop("status.json", None)
-    for relative, data in files.items():
-        write_bytes_atomic(task_dir / relative, data)
-    if status is not None:  # last: the task counts as finished only once everything else is here
-        import json
+class RayBackend:
+    """The Backend protocol on Ray actors: a task goes only to an actor Ray has placed, since one
+    queued on an actor waiting for room would wait forever while a placed actor sat idle."""
 
-        record = json.loads(status)
-        record["ray_worker"] = node
-        write_status(task_dir, record)
+    def __init__(self, config: RunConfig):
+        self.config = _absolute(config)
+        self.retries = config.ray_task_retries
+        self.actors: dict[int, Any] = {}
+        self.starting: dict[Any, int] = {}                 # ready() ref -> actor id, until Ray has placed it
+        self.idle: list[int] = []                          # placed and free
+        self.busy: dict[Any, tuple[int, Assignment]] = {}  # run_task ref -> (actor id, task)
+        self.next_id = 0
+        self.stalled_since: float | None = None
+        self.connected = self.started_here = False
 
+    def start(self, workers: int, report: Reporter) -> None:
+        self.started_here = _connect(self.config)
+        self.connected = True
+        try:
+            import ray
 
-def run_on_ray(config: RunConfig, to_run: list[PlannedTask], summary: RunSummary,
-               report: Reporter) -> RunSummary:
-    config = _absolute(config)
-    started_here = _connect(config)
-    import ray
-    from ray.exceptions import RayError, RayTaskError
+            fits = _check_capacity(self.config)
+            if workers > fits:
+                report(Note(f"the cluster holds {fits} desktop(s) at once; the other actors wait for room"))
+            self.actor_class = ray.remote(RayDesktopWorker).options(
+                num_cpus=self.config.ray_cpus_per_env, memory=int(self.config.ray_memory_per_env * GIB) or None,
+                max_restarts=0, max_task_retries=0)
+            for _ in range(workers):
+                self._new_actor()
+        except BaseException:
+            self.stop(clean=False)
+            raise
 
-    actor_class = ray.remote(RayDesktopWorker).options(
-        num_cpus=config.ray_cpus_per_env, memory=int(config.ray_memory_per_env * GIB) or None,
-        max_restarts=0, max_task_retries=0)
-    actors: dict[int, Any] = {}
-    try:
-        fits = _check_capacity(config)
-        n_actors = min(config.num_envs, len(to_run))
-        if n_actors > fits:
-            report(Note(f"the cluster holds {fits} desktop(s) at once; the other actors wait for room"))
-        pending = deque((p.domain, p.task_id) for p in to_run)
-        attempts: dict[tuple[str, str], int] = {}
-        starting: dict[Any, int] = {}                # ready() ref -> actor id, until Ray has placed the actor
-        idle: list[int] = []                         # placed and free
-        busy: dict[Any, tuple[int, str, str]] = {}   # run_task ref -> (actor id, domain, task id)
-        next_id = 0
-        stalled_since: float | None = None
+    def free(self) -> int:
+        return len(self.idle)
 
-        def new_actor() -> None:
-            # A task goes only to a placed actor: one queued on an actor that waits for room would
-            # wait forever while a placed actor sat idle holding that room.
-            nonlocal next_id
-            actors[next_id] = actor_class.remote(config)
-            starting[actors[next_id].ready.remote()] = next_id
-            next_id += 1
+    def submit(self, task: Assignment) -> int:
+        actor_id = self.idle.pop()
+        ref = self.actors[actor_id].run_task.remote(task.domain, task.task_id, task.previous_errors)
+        self.busy[ref] = (actor_id, task)
+        return actor_id
 
-        def finish(domain: str, task_id: str, actor_id: int, result: dict) -> None:
-            summary.count(result)
-            report(Finished(actor_id, domain, task_id, result))
+    def wait(self, timeout: float, waiting: int) -> Outcome | None:
+        import ray
+        from ray.exceptions import RayError, RayTaskError
 
-        for _ in range(n_actors):
-            new_actor()
-        while (pending or busy) and not summary.stopped:
-            while idle and pending:
-                actor_id = idle.pop()
-                domain, task_id = pending.popleft()
-                attempts[(domain, task_id)] = attempts.get((domain, task_id), 0) + 1
-                task_dir = config.layout.task_dir(domain, task_id)
-                previous = clear_task_dir(task_dir)
-                # Marks the task as started, so a driver killed from now on leaves it to be re-run.
-                write_status(task_dir, {"status": "running", "task_id": task_id, "started": now_iso(),
-                                        "previous_errors": previous, "attempt": attempts[(domain, task_id)]})
-                busy[actors[actor_id].run_task.remote(domain, task_id, previous)] = (actor_id, domain, task_id)
-                report(Started(actor_id, domain, task_id))
-            if pending and not busy and not idle:  # nothing runs: waiting for Ray to place an actor somewhere
-                stalled_since = stalled_since or time.monotonic()
-                if time.monotonic() - stalled_since > PLACEMENT_TIMEOUT_S:
-                    reason = (f"no Ray node had room for a desktop for {PLACEMENT_TIMEOUT_S:.0f} s "
-                              f"({config.ray_cpus_per_env:g} CPUs, {config.ray_memory_per_env:g} GiB)")
-                    while pending:
-                        domain, task_id = pending.popleft()
-                        record_worker_died(config.layout.task_dir(domain, task_id), task_id, reason,
-                                           attempt=attempts.get((domain, task_id), 0))
-                        finish(domain, task_id, -1, {"status": "error", "score": None, "steps": 0, "error": reason})
-                    break
-            else:
-                stalled_since = None
-            ready, _ = ray.wait([*busy, *starting], num_returns=1, timeout=0.5)
-            for ref in ready:
-                if ref in starting:
-                    actor_id = starting.pop(ref)
-                    try:
-                        ray.get(ref)
-                        idle.append(actor_id)
-                    except RayError:  # died before its first task; its tasks are still pending
-                        actors.pop(actor_id, None)
-                        if pending and not starting and not busy and not idle:
-                            new_actor()
-                    continue
-                actor_id, domain, task_id = busy.pop(ref)
-                task_dir = config.layout.task_dir(domain, task_id)
-                try:
-                    outcome = ray.get(ref)
-                except RayTaskError as e:  # our own code raised inside the actor: a bug, not a lost worker
-                    reason = f"the Ray actor failed running this task: {e}"
-                    record_worker_died(task_dir, task_id, reason, attempt=attempts[(domain, task_id)])
-                    idle.append(actor_id)
-                    finish(domain, task_id, actor_id, {"status": "error", "score": None, "steps": 0, "error": reason})
-                except RayError as e:  # the actor's process or its node is gone
-                    del actors[actor_id]
-                    first_line = str(e).strip().splitlines()[0] if str(e).strip() else ""
-                    reason = f"the Ray worker running this task died ({type(e).__name__}: {first_line})"
-                    record_worker_died(task_dir, task_id, reason, attempt=attempts[(domain, task_id)])
-                    retry = attempts[(domain, task_id)] <= config.ray_task_retries
-                    if retry or pending:
-                        new_actor()  # Ray places it wherever there is room, on another node if this one is gone
-                    if retry:
-                        pending.appendleft((domain, task_id))
-                        report(Retrying(actor_id, domain, task_id, reason))
-                    else:
-                        finish(domain, task_id, actor_id, {"status": "error", "score": None, "steps": 0,
-                                                           "error": reason})
-                else:
-                    _write_task_files(task_dir, outcome["files"], outcome["node"])
-                    idle.append(actor_id)
-                    finish(domain, task_id, actor_id, outcome["result"])
-        if summary.stopped:  # the tasks still running are cut off (killed below), and run again by the next run
-            report(Stopped(summary.stopped))
+        if waiting and not self.busy and not self.idle:  # nothing runs: waiting for Ray to place an actor
+            if not self.starting:  # every actor died before its first task
+                self._new_actor()
+            self.stalled_since = self.stalled_since or time.monotonic()
+            if time.monotonic() - self.stalled_since > PLACEMENT_TIMEOUT_S:
+                return BackendStopped(f"no Ray node had room for a desktop for {PLACEMENT_TIMEOUT_S:.0f} s "
+                                      f"({self.config.ray_cpus_per_env:g} CPUs, "
+                                      f"{self.config.ray_memory_per_env:g} GiB)")
         else:
-            _close_actors(actors)
-    except KeyboardInterrupt:
-        report(Interrupted())
-        raise
-    finally:
-        for actor in actors.values():
-            ray.kill(actor)  # the desktop's sandbox dies with its actor's process
-        if started_here:
-            ray.shutdown()
-    return summary
+            self.stalled_since = None
+        refs = [*self.busy, *self.starting]
+        if not refs:
+            return None
+        ready, _ = ray.wait(refs, num_returns=1, timeout=timeout)
+        if not ready:
+            return None
+        ref = ready[0]
+        if ref in self.starting:
+            actor_id = self.starting.pop(ref)
+            try:
+                ray.get(ref)
+                self.idle.append(actor_id)
+            except RayError:  # died before its first task; another is made when none is left
+                self.actors.pop(actor_id, None)
+            return None
+        actor_id, task = self.busy.pop(ref)
+        try:
+            outcome = ray.get(ref)
+        except RayTaskError as e:  # our own code raised inside the actor: a bug, not a lost worker
+            self.idle.append(actor_id)
+            return TaskLost(actor_id, task, f"the Ray actor failed running this task: {e}", retriable=False)
+        except RayError as e:  # the actor's process or its node is gone
+            del self.actors[actor_id]
+            if waiting or task.attempt <= self.retries:
+                self._new_actor()  # Ray places it wherever there is room, on another node if this one is gone
+            first_line = str(e).strip().splitlines()[0] if str(e).strip() else ""
+            return TaskLost(actor_id, task, f"the Ray worker running this task died ({type(e).__name__}: {first_line})")
+        self.idle.append(actor_id)
+        try:
+            write_returned_files(task.task_dir, outcome["files"], ray_worker=outcome["node"])
+        except (OSError, ValueError) as e:
+            return TaskLost(actor_id, task, f"the task's files could not be written back: {e}", retriable=False)
+        return TaskDone(actor_id, task, outcome["result"])
 
+    def stop(self, clean: bool) -> None:
+        if not self.connected:
+            return
+        import ray
 
-def _close_actors(actors: dict[int, Any]) -> None:
-    """Closes the desktops cleanly (recordings, sandboxes) before the actors are killed."""
-    import ray
+        try:
+            if clean:  # closes the desktops (recordings, sandboxes) before the actors are killed
+                refs = [self.actors[actor_id].close.remote() for actor_id in self.idle if actor_id in self.actors]
+                if refs:
+                    ray.wait(refs, num_returns=len(refs), timeout=CLOSE_TIMEOUT_S)
+        finally:
+            for actor in self.actors.values():
+                ray.kill(actor)  # the desktop's sandbox dies with its actor's process
+            self.actors.clear()
+            if self.started_here:
+                ray.shutdown()
+            self.connected = False
 
-    refs = [actor.close.remote() for actor in actors.values()]
-    if refs:
-        ray.wait(refs, num_returns=len(refs), timeout=CLOSE_TIMEOUT_S)
+    def _new_actor(self) -> None:
+        self.actors[self.next_id] = self.actor_class.remote(self.config)
+        self.starting[self.actors[self.next_id].ready.remote()] = self.next_id
+        self.next_id += 1

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable
 from urllib.parse import quote
 
-from .results import TaskRecord, read_status, write_text_atomic
+from .results import TaskRecord, read_status, read_trajectory, write_text_atomic
 from .summary import CATEGORIES, COLUMNS, GroupStats, RunResults, comparison_rows, find_runs, row_cells, summarize_run
 
 MAX_TEXT = 20_000        # characters of one response / action / info shown; the rest stays in traj.jsonl
@@ -106,26 +106,11 @@ def read_task_view(run: RunResults, record: TaskRecord) -> TaskView:
             shots.setdefault(int(match.group(1)), []).append(folder / name)
     if shots.get(0):
         view.initial_shot = shots[0][0]
-    try:
-        lines = (folder / "traj.jsonl").read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        lines = []
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            view.bad_lines += 1
-            continue
-        if not isinstance(entry, dict):
-            view.bad_lines += 1
-            continue
-        shot = None
+    trajectory = read_trajectory(folder)
+    view.bad_lines = trajectory.bad_lines
+    for entry in trajectory.entries:
         name = entry.get("screenshot_file")
-        if isinstance(name, str) and name in present:
-            shot = folder / name
-        view.steps.append(Step(entry, shot))
+        view.steps.append(Step(entry, folder / name if isinstance(name, str) and name in present else None))
     if (folder / "recording.mp4").is_file():
         view.recording = folder / "recording.mp4"
     rescore = _read_json(folder / "rescore.json")

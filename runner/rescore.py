@@ -36,7 +36,7 @@ from desktop_env.evaluators.outcome import Evaluation
 from desktop_env.evaluators.recording import (MANIFEST_VERSION, RecordingContext, ReplayContext,
                                               record_unreached_getters)
 
-from .results import now_iso, read_task, write_json_atomic
+from .results import now_iso, read_task, read_trajectory, write_json_atomic
 from .summary import find_runs
 
 log = logging.getLogger("osworld.rescore")
@@ -121,19 +121,7 @@ def read_manifest(task_dir: Path) -> dict | None:
 
 def last_action(task_dir: Path) -> Any:
     """The last action of the trajectory (what DesktopEnv.evaluate looks at for FAIL), None if none."""
-    try:
-        lines = (task_dir / "traj.jsonl").read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
-    last = None
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and entry.get("action") is not None:
-            last = entry["action"]
-    return last
+    return read_trajectory(task_dir).last_action
 
 
 def evaluate_offline(task_dir: Path, task_config: dict, task_files_dir: str | os.PathLike | None = None) -> Evaluation:

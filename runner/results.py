@@ -4,8 +4,9 @@ Every reader and writer goes through here (docs/RESULTS.md has the format and it
 `<root>/<action_space>/<obs_type>/<model>/<domain>/<id>/` holds result.txt, traj.jsonl,
 step_<n>_<ts>.png, recording.mp4, runtime.log (OSWorld's files) and status.json (ours, written by
 write_status): {format, status: running|ok|error, error?, steps, started, finished, durations,
-usage?, warnings?}. A task whose status.json still says "running" was cut off by a killed run; one
-with "error" keeps its record until it is retried.
+usage?, warnings?, cut_off?}. A task whose status.json still says "running" was cut off by a killed
+run (or a stopped one, which says why in cut_off); one with "error" keeps its record until it is
+retried.
 """
 from __future__ import annotations
 
@@ -91,18 +92,33 @@ class TaskState(str, Enum):
     INTERRUPTED = "interrupted"  # started by a run that was killed; to be re-run
 
 
+RESULT_FILE, STATUS_FILE, TRAJECTORY_FILE = "result.txt", "status.json", "traj.jsonl"
 FORMAT_VERSION = 1  # of status.json (docs/RESULTS.md); folders without it are older ones, or OSWorld's
 
 
 def write_status(task_dir: Path, record: dict[str, Any]) -> None:
     """status.json, the one place a task's state is written, stamped with the format version."""
-    write_json_atomic(task_dir / "status.json",
+    write_json_atomic(task_dir / STATUS_FILE,
                       {"format": FORMAT_VERSION, **{k: v for k, v in record.items() if k != "format"}})
+
+
+def write_score(task_dir: Path, score: float) -> None:
+    write_text_atomic(task_dir / RESULT_FILE, f"{score}\n")
+
+
+def remove_score(task_dir: Path) -> None:
+    """An error is never a score: a result.txt written before the episode failed goes."""
+    (task_dir / RESULT_FILE).unlink(missing_ok=True)
+
+
+def write_trajectory(task_dir: Path, lines: list[str]) -> None:
+    """traj.jsonl, whole, from the JSON lines of the steps so far."""
+    write_text_atomic(task_dir / TRAJECTORY_FILE, "\n".join(lines) + "\n")
 
 
 def read_status(task_dir: Path) -> dict | None:
     try:
-        return json.loads((task_dir / "status.json").read_text())
+        return json.loads((task_dir / STATUS_FILE).read_text())
     except (OSError, ValueError):
         return None
 
@@ -128,18 +144,46 @@ def _parse_time(value: str | None) -> dt.datetime | None:
         return None
 
 
-def _steps_from_trajectory(task_dir: Path) -> int | None:
+@dataclass
+class Trajectory:
+    """traj.jsonl as read: its entries (one per action) and how many lines could not be read."""
+    entries: list[dict]
+    bad_lines: int = 0
+    present: bool = True
+
+    @property
+    def last_action(self) -> Any:
+        """The last action taken (what DesktopEnv.evaluate looks at for FAIL), None if none."""
+        return next((e["action"] for e in reversed(self.entries) if e.get("action") is not None), None)
+
+
+def read_trajectory(task_dir: Path) -> Trajectory:
+    """A task's traj.jsonl; a line that is not a JSON object is counted, not fatal (a run killed mid-write)."""
     try:
-        lines = (task_dir / "traj.jsonl").read_text().splitlines()
+        lines = (task_dir / TRAJECTORY_FILE).read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
-        return None
-    steps = set()
-    for line in lines:
+        return Trajectory([], present=False)
+    trajectory = Trajectory([])
+    for line in filter(str.strip, lines):
         try:
-            steps.add(json.loads(line).get("step_num"))
-        except (ValueError, AttributeError):
-            continue
-    return len(steps)
+            entry = json.loads(line)
+        except ValueError:
+            entry = None
+        if isinstance(entry, dict):
+            trajectory.entries.append(entry)
+        else:
+            trajectory.bad_lines += 1
+    return trajectory
+
+
+def _steps_from_trajectory(task_dir: Path) -> int | None:
+    trajectory = read_trajectory(task_dir)
+    return len({e.get("step_num") for e in trajectory.entries}) if trajectory.present else None
+
+
+def find_task_folders(path: Path) -> list[Path]:
+    """Every task folder under `path` (any level of the layout) that holds a result or a status."""
+    return sorted({p.parent for name in (RESULT_FILE, STATUS_FILE) for p in path.rglob(name)})
 
 
 def read_task(task_dir: Path) -> TaskRecord | None:
@@ -148,7 +192,7 @@ def read_task(task_dir: Path) -> TaskRecord | None:
     A score is a readable result.txt of a run that finished (status ok, or OSWorld's, which has no
     status.json); a result.txt that cannot be read is an error, not a score, for every reader."""
     status = read_status(task_dir)
-    result_file = task_dir / "result.txt"
+    result_file = task_dir / RESULT_FILE
     record = TaskRecord(domain=task_dir.parent.name, task_id=task_dir.name, status="incomplete")
     if result_file.is_file() and (status is None or status.get("status") == "ok"):
         try:
@@ -159,7 +203,7 @@ def read_task(task_dir: Path) -> TaskRecord | None:
     elif status is not None and status.get("status") == "error":
         record.status = "error"
     elif status is None:
-        return None if not (task_dir / "traj.jsonl").exists() else record
+        return None if not (task_dir / TRAJECTORY_FILE).exists() else record
     if status:
         record.steps = status.get("steps")
         started, finished = _parse_time(status.get("started")), _parse_time(status.get("finished"))
@@ -193,7 +237,8 @@ def clear_task_dir(task_dir: Path, keep_error_history: bool = True) -> list[dict
         if status.get("status") == "error" and status.get("error"):
             history.append({"error": status["error"], "finished": status.get("finished")})
         elif status.get("status") == "running":
-            history.append({"error": {"type": "Interrupted", "message": "the run was killed while this task ran"},
+            history.append({"error": {"type": "Interrupted",
+                                      "message": status.get("cut_off") or "the run was killed while this task ran"},
                             "finished": None})
     if task_dir.exists():
         shutil.rmtree(task_dir)
@@ -231,3 +276,35 @@ def record_invalid_task(task_dir: Path, task_id: str, problems: list[dict], mess
     if history:
         record["previous_errors"] = history
     write_status(task_dir, record)
+
+
+def start_task(task_dir: Path, task_id: str, attempt: int = 1) -> list[dict]:
+    """Marks a task "running" before it is handed to a worker, so a run killed from then on leaves it
+    to be re-run; returns the earlier errors the worker carries over (clear_task_dir)."""
+    previous = clear_task_dir(task_dir)
+    write_status(task_dir, {"status": "running", "task_id": task_id, "started": now_iso(), "attempt": attempt,
+                            "previous_errors": previous})
+    return previous
+
+
+def record_cut_off(task_dir: Path, task_id: str, reason: str, previous_errors: list[dict] = ()) -> None:
+    """A task a stopped run cut off: still "running" (a resumed run runs it again) and saying why,
+    with the history it had when it started (the episode's own record may not have it yet)."""
+    status = read_status(task_dir) or {}
+    write_status(task_dir, {"previous_errors": list(previous_errors), **status, "status": "running",
+                            "task_id": task_id, "cut_off": reason})
+
+
+def write_returned_files(task_dir: Path, files: dict[str, bytes], **status_extra: Any) -> None:
+    """Writes a task folder's files sent from elsewhere (a Ray actor's scratch folder), status.json
+    last with `status_extra` added: the task counts as finished only once everything else is here."""
+    root = task_dir.resolve()
+    files = dict(files)
+    status = files.pop(STATUS_FILE, None)
+    for relative, data in files.items():
+        target = (task_dir / relative).resolve()
+        if root not in target.parents:
+            raise ValueError(f"{task_dir}: a returned file would land outside the task folder: {relative!r}")
+        write_bytes_atomic(target, data)
+    if status is not None:
+        write_status(task_dir, {**json.loads(status), **status_extra})

@@ -1,37 +1,30 @@
 """`osworld run` as a library call: pick tasks, resume, run them on N desktops, record everything.
 
-Each desktop lives in its own worker process (spawned), which owns one DesktopEnv
-and one agent and pulls tasks from a shared queue. The parent only schedules,
-shows progress and keeps the books: a worker that dies takes its current task
-with it as a recorded error (and a new worker takes its place); Ctrl-C stops the
-workers, whose desktops are torn down with them; a run killed outright leaves its
-running tasks marked "running", which the next run detects and re-runs.
+The run is checked and planned here (options, resume, every task) before any desktop starts;
+then one scheduling loop (runner/scheduler.py) runs the tasks on a backend: worker processes
+(runner/worker_pool.py, the default), Ray actors (runner/ray_backend.py) or threads in this
+process. A worker that dies takes its current task with it as a recorded error; Ctrl-C stops
+the workers, whose desktops are torn down with them; a run killed outright leaves its running
+tasks marked "running", which the next run detects and re-runs.
 """
 from __future__ import annotations
 
-import ctypes
-import multiprocessing as mp
 import platform
-import queue
-import signal
 import subprocess
-import sys
 import tempfile
-import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from .backend import Backend
 from .breaker import FatalErrorBreaker
 from .config import ResumeMismatch, RunConfig, RunOptionError  # noqa: F401 (the library's names for a run)
-from .events import Finished, Interrupted, Planned, Reporter, Started, StepTaken, Stopped
+from .events import Planned, Reporter
 from .plan import Plan, PlannedTask, RunSummary, plan_tasks  # noqa: F401 (the library's names for a run)
-from .ray_backend import run_on_ray
-from .results import TaskState, clear_task_dir, now_iso, record_invalid_task, record_worker_died, write_json_atomic
+from .results import TaskState, now_iso, record_invalid_task, write_json_atomic
+from .scheduler import run_tasks
 from .settings import SettingsMismatch, recorded_differences, runs_recorded
-
-WORKER_CLOSE_TIMEOUT_S = 60  # for workers to stop their desktops at the end of a run
-WORKER_START_ATTEMPTS = 3    # workers that die before their first task, in a row, before the run gives up
+from .worker_pool import LocalBackend, ThreadBackend  # noqa: F401 (the library's backends)
 
 
 def environment_versions() -> dict[str, Any]:
@@ -94,41 +87,19 @@ def write_args(config: RunConfig, forced: list[tuple[str, Any, Any]] = ()) -> No
     write_json_atomic(config.layout.model_dir / "args.json", {**run, "runs": runs})
 
 
-# -- workers --------------------------------------------------------------------------------
-def _die_with_parent() -> None:
-    """Asks the kernel to SIGTERM this worker when the run's main process dies (even by kill -9)."""
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
+def make_backend(config: RunConfig) -> Backend:
+    if config.backend == "ray":
+        from .ray_backend import RayBackend
+
+        return RayBackend(config)
+    return LocalBackend(config)
 
 
-def _worker(worker_id: int, config: RunConfig, tasks: mp.Queue, events: mp.Queue) -> None:
-    _die_with_parent()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and tells us to stop
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    from .task_worker import DesktopWorker
-
-    worker = DesktopWorker(config)
-    try:
-        while True:
-            item = tasks.get()
-            if item is None:
-                return
-            domain, task_id = item
-            task_dir = config.layout.task_dir(domain, task_id)
-            previous = clear_task_dir(task_dir)
-            events.put(Started(worker_id, domain, task_id))
-            result = worker.run_task(domain, task_id, task_dir, previous,
-                                     on_step=lambda n: events.put(StepTaken(worker_id, domain, task_id, n)))
-            events.put(Finished(worker_id, domain, task_id, result))
-    finally:
-        worker.close()
-
-
-def run_benchmark(config: RunConfig, report: Reporter = lambda event: None) -> RunSummary:
-    """Runs the selected tasks; `report` receives the run's events (runner.events) for a progress display."""
+def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
+                  backend: Backend | None = None) -> RunSummary:
+    """Runs the selected tasks; `report` receives the run's events (runner.events) for a progress display.
+    `backend` runs them (default: worker processes, or Ray with config.backend "ray"); a Python caller
+    with its own environments passes ThreadBackend.with_env_factory(config, make_env)."""
     from desktop_env.evaluators.registry import PluginError, load_plugin
     from mm_agents.loader import AgentLoadError, accepts_argument, load_agent_class
 
@@ -152,92 +123,23 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None) -> R
                          skipped_errors=sum(p.state is TaskState.ERROR for p in skipped), invalid=plan.invalid,
                          breaker=FatalErrorBreaker(config.stop_after_fatal))
     report(Planned(to_run, skipped, plan.invalid))
+    if not to_run:
+        record_start(config, forced, plan)
+        return summary
+    backend = backend or make_backend(config)
+    backend.start(min(config.num_envs, len(to_run)), report)  # first: one that cannot start leaves no trace
+    try:
+        record_start(config, forced, plan)
+    except BaseException:
+        backend.stop(clean=False)
+        raise
+    return run_tasks(to_run, config.layout, backend, summary, report)
+
+
+def record_start(config: RunConfig, forced: list[tuple[str, Any, Any]], plan: Plan) -> None:
+    """What a run that starts writes before its first task: args.json and the error records of the
+    tasks the plan refused."""
     write_args(config, forced)
     for planned in plan.invalid:
         record_invalid_task(config.layout.task_dir(planned.domain, planned.task_id), planned.task_id,
                             [problem.to_dict() for problem in planned.problems], planned.error)
-    if not to_run:
-        return summary
-    if config.backend == "ray":
-        return run_on_ray(config, to_run, summary, report)
-    return _run_local(config, to_run, summary, report)
-
-
-def _run_local(config: RunConfig, to_run: list[PlannedTask], summary: RunSummary, report: Reporter) -> RunSummary:
-    ctx = mp.get_context("spawn")
-    tasks: mp.Queue = ctx.Queue()
-    events: mp.Queue = ctx.Queue()
-    for planned in to_run:
-        tasks.put((planned.domain, planned.task_id))
-    n_workers = min(config.num_envs, len(to_run))
-    for _ in range(n_workers):
-        tasks.put(None)
-    workers: dict[int, mp.Process] = {}
-    current: dict[int, tuple[str, str] | None] = {}
-    next_id = 0
-
-    def start_worker() -> None:
-        nonlocal next_id
-        process = ctx.Process(target=_worker, args=(next_id, config, tasks, events), name=f"osworld-worker-{next_id}")
-        process.start()
-        workers[next_id], current[next_id] = process, None
-        next_id += 1
-
-    for _ in range(n_workers):
-        start_worker()
-    finished = 0
-    died_idle = 0  # workers that died in a row without a task
-    clean_end = False
-    try:
-        while finished < len(to_run) and not summary.stopped:
-            try:
-                event = events.get(timeout=0.5)
-            except queue.Empty:
-                event = None
-            if event is not None:
-                if isinstance(event, Started):
-                    current[event.worker] = (event.domain, event.task_id)
-                elif isinstance(event, Finished):
-                    current[event.worker] = None
-                    finished += 1
-                    summary.count(event.result)
-                report(event)
-                continue
-            for worker_id, process in list(workers.items()):
-                if process.is_alive() or (process.exitcode == 0 and current.get(worker_id) is None):
-                    continue  # running, or done with the queue
-                del workers[worker_id]
-                lost = current.pop(worker_id, None)
-                died_idle = died_idle + 1 if lost is None else 0
-                if died_idle >= WORKER_START_ATTEMPTS:  # a new one would die the same way
-                    summary.stopped = (f"{died_idle} worker processes in a row died before running a task (last "
-                                       f"exit code {process.exitcode}); run one task with -v to see why")
-                    break
-                if lost is not None:
-                    reason = f"the worker running this task died (exit code {process.exitcode})"
-                    record_worker_died(config.layout.task_dir(*lost), lost[1], reason)
-                    finished += 1
-                    result = {"status": "error", "score": None, "steps": 0, "error": reason}
-                    summary.count(result)
-                    report(Finished(worker_id, *lost, result))
-                if finished < len(to_run):
-                    start_worker()  # the dead worker's stop marker is still queued for it
-        if summary.stopped:  # the tasks still running are cut off, and run again by the next run
-            report(Stopped(summary.stopped))
-        clean_end = not summary.stopped
-    except KeyboardInterrupt:
-        report(Interrupted())
-        raise
-    finally:
-        if clean_end:  # each worker has its stop marker: let it close its desktop and remove its folders
-            deadline = time.monotonic() + WORKER_CLOSE_TIMEOUT_S
-            for process in workers.values():
-                process.join(timeout=max(0.0, deadline - time.monotonic()))
-        for process in workers.values():
-            if process.is_alive():
-                process.terminate()
-        for process in workers.values():
-            process.join(timeout=30)
-            if process.is_alive():
-                process.kill()
-    return summary

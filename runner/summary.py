@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .results import TaskRecord, read_task
+from .results import TaskRecord, find_task_folders, read_task
 
 CATEGORIES = {
     "OS": ("os",),
@@ -63,7 +63,7 @@ class RunResults:
 def find_runs(path: str | Path) -> list[RunResults]:
     """Every run (action_space/obs_type/model folder) under `path`, which may be any level of the layout."""
     path = Path(path)
-    task_dirs = sorted({p.parent for name in ("result.txt", "status.json") for p in path.rglob(name)})
+    task_dirs = find_task_folders(path)
     runs: dict[Path, RunResults] = {}
     for task_dir in task_dirs:
         run_dir = task_dir.parent.parent

@@ -1,6 +1,7 @@
-"""One desktop and one agent that run tasks one after another: the unit both backends scale out.
+"""One desktop and one agent that run tasks one after another: the unit every backend scales out.
 
-The local backend runs one in each worker process; the Ray backend runs one in each Ray actor.
+The local backend runs one in each worker process, the thread backend one in each thread, the Ray
+backend one in each Ray actor.
 The desktop and the agent are made on the first task and reused; a desktop that died is
 replaced before the next task. Whatever goes wrong with a task ends as a recorded error in its
 folder, never as an exception out of `run_task`.
@@ -15,18 +16,21 @@ from .results import now_iso, write_status
 
 
 class DesktopWorker:
-    def __init__(self, config: Any) -> None:
+    def __init__(self, config: Any, env_factory: Callable[[], Any] | None = None) -> None:
         from desktop_env.evaluators.registry import load_plugin
         from desktop_env.tasks import load_task_set
 
         for plugin in getattr(config, "plugins", ()):  # a spawned process or a Ray actor has only the built-ins
             load_plugin(plugin)
         self.config = config
+        self.env_factory = env_factory  # a caller's own environments (ThreadBackend.with_env_factory)
         self.task_set = load_task_set(config.tasks)
         self.env: Any = None
         self.agent: Any = None
 
     def _ensure_env(self) -> Any:
+        if self.env is None and self.env_factory is not None:
+            self.env = self.env_factory()
         if self.env is None:
             from desktop_env.desktop_env import DesktopEnv
 

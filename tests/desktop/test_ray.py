@@ -231,3 +231,4 @@ def test_a_cluster_too_small_for_one_desktop_is_refused_before_any_task_starts(r
     assert run.returncode == 2  # could not start
     assert "cannot hold one desktop of 1 CPUs and 4096 GiB" in output
     assert not list(tmp_path.glob("pyautogui/screenshot/reference/*/*/status.json"))
+    assert not list(tmp_path.glob("pyautogui/screenshot/reference/args.json"))  # a run that never started

@@ -240,6 +240,43 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_rerunning_finished_
     assert results[OS_TASKS[1]]["record"]["previous_errors"][0]["error"]["type"] == "Interrupted"
 
 
+def test_ctrl_c_cuts_off_the_running_task_leaves_no_worker_and_a_resume_finishes(meta, tmp_path):
+    agent_file = tmp_path / "slow_oracle.py"
+    agent_file.write_text(SLOW_ORACLE)
+    command = [sys.executable, "-m", "osworld_cli.main", "run", "--agent", f"{agent_file}:SlowOracle",
+               "--model", "slow", "--obs", "screenshot", "--tasks", meta, "--result-dir", str(tmp_path),
+               "--cache-dir", str(tmp_path / "cache"), "--no-record"]
+    first_dir, second_dir = (tmp_path / "pyautogui" / "screenshot" / "slow" / "os" / t for t in OS_TASKS)
+    runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              start_new_session=True)
+    deadline = time.monotonic() + 180
+    while not list(second_dir.glob("step_0_*.png")):  # the second task's desktop is set up: it is running
+        assert time.monotonic() < deadline and runner.poll() is None
+        time.sleep(0.2)
+    os.killpg(runner.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
+    output, _ = runner.communicate(timeout=120)
+    assert runner.returncode == 130, output
+
+    def left_in_session() -> list[str]:  # a zombie has ended (this container's init may not reap it)
+        session = subprocess.run(["ps", "-o", "stat=,pid=,args=", "-s", str(runner.pid)], capture_output=True,
+                                 text=True).stdout.splitlines()
+        return [line for line in session if not line.startswith("Z")]
+
+    deadline = time.monotonic() + 30  # what dies with its parent (PR_SET_PDEATHSIG) goes a moment after it
+    while left_in_session() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert left_in_session() == [], output  # no worker and no desktop left
+    cut = json.loads((second_dir / "status.json").read_text())
+    assert cut["status"] == "running", (cut, output)
+    assert cut["cut_off"] == "the run was interrupted (Ctrl-C) while this task ran"
+    assert json.loads((first_dir / "status.json").read_text())["status"] == "ok"
+
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    results = results_of(tmp_path, "slow")
+    assert {t: r["score"] for t, r in results.items()} == {t: "1.0" for t in OS_TASKS}
+    assert results[OS_TASKS[1]]["record"]["previous_errors"][0]["error"]["message"] == cut["cut_off"]
+
+
 def test_a_model_that_refuses_every_call_stops_the_run_with_one_message(openai_server, tmp_path):
     openai_server.always(reply_error(401, "Incorrect API key provided"))
     result = CliRunner().invoke(cli, [
@@ -250,13 +287,13 @@ def test_a_model_that_refuses_every_call_stops_the_run_with_one_message(openai_s
     assert result.output.count("stopped:") == 1 and result.output.count("error    os/") == 2, result.output
     assert f"openai model 'gpt-4o' at {openai_server.base_url}" in result.output
     assert "2 tasks in a row failed the same way" in result.output and "check the API key" in result.output
-    records = [json.loads((folder / "status.json").read_text())
-               for folder in (tmp_path / "pyautogui" / "screenshot" / "gpt-4o" / "os").iterdir()
-               if (folder / "status.json").exists()]
+    folders = list((tmp_path / "pyautogui" / "screenshot" / "gpt-4o" / "os").iterdir())
+    assert all((folder / "status.json").exists() for folder in folders)  # no empty folder left behind
+    records = [json.loads((folder / "status.json").read_text()) for folder in folders]
     errors = [r for r in records if r["status"] == "error"]
     assert len(errors) == 2 and all(r["error"]["fatal"]["kind"] == "auth" for r in errors)
-    # The rest of the os tasks never ran; one a worker had just started is cut off, to run again next time.
-    assert [r["status"] for r in records if r not in errors] in ([], ["running"])
+    # The rest of the os tasks never ran: a task goes to a worker only once one is free.
+    assert len(records) == 2
 
 
 def test_a_model_that_never_answers_costs_the_agent_time_budget_not_more(openai_server, tmp_path):
@@ -297,3 +334,21 @@ def test_resuming_with_options_that_change_results_is_refused(meta, tmp_path):
     run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]], record=False))
     with pytest.raises(ResumeMismatch, match="--max-steps was 15, now 1"):
         run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]], max_steps=1))
+
+
+def test_a_python_caller_runs_tasks_on_its_own_environments_in_threads(meta, tmp_path):
+    from desktop_env.desktop_env import DesktopEnv
+    from runner.run import ThreadBackend
+
+    made = []
+
+    def make_env():
+        made.append(DesktopEnv(provider_name="local", action_space="pyautogui", screen_size=(1920, 1080),
+                               require_a11y_tree=False, cache_dir=str(tmp_path / "cache")))
+        return made[-1]
+
+    run_config = config(meta, tmp_path, record=False)
+    summary = run_benchmark(run_config, backend=ThreadBackend.with_env_factory(run_config, make_env))
+    assert (summary.ran, summary.ok, summary.score_sum) == (2, 2, 2.0)
+    assert len(made) == 1  # one worker, one desktop, both tasks
+    assert {t: r["score"] for t, r in results_of(tmp_path, "reference").items()} == {t: "1.0" for t in OS_TASKS}

@@ -4,8 +4,10 @@ from __future__ import annotations
 import json
 import os
 
-from runner.ray_backend import _use_token_auth_if_available, _write_task_files
-from runner.results import TaskState, clear_task_dir, record_worker_died, task_state
+import pytest
+
+from runner.ray_backend import _use_token_auth_if_available
+from runner.results import TaskState, clear_task_dir, record_worker_died, task_state, write_returned_files
 
 
 def test_a_token_on_disk_makes_the_driver_use_token_auth_as_ray_start_does(tmp_path, monkeypatch):
@@ -31,7 +33,7 @@ def test_files_sent_back_land_in_the_task_folder_and_status_comes_last(tmp_path)
     clear_task_dir(task_dir)
     files = {"result.txt": b"1.0\n", "traj.jsonl": b"{}\n", "rescore/a.txt": b"x",
              "status.json": json.dumps({"status": "ok", "task_id": "t1", "steps": 1}).encode()}
-    _write_task_files(task_dir, dict(files), {"host": "node-b", "ray_node_id": "abc", "pid": 7})
+    write_returned_files(task_dir, files, ray_worker={"host": "node-b", "ray_node_id": "abc", "pid": 7})
     assert (task_dir / "rescore" / "a.txt").read_bytes() == b"x"
     status = json.loads((task_dir / "status.json").read_text())
     assert status["ray_worker"] == {"host": "node-b", "ray_node_id": "abc", "pid": 7}
@@ -47,3 +49,11 @@ def test_a_lost_worker_leaves_an_error_that_the_retry_keeps_in_its_history(tmp_p
     history = clear_task_dir(task_dir)
     assert [h["error"]["type"] for h in history] == ["WorkerDied"]
     assert "ActorDiedError" in history[0]["error"]["message"]
+
+
+def test_a_file_sent_back_may_not_land_outside_its_task_folder(tmp_path):
+    task_dir = tmp_path / "os" / "t1"
+    clear_task_dir(task_dir)
+    with pytest.raises(ValueError, match="outside the task folder: '../t2/result.txt'"):
+        write_returned_files(task_dir, {"../t2/result.txt": b"1.0\n"})
+    assert not (tmp_path / "os" / "t2").exists()

@@ -62,3 +62,41 @@ def test_status_json_carries_the_format_version(tmp_path):
     assert read_status(tmp_path) == {"format": FORMAT_VERSION, "status": "running"}
     record_worker_died(tmp_path, "t", "gone")
     assert read_status(tmp_path)["format"] == FORMAT_VERSION
+
+
+def test_an_osworld_folder_reads_with_its_steps_and_last_action(tmp_path):
+    from runner.report import read_task_view
+    from runner.rescore import last_action
+    from runner.results import read_task
+    from runner.summary import find_runs
+
+    folder = tmp_path / "pyautogui" / "screenshot" / "gpt-4o" / "os" / "t1"
+    folder.mkdir(parents=True)
+    (folder / "result.txt").write_text("1.0\n")
+    (folder / "step_1_20240101@000000000000.png").write_bytes(b"png")
+    lines = [{"step_num": 1, "action": "pyautogui.click(1, 2)", "screenshot_file": "step_1_20240101@000000000000.png"},
+             {"step_num": 2, "action": "DONE"}]
+    # The last line was cut off mid-write, and a byte is not UTF-8: both skipped, neither fatal.
+    (folder / "traj.jsonl").write_bytes(b"\n".join(json.dumps(line).encode() for line in lines)
+                                        + b'\n{"step_num": 3, "act\xff')
+    record = read_task(folder)
+    assert (record.status, record.score, record.steps) == ("ok", 1.0, 2)
+    assert last_action(folder) == "DONE"
+    (run,) = find_runs(tmp_path)
+    view = read_task_view(run, run.records[0])
+    assert view.bad_lines == 1 and [s.screenshot.name if s.screenshot else None for s in view.steps] == [
+        "step_1_20240101@000000000000.png", None]
+
+
+def test_a_cut_off_task_is_rerun_with_the_reason_in_its_history(tmp_path):
+    from runner.results import read_status, record_cut_off, start_task
+
+    folder = tmp_path / "os" / "t1"
+    start_task(folder, "t1")
+    record_cut_off(folder, "t1", "the run stopped while this task ran: 2 tasks in a row failed the same way")
+    assert task_state(folder) is TaskState.INTERRUPTED
+    assert read_status(folder)["cut_off"].startswith("the run stopped")
+    history = start_task(folder, "t1", attempt=2)
+    assert history == [{"error": {"type": "Interrupted", "message": "the run stopped while this task ran: 2 tasks "
+                                  "in a row failed the same way"}, "finished": None}]
+    assert read_status(folder)["previous_errors"] == history and read_status(folder)["attempt"] == 2

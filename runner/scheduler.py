@@ -1,0 +1,77 @@
+"""The one scheduling loop of a run, whatever runs the tasks (runner/backend.py).
+
+It owns: which task runs next (the plan's order; a lost task that may be retried goes first),
+marking a task "running" in its folder before a worker gets it (so a run killed from then on
+leaves it to be re-run), the tally and the fatal-error breaker (RunSummary), the progress
+events, booking how each task ended (through runner/results.py), and stopping: on Ctrl-C, when
+the breaker trips, or when the backend cannot go on. A stopped run cuts off the tasks still
+running: each folder keeps saying "running", with why (`cut_off`), and the next run re-runs it.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Iterable
+
+from .backend import Assignment, Backend, BackendStopped, TaskDone, TaskLost
+from .events import Finished, Interrupted, Reporter, Retrying, Started, Stopped
+from .plan import PlannedTask, RunSummary
+from .results import RunLayout, record_cut_off, record_worker_died, start_task
+
+POLL_S = 0.5  # how long one wait for the backend lasts; nothing depends on it but responsiveness
+INTERRUPTED = "the run was interrupted (Ctrl-C) while this task ran"
+
+
+def error_result(reason: str) -> dict:
+    return {"status": "error", "score": None, "steps": 0, "error": reason}
+
+
+def run_tasks(to_run: Iterable[PlannedTask], layout: RunLayout, backend: Backend, summary: RunSummary,
+              report: Reporter) -> RunSummary:
+    """Runs `to_run` on `backend` (already started) and stops it; returns `summary`, tallied."""
+    pending = deque((p.domain, p.task_id) for p in to_run)
+    attempts: dict[tuple[str, str], int] = {}
+    running: dict[tuple[str, str], Assignment] = {}
+    cut_off_reason = INTERRUPTED
+    clean = False
+
+    def finish(worker: int, task: Assignment, result: dict) -> None:
+        running.pop((task.domain, task.task_id), None)
+        summary.count(result)
+        report(Finished(worker, task.domain, task.task_id, result))
+
+    try:
+        while (pending or running) and not summary.stopped:
+            while pending and backend.free() > 0:
+                key = pending.popleft()
+                attempts[key] = attempts.get(key, 0) + 1
+                task_dir = layout.task_dir(*key)
+                previous = start_task(task_dir, key[1], attempts[key])
+                task = Assignment(*key, task_dir, previous, attempts[key])
+                running[key] = task
+                report(Started(backend.submit(task), *key))
+            outcome = backend.wait(POLL_S, waiting=len(pending))
+            if isinstance(outcome, TaskDone):
+                finish(outcome.worker, outcome.task, outcome.result)
+            elif isinstance(outcome, TaskLost):
+                task = outcome.task
+                record_worker_died(task.task_dir, task.task_id, outcome.reason, attempt=task.attempt)
+                if outcome.retriable and task.attempt <= backend.retries:
+                    running.pop((task.domain, task.task_id))
+                    pending.appendleft((task.domain, task.task_id))  # its error record goes to its history
+                    report(Retrying(outcome.worker, task.domain, task.task_id, outcome.reason))
+                else:
+                    finish(outcome.worker, task, error_result(outcome.reason))
+            elif isinstance(outcome, BackendStopped):
+                summary.stopped = outcome.reason
+        if summary.stopped:
+            cut_off_reason = f"the run stopped while this task ran: {summary.stopped}"
+            report(Stopped(summary.stopped))
+        clean = not running
+    except KeyboardInterrupt:
+        report(Interrupted())
+        raise
+    finally:
+        backend.stop(clean)  # first: no worker writes to a folder after this
+        for task in running.values():
+            record_cut_off(task.task_dir, task.task_id, cut_off_reason, task.previous_errors)
+    return summary
