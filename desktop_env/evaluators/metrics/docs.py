@@ -392,9 +392,8 @@ def compare_contains_image(result: Any, expected: Any = None) -> MetricResult:
 @metric("compare_line_spacing")
 def compare_line_spacing(result: Any, expected: Any = None) -> MetricResult:
     """Same text (default compare_docx_files) and the same line spacing in every paragraph."""
-    same = compare_docx_files(result, expected)
-    if same.score != 1.0:
-        return failed(f"the text is not the gold file's: {same.explanation}")
+    if (different := _text_differs(result, expected)) is not None:
+        return different
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
         return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
@@ -404,6 +403,13 @@ def compare_line_spacing(result: Any, expected: Any = None) -> MetricResult:
     spacing2 = [_paragraph_format_value(p, "line_spacing") for p in doc2.paragraphs]
     return verdict(spacing1 == spacing2, "the same line spacing in every paragraph" if spacing1 == spacing2
                    else f"line spacing of paragraph {first_difference(spacing1, spacing2)}")
+
+
+def _text_differs(result: Any, expected: Any) -> MetricResult | None:
+    """OSWorld's precondition for the formatting checks (the default compare_docx_files holds):
+    None when it does, else the 0 that says where the text differs."""
+    same = compare_docx_files(result, expected)
+    return None if same.score == 1.0 else failed(f"the text is not the gold file's: {same.explanation}")
 
 
 def _has_equation(paragraph) -> bool:
@@ -419,9 +425,8 @@ def compare_insert_equation(result: Any, expected: Any = None) -> MetricResult:
     OSWorld looks for w:object inside runs paired by position; LibreOffice saves formulas as
     Office Math (m:oMath), which sits outside runs, so both forms are accepted per paragraph.
     """
-    same = compare_docx_files(result, expected)
-    if same.score != 1.0:
-        return failed(f"the text is not the gold file's: {same.explanation}")
+    if (different := _text_differs(result, expected)) is not None:
+        return different
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
         return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
@@ -592,9 +597,8 @@ def check_highlighted_words(result: Any, expected: Any = None) -> MetricResult:
     Reads .odt (spans whose style has background #ffff00, as OSWorld does) and also .docx
     (runs highlighted yellow).
     """
-    same = compare_docx_files(result, expected)
-    if same.score != 1.0:
-        return failed(f"the text is not the gold file's: {same.explanation}")
+    if (different := _text_differs(result, expected)) is not None:
+        return different
     root = _odt_content(result)
     if root is not None:
         left = _odt_highlighted_span_count(root, "#ffff00")
@@ -633,9 +637,8 @@ def evaluate_colored_words_in_tables(result: Any, expected: Any = None, threshol
     A run's colour may differ from pure red/blue by at most `threshold` (CIEDE2000, default
     3.5). A run without an explicit colour fails (OSWorld crashes on it).
     """
-    same = compare_docx_files(result, expected)
-    if same.score != 1.0:
-        return failed(f"the text is not the gold file's: {same.explanation}")
+    if (different := _text_differs(result, expected)) is not None:
+        return different
     doc = open_docx(result)
     if doc is None:
         return failed(_unreadable(result))
@@ -663,9 +666,8 @@ def evaluate_strike_through_last_paragraph(result: Any, expected: Any = None) ->
     OSWorld takes the last paragraph even when it is empty (which passes vacuously); here it
     is the last paragraph with text.
     """
-    same = compare_docx_files(result, expected)
-    if same.score != 1.0:
-        return failed(f"the text is not the gold file's: {same.explanation}")
+    if (different := _text_differs(result, expected)) is not None:
+        return different
     doc = open_docx(result)
     if doc is None:
         return failed(_unreadable(result))
@@ -681,9 +683,8 @@ def evaluate_strike_through_last_paragraph(result: Any, expected: Any = None) ->
 @metric("check_italic_font_size_14")
 def check_italic_font_size_14(result: Any, expected: Any = None) -> MetricResult:
     """Same text, and every italic run of the result is 14 pt."""
-    same = compare_docx_files(result, expected)
-    if same.score != 1.0:
-        return failed(f"the text is not the gold file's: {same.explanation}")
+    if (different := _text_differs(result, expected)) is not None:
+        return different
     doc = open_docx(result)
     if doc is None:
         return failed(_unreadable(result))
