@@ -1131,7 +1131,7 @@ def _fields_problems(where: str, item: Any, known_types: tuple[str, ...],
         close = difflib.get_close_matches(str(kind), known_types, n=3, cutoff=0.6)
         return [(f"{where}.type", str(kind), f"unknown rule type (known: {', '.join(known_types)})", close)]
     required, optional = fields[kind] if fields is not None else shared
-    problems = [(f"{where}.{name}", "", f"a {kind} rule needs {name!r}", ()) for name in required if name not in item]
+    problems = [(where, kind, f"a {kind} rule needs {name!r}", ()) for name in required if name not in item]
     allowed = ("type",) + required + optional
     for name in item:
         if name not in allowed:
