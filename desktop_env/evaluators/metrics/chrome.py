@@ -8,7 +8,8 @@ URL getters a URL string; `bookmarks` the "roots" object of Chrome's Bookmarks J
 (host_key second); `chrome_font_size` the Preferences' webkit.webprefs dict;
 `shortcuts_on_desktop` {path: .desktop file text}; `enabled_experiments` Local State's
 "name@n" strings; `find_installed_extension_name` a list of names.
-A None or empty getter value scores 0. An unknown rule `type` raises ValueError (a task error).
+A None or empty getter value scores 0, and every metric's MetricResult says what it compared
+(the URL, the tabs, the setting). An unknown rule `type` raises ValueError (a task error).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """PDF metrics (OSWorld's compare_pdfs, compare_pdf_images, check_pdf_pages and
 is_gold_text_included_in_pdf), read with pypdf.
 
-Every metric returns a float in [0, 1]; a None path, a missing file or a file that does not
+Every metric returns a MetricResult (a score in [0, 1] and why); a None path, a missing file or a file that does not
 parse as a PDF scores 0.0, and nothing here raises on such input.
 """
 from __future__ import annotations
