@@ -2,8 +2,9 @@
 
 Most take `(result, rules)`: `result` is what the result getter gave (a command's stdout, a
 local file path, a dict parsed from a page) and `rules` is the task file's `rules` dict as the
-`rule` / `rule_relativeTime` getter returns it. Every metric gives 0 (with a MetricResult saying why), never an exception,
-when the result is None, a missing file, or a file that does not parse; a malformed task file
+`rule` / `rule_relativeTime` getter returns it. Every metric gives 0 (a MetricResult saying
+why), never an exception, when the result is None, a missing file, or a file that does not
+parse; a malformed task file
 (an unknown rule method, no selector) raises ValueError, which the scorer records as a harness
 error rather than as the agent's failure.
 
