@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 from lxml import etree
 
-from ..outcome import MetricResult, failed, passed, show, verdict
+from ..outcome import MetricResult, failed, first_difference, passed, show, verdict
 from ..registry import metric
 
 logger = logging.getLogger("desktopenv.metrics.slides")
@@ -669,13 +669,13 @@ def _tables_differ(table1, table2, ex: dict) -> str | None:
 def _slides_differ(slide1, slide2, slide_number: int, ex: dict, tolerance: float) -> str | None:
     from pptx.enum.shapes import MSO_SHAPE_TYPE
     if ex["examine_background_color"] and slide_background(slide1) != slide_background(slide2):
-        return "background colour"
+        return f"background colour {slide_background(slide1)} vs {slide_background(slide2)}"
     if ex["examine_note"] and _notes(slide1) != _notes(slide2):
-        return "notes"
+        return f"notes {show(_notes(slide1))} vs {show(_notes(slide2))}"
     if len(slide1.shapes) != len(slide2.shapes):
-        return "number of shapes"
+        return f"{len(slide1.shapes)} shapes vs {len(slide2.shapes)}"
     if ex["examine_bullets"] and _bullets(slide1) != _bullets(slide2):
-        return "bullets"
+        return f"bullets (level, bullet, text) {first_difference(_bullets(slide1), _bullets(slide2))}"
     for shape1, shape2 in zip(slide1.shapes, slide2.shapes):
         problem = _positions_differ(shape1, shape2, slide_number, ex, tolerance)
         if problem:
@@ -697,7 +697,7 @@ def _slides_differ(slide1, slide2, slide_number: int, ex: dict, tolerance: float
     # Text inside groups is only reachable this way (OSWorld's "additional" pass).
     texts1, texts2 = list(_text_shapes(slide1.shapes)), list(_text_shapes(slide2.shapes))
     if len(texts1) != len(texts2):
-        return "number of text shapes"
+        return f"{len(texts1)} text shapes vs {len(texts2)}"
     if ex["examine_alignment"]:
         for shape1, shape2 in zip(texts1, texts2):
             problem = _grouped_text_differs(shape1.text_frame, shape2.text_frame, ex)
