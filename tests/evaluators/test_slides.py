@@ -267,7 +267,7 @@ def test_compare_pptx_files_task_specific_position_checks(decks, gold):
 def test_a_note_option_is_for_readers_and_never_reaches_compare_pptx_files(decks, gold):
     # OSWorld's task files put "_note" among compare_pptx_files' options; the scorer drops it.
     from desktop_env.evaluators.scoring import MetricCall, call_metric
-    call = MetricCall("compare_pptx_files", {"type": "vm_file"}, {"type": "local_file"},
+    call = MetricCall("compare_pptx_files", {"type": "vm_file"}, {"type": "cloud_file"},
                       {"_note": "a remark", "examine_shape": False})
     assert call_metric(call, build_deck(decks / "same2.pptx"), gold).score == 1.0
     with pytest.raises(TypeError):
