@@ -1,6 +1,7 @@
 """`osworld run`, `osworld summarize`, `osworld demo`."""
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -8,6 +9,7 @@ import click
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from .env_commands import screen_size_option
 from .errors import INTERRUPTED, OK, RUN_STOPPED, TASK_ERRORS, option_mistakes
@@ -33,19 +35,28 @@ def parse_agent_args(ctx: click.Context, param: click.Parameter, values: tuple[s
     return parsed
 
 
-def print_summary(paths: tuple[str, ...], fmt: str) -> None:
-    from runner.summary import COLUMNS, comparison_rows, find_runs, row_cells, summarize_run, to_csv, to_json, to_markdown
+def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False) -> None:
+    from runner.summary import (COLUMNS, comparison_rows, failures, failures_json, failures_markdown, find_runs,
+                                row_cells, summarize_run, to_csv, to_json, to_markdown)
 
     runs = [run for path in paths for run in find_runs(path)]
     if not runs:
         raise click.ClickException(f"no task results under {', '.join(paths)}")
     summaries = [(run, summarize_run(run)) for run in runs]
+    listed = [f for run in runs for f in failures(run)] if with_failures else []
     if fmt == "json":
-        click.echo(to_json(summaries))
+        data = json.loads(to_json(summaries))
+        if with_failures:
+            data["failures"] = failures_json(listed)
+        click.echo(json.dumps(data, indent=2))
     elif fmt == "csv":
+        if with_failures:
+            raise click.UsageError("--failures lists explanations; use --format table, markdown or json")
         click.echo(to_csv(summaries), nl=False)
     elif fmt == "markdown":
         click.echo(to_markdown(summaries))
+        if with_failures:
+            click.echo(failures_markdown(listed))
     else:
         for run, rows in summaries:
             table = Table(*COLUMNS, title=f"{run.label}  ({run.path})")
@@ -58,6 +69,20 @@ def print_summary(paths: tuple[str, ...], fmt: str) -> None:
             for cells in body:
                 table.add_row(*cells)
             console.print(table)
+        if with_failures:
+            print_failures(listed)
+
+
+def print_failures(listed) -> None:
+    """Each task that scored below 1 or ended in an error, with why (the texts are the files', never markup)."""
+    if not listed:
+        console.print("failures: none (every finished task scored 1)")
+        return
+    table = Table("run", "task", "outcome", "score", "why", title=f"failures ({len(listed)})", show_lines=True)
+    for f in listed:
+        table.add_row(Text(f.run), Text(f"{f.domain}/{f.task_id}"), f.outcome, "-" if f.score is None else f"{f.score:g}",
+                      Text(f.explanation))
+    console.print(table, soft_wrap=True)
 
 
 @click.command("run")
@@ -181,9 +206,12 @@ def run_exit_status(summary) -> int:
 @click.command("summarize")
 @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "markdown", "json", "csv"]))
-def summarize_command(results: tuple[str, ...], fmt: str) -> None:
+@click.option("--failures", "with_failures", is_flag=True,
+              help="Also list each task that scored below 1 (or ended in an error) with why: its evaluation's "
+                   "explanation from status.json.")
+def summarize_command(results: tuple[str, ...], fmt: str, with_failures: bool) -> None:
     """Success rates per domain, per paper category and overall for one or more result folders."""
-    print_summary(results, fmt)
+    print_summary(results, fmt, with_failures)
 
 
 @click.command("demo")

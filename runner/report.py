@@ -4,7 +4,8 @@ The page opens from disk (no server, no CDN, no external script): the summary ta
 of `runner.summary`, inline SVG charts (success rate by domain and by category, the
 distributions of steps and of time per task), a task list with filters (plain inline
 JS), and per task a collapsed step-by-step timeline: screenshot, the model's response,
-the action, errors (traceback collapsed), the score and the recording.
+the action, errors (traceback collapsed), the score with its evaluation's explanation (each
+failed task's "why" is also in the task list) and the recording.
 
 Big runs stay usable: screenshots and recordings are RELATIVE links to the files in
 the results folder (computed from where the report is written; nothing is inlined),
@@ -27,7 +28,8 @@ from typing import Any, Iterable
 from urllib.parse import quote
 
 from .results import TaskRecord, read_status, read_trajectory, write_text_atomic
-from .summary import CATEGORIES, COLUMNS, GroupStats, RunResults, comparison_rows, find_runs, row_cells, summarize_run
+from .summary import (CATEGORIES, COLUMNS, NO_EXPLANATION, GroupStats, RunResults, comparison_rows, explanation_of,
+                      find_runs, row_cells, summarize_run)
 
 MAX_TEXT = 20_000        # characters of one response / action / info shown; the rest stays in traj.jsonl
 MAX_TRACEBACK = 50_000
@@ -225,7 +227,7 @@ svg .chart-title{font-weight:bold;font-size:13px}svg .track{fill:#edf0f3}svg .ax
 .filters{display:flex;flex-wrap:wrap;gap:10px;align-items:center;background:#fff;border:1px solid #d8dde3;
  padding:8px 10px;position:sticky;top:0;z-index:2}
 #task-table td,#task-table th{text-align:left}#task-table td.err{text-align:left;max-width:380px;overflow:hidden;
- text-overflow:ellipsis}
+ text-overflow:ellipsis}#task-table td.why{max-width:520px;font-size:12px}
 .badge{display:inline-block;border-radius:3px;padding:0 6px;font-size:12px;color:#fff}
 .o-ok{background:#2e8b57}.o-partial{background:#c98a14}.o-fail{background:#8a929b}.o-error{background:#d9534f}
 .o-incomplete{background:#6f5bb5}
@@ -501,6 +503,7 @@ def task_details(view: TaskView, anchor: str, base: Path) -> str:
         url = esc(links.url(view.recording))
         body.append(f'<h3>recording</h3><video controls preload="none" src="{url}"></video>'
                     f'<div><a href="{url}">recording.mp4</a></div>')
+    body.append(_evaluation_block(status))
     body.append(f"<h3>timeline</h3>{timeline(view, links)}")
     final = ("no score: the task ended with an error" if record.status == "error" else
              "no score: the task did not finish" if record.status == "incomplete" else f"score: {_score_text(record)}")
@@ -525,6 +528,33 @@ def _rescore_note(view: TaskView) -> str:
     return f' <span class="rescored" title="rescored at {esc(rs.get("rescored_at"))}">→ {esc(text)}</span>'
 
 
+def _why_text(view: TaskView) -> str:
+    """Beside a task that scored below 1: its evaluation's explanation (or that none was recorded)."""
+    if view.outcome not in ("fail", "partial"):
+        return ""
+    return explanation_of(view.status)
+
+
+def _shorten_line(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _evaluation_block(status: dict) -> str:
+    """The evaluation as status.json keeps it: the explanation, then each metric's score and why."""
+    evaluation = status.get("evaluation")
+    if not isinstance(evaluation, dict):
+        return ""
+    out = [f'<h3>evaluation</h3>{_pre(evaluation.get("explanation") or NO_EXPLANATION, "explanation")}']
+    parts = [p for p in evaluation.get("metrics") or [] if isinstance(p, dict)]
+    if len(parts) > 1:
+        items = "".join(f"<li><code>{esc(p.get('func'))}</code>: "
+                        + (esc("not run") if p.get("skipped") else
+                           f"{esc(p.get('score'))} · {esc(p.get('explanation'))}") + "</li>" for p in parts)
+        out.append(f"<ul class=\"metrics\">{items}</ul>")
+    return "".join(out)
+
+
 def task_section(views: list[TaskView], base: Path) -> str:
     anchors = [f"task-{i}" for i in range(len(views))]
     filters = ('<div class="filters">'
@@ -540,6 +570,7 @@ def task_section(views: list[TaskView], base: Path) -> str:
         r = view.record
         error = (view.status or {}).get("error") or {}
         error_text = f"{error.get('type', '')}: {error.get('message', '')}" if error else ""
+        why = _why_text(view)
         rows.append(f'<tr data-task="1" data-run="{esc(view.run.label)}" data-domain="{esc(r.domain)}" '
                     f'data-outcome="{esc(view.outcome)}" data-id="{esc(r.task_id)}">'
                     f"<td>{esc(view.run.label)}</td><td>{esc(r.domain)}</td>"
@@ -548,9 +579,10 @@ def task_section(views: list[TaskView], base: Path) -> str:
                     f"<td>{esc(_score_text(r))}{_rescore_note(view)}</td>"
                     f"<td>{esc('-' if r.steps is None else r.steps)}</td>"
                     f"<td>{esc(_fmt_seconds(r.seconds))}</td>"
-                    f'<td class="err" title="{esc(error_text[:500])}">{esc(error_text[:160])}</td></tr>')
+                    f'<td class="err" title="{esc(error_text[:500])}">{esc(error_text[:160])}</td>'
+                    f'<td class="why" title="{esc(why[:1000])}">{esc(_shorten_line(why, 240))}</td></tr>')
     table = ('<table id="task-table"><thead><tr><th>run</th><th>domain</th><th>task</th><th>outcome</th>'
-             '<th>score</th><th>steps</th><th>time s</th><th>error</th></tr></thead><tbody>'
+             '<th>score</th><th>steps</th><th>time s</th><th>error</th><th>why</th></tr></thead><tbody>'
              + "".join(rows) + "</tbody></table>")
     details = "".join(task_details(view, anchor, base) for view, anchor in zip(views, anchors))
     return (f'<section id="tasks"><h2>tasks</h2>{filters}{table}'

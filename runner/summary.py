@@ -4,6 +4,11 @@ Reads our result folders and OSWorld's (which have only result.txt / traj.jsonl)
 An error is neither a success nor a failure: it is counted apart, and the success
 rate is given both excluding errors and counting them as 0. A task still marked
 "running" (its run was cut off) is counted as incomplete.
+
+`failures` lists the tasks that scored below 1 with the explanation status.json keeps of
+their evaluation (the metric's: the first differing cell, the missing file...), and the tasks
+that ended in an error with that error; folders written before explanations existed, and
+OSWorld's, say "no explanation recorded".
 """
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .results import TaskRecord, find_task_folders, read_task
+from .results import TaskRecord, find_task_folders, read_status, read_task
 
 CATEGORIES = {
     "OS": ("os",),
@@ -172,3 +177,64 @@ def to_csv(summaries) -> str:
         for stats in rows:
             writer.writerow({"run": run.label, "path": str(run.path), **stats.to_dict()})
     return buffer.getvalue()
+
+
+NO_EXPLANATION = "no explanation recorded"
+
+
+@dataclass(frozen=True)
+class TaskFailure:
+    """A task that did not succeed, and why: `outcome` is "fail" (scored 0), "partial" (between 0
+    and 1) or "error" (no score: the harness failed; `explanation` is the error)."""
+    run: str
+    domain: str
+    task_id: str
+    outcome: str
+    score: float | None
+    explanation: str
+
+
+def explanation_of(status: dict | None) -> str:
+    """Why a task scored what it did, from its status.json (the evaluation's explanation)."""
+    evaluation = (status or {}).get("evaluation")
+    if isinstance(evaluation, dict) and str(evaluation.get("explanation") or "").strip():
+        return str(evaluation["explanation"]).strip()
+    return NO_EXPLANATION
+
+
+def error_of(status: dict | None) -> str:
+    error = (status or {}).get("error")
+    if isinstance(error, dict):
+        return f"{error.get('type', 'Error')}: {error.get('message', '')}".strip()
+    return str(error) if error else "the task ended in an error (no error recorded)"
+
+
+def failures(run: RunResults) -> list[TaskFailure]:
+    """Every task of the run that scored below 1 or ended in an error, with why, in task order."""
+    found = []
+    for record in sorted(run.records, key=lambda r: (r.domain, r.task_id)):
+        if record.status == "ok" and (record.score or 0.0) >= 1.0 - 1e-9 or record.status == "incomplete":
+            continue
+        status = read_status(run.path / record.domain / record.task_id)
+        if record.status == "error":
+            found.append(TaskFailure(run.label, record.domain, record.task_id, "error", None, error_of(status)))
+        else:
+            score = record.score or 0.0
+            found.append(TaskFailure(run.label, record.domain, record.task_id, "partial" if score > 0 else "fail",
+                                     score, explanation_of(status)))
+    return found
+
+
+def failures_markdown(listed: list[TaskFailure]) -> str:
+    if not listed:
+        return "### failures\n\nnone: every finished task scored 1\n"
+    lines = ["### failures\n", "| run | task | outcome | score | why |", "|---|---|---|---|---|"]
+    for f in listed:
+        why = f.explanation.replace("|", "\\|").replace("\n", "<br>")
+        score = "-" if f.score is None else f"{f.score:g}"
+        lines.append(f"| {f.run} | {f.domain}/{f.task_id} | {f.outcome} | {score} | {why} |")
+    return "\n".join(lines) + "\n"
+
+
+def failures_json(listed: list[TaskFailure]) -> list[dict]:
+    return [asdict(f) for f in listed]

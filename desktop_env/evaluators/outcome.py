@@ -51,6 +51,31 @@ def failed(explanation: str, score: float = 0.0) -> MetricResult:
     return MetricResult(score, explanation)
 
 
+def verdict(ok: bool, explanation: str) -> MetricResult:
+    """All or nothing: 1 when `ok`, else 0, with the sentence that says what was checked."""
+    return MetricResult(1.0 if ok else 0.0, explanation)
+
+
+def show(value: Any, limit: int = 120) -> str:
+    """A value quoted for an explanation, clipped so a whole file never lands in status.json."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def first_difference(got: Any, want: Any) -> str:
+    """Where two sequences (lines, paragraphs, items) first differ, as 'item 3: 'a' vs 'b''."""
+    try:
+        got_items, want_items = list(got), list(want)
+    except TypeError:
+        return f"{show(got)} vs {show(want)}"
+    for i, (a, b) in enumerate(zip(got_items, want_items)):
+        if a != b:
+            return f"item {i}: {show(a)} vs expected {show(b)}"
+    if len(got_items) != len(want_items):
+        return f"{len(got_items)} items vs {len(want_items)} expected"
+    return "no difference"
+
+
 def as_metric_result(value: Any, metric_name: str) -> MetricResult:
     """A metric's return value as a MetricResult; a bare number gets a generic explanation."""
     if isinstance(value, MetricResult):

@@ -9,7 +9,7 @@ installed with an `osworld.getters`/`osworld.metrics` entry point or named by
 
 Calling conventions (OSWorld's):
   getter(ctx, config: dict) -> value           (ctx: evaluators/context.py; often a fetched file's path)
-  metric(result, expected, **options) -> float  or  metric(result, **options) -> float
+  metric(result, expected, **declared options) -> MetricResult (outcome.py; a bare float is still accepted)
 """
 from __future__ import annotations
 

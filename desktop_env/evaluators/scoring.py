@@ -73,10 +73,17 @@ def run_getter(env: Any, config: dict | None, role: str, func: str) -> Any:
         raise EvaluationError(f"{role} getter {config['type']!r} of metric {func!r} failed: {type(e).__name__}: {e}") from e
 
 
+def metric_options(options: dict) -> dict:
+    """The options a metric is called with: an option named with a leading underscore (OSWorld's
+    task files use `_note`) is a note for the reader, not an argument."""
+    return {k: v for k, v in options.items() if not str(k).startswith("_")}
+
+
 def call_metric(call: MetricCall, result: Any, expected: Any) -> MetricResult:
     fn = get_metric(call.func)
+    options = metric_options(call.options)
     try:
-        value = fn(result, expected, **call.options) if call.expected is not None else fn(result, **call.options)
+        value = fn(result, expected, **options) if call.expected is not None else fn(result, **options)
     except Exception as e:
         raise EvaluationError(f"metric {call.func!r} failed: {type(e).__name__}: {e}") from e
     try:

@@ -7,10 +7,17 @@ lists the close known names; a name we know but cannot run offline (accounts,
 live web) is reported as unsupported with the reason. A host path that would leave
 the harness's folders (desktop_env.tasks.paths) is a Problem of kind "path": an
 error, like an unknown name.
+
+A metric's options are checked against its signature (metrics declare their options as
+keyword parameters): an option the metric does not take is a Problem of kind "option"
+naming the field (`evaluator.options[1].sheet_nme`) and the close names. A metric may also
+check its options' values (compare_table its rules) through a `check_options` attribute;
+a plugin metric that takes `**options` is accepted as it is (nothing to check).
 """
 from __future__ import annotations
 
 import difflib
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -18,13 +25,14 @@ from typing import Iterator
 from .loader import Task, TaskFileError, TaskSet
 
 NAME_KINDS = ("setup step", "getter", "metric")
+OPTION_KINDS = ("option", "option value")
 
 
 @dataclass(frozen=True)
 class Problem:
     path: Path
     field: str
-    kind: str          # a name (NAME_KINDS), "path" (an unsafe host path), "missing file" (a local resource
+    kind: str          # a name (NAME_KINDS), a metric's option (OPTION_KINDS), "path" (an unsafe host path), "missing file" (a local resource
                        # that is not there), "task file" (cannot be read), or of the meta file: "listing"
     name: str          # the name, or the value as the task or meta file gives it
     reason: str        # "unknown", why it is unsupported, or what is wrong with the value
@@ -53,7 +61,8 @@ class Problem:
         if self.kind == "task file":
             return self.reason  # the loader's message names the file
         if not self.about_names:
-            return f"{self.path}: {self.field} = {self.name!r}: {self.reason}"
+            hint = f"; did you mean {', '.join(self.close)}?" if self.close else ""
+            return f"{self.path}: {self.field} = {self.name!r}: {self.reason}{hint}"
         hint = f"; did you mean {', '.join(self.close)}?" if self.close else ""
         what = "unknown" if not self.unsupported else f"unsupported ({self.reason})"
         return f"{self.path}: {self.field} = {self.name!r}: {what} {self.kind}{hint}"
@@ -76,6 +85,69 @@ def _check(path: Path, field: str, kind: str, name, known: list[str], unsupporte
     return Problem(path, field, kind, str(name), "unknown", close)
 
 
+def _metric_parameters(fn) -> tuple[list[str], bool]:
+    """The names a metric takes by keyword, and whether it takes any name (`**options`)."""
+    params = list(inspect.signature(fn).parameters.values())
+    open_ended = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    named = [p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                   inspect.Parameter.KEYWORD_ONLY)]
+    return named, open_ended
+
+
+def option_problems(path: Path, field: str, func: str, options, positional: int) -> list[Problem]:
+    """What is wrong with one metric call's options: not a dict, a name the metric does not take
+    (it is called as metric(result[, expected], **options), so the first `positional` parameters
+    are not options), or a value its `check_options` rejects. Names with a leading underscore
+    are notes (scoring.metric_options drops them)."""
+    from ..evaluators import registry
+
+    if options is None:
+        return []
+    if not isinstance(options, dict):
+        return [Problem(path, field, "option value", repr(options)[:200], "options must be an object")]
+    fn = registry.get_metric(func)
+    named, open_ended = _metric_parameters(fn)
+    accepted = named[positional:]
+    problems = []
+    for name in options:
+        if str(name).startswith("_") or open_ended or name in accepted:
+            continue
+        close = tuple(difflib.get_close_matches(str(name), accepted, n=3, cutoff=0.6))
+        takes = ", ".join(accepted) if accepted else "no options"
+        problems.append(Problem(path, f"{field}.{name}", "option", str(name),
+                                f"metric {func!r} takes no option {name!r} (it takes: {takes})", close))
+    check = getattr(fn, "check_options", None)
+    if check is not None:
+        for sub_field, value, reason, close in check(options):
+            problems.append(Problem(path, f"{field}.{sub_field}", "option value", value, reason, tuple(close)))
+    return problems
+
+
+def _metric_option_problems(task: Task, known: list[str]) -> list[Problem]:
+    evaluator = task.evaluator
+    func = evaluator.get("func")
+    funcs = func if isinstance(func, list) else [func]
+    per_metric = isinstance(func, list)
+
+    def aligned(role: str) -> list:
+        value = evaluator.get(role, {} if role == "options" else None)
+        if per_metric and isinstance(value, list):
+            return value if len(value) == len(funcs) else []
+        return [value] * len(funcs)
+
+    options, expecteds = aligned("options"), aligned("expected")
+    if not options or not expecteds:  # a length mismatch; the evaluator reports it when it runs
+        return []
+    problems = []
+    for i, (name, opts, expected) in enumerate(zip(funcs, options, expecteds)):
+        if not isinstance(name, str) or name not in known:
+            continue  # the name's own problem is reported already
+        field = f"evaluator.options[{i}]" if per_metric and isinstance(evaluator.get("options"), list) \
+            else "evaluator.options"
+        problems += option_problems(task.path, field, name, opts, 2 if expected is not None else 1)
+    return problems
+
+
 def validate_task(task: Task) -> list[Problem]:
     # Imported here: the setup steps and getters import safe_paths, which imports this package.
     from ..controllers.setup import NEEDS_ACCOUNT, step_names
@@ -94,6 +166,7 @@ def validate_task(task: Task) -> list[Problem]:
     evaluator = task.evaluator
     for field, func in _entries(evaluator.get("func"), "evaluator.func"):
         problems.append(_check(task.path, field, "metric", func, metrics, registry.UNSUPPORTED_METRICS))
+    problems += _metric_option_problems(task, metrics)
     for role in ("result", "expected"):
         for field, spec in _entries(evaluator.get(role), f"evaluator.{role}"):
             if spec is None or spec == {}:

@@ -10,20 +10,20 @@ FAVORITES = {"expected": ["thunderbird.desktop", "vim.desktop", "google-chrome.d
 
 def test_check_gnome_favorite_apps_in_any_order():
     output = "['google-chrome.desktop', 'thunderbird.desktop', 'vim.desktop']\n"
-    assert check_gnome_favorite_apps(output, FAVORITES) == 1.0
+    assert check_gnome_favorite_apps(output, FAVORITES).score == 1.0
 
 
 def test_check_gnome_favorite_apps_missing_or_extra_app():
-    assert check_gnome_favorite_apps("['thunderbird.desktop', 'vim.desktop']\n", FAVORITES) == 0.0
+    assert check_gnome_favorite_apps("['thunderbird.desktop', 'vim.desktop']\n", FAVORITES).score == 0.0
     assert check_gnome_favorite_apps("['thunderbird.desktop', 'vim.desktop', 'google-chrome.desktop', "
-                                     "'org.gnome.Nautilus.desktop']\n", FAVORITES) == 0.0
-    assert check_gnome_favorite_apps("@as []\n", FAVORITES) == 0.0
-    assert check_gnome_favorite_apps("@as []\n", {"expected": []}) == 1.0
+                                     "'org.gnome.Nautilus.desktop']\n", FAVORITES).score == 0.0
+    assert check_gnome_favorite_apps("@as []\n", FAVORITES).score == 0.0
+    assert check_gnome_favorite_apps("@as []\n", {"expected": []}).score == 1.0
 
 
 def test_check_gnome_favorite_apps_without_output():
-    assert check_gnome_favorite_apps(None, FAVORITES) == 0.0
-    assert check_gnome_favorite_apps("No such key “favorite-apps”\n", FAVORITES) == 0.0
+    assert check_gnome_favorite_apps(None, FAVORITES).score == 0.0
+    assert check_gnome_favorite_apps("No such key “favorite-apps”\n", FAVORITES).score == 0.0
 
 
 def timedatectl(zone: str) -> str:
@@ -37,18 +37,18 @@ def timedatectl(zone: str) -> str:
 
 
 def test_is_utc_0():
-    assert is_utc_0(timedatectl("Atlantic/Faroe (WET, +0000)")) == 1.0
-    assert is_utc_0(timedatectl("Etc/UTC (UTC, +0000)")) == 1.0
-    assert is_utc_0(timedatectl("Asia/Shanghai (CST, +0800)")) == 0.0
-    assert is_utc_0(None) == 0.0
-    assert is_utc_0("Failed to connect to bus: No such file or directory\n") == 0.0
+    assert is_utc_0(timedatectl("Atlantic/Faroe (WET, +0000)")).score == 1.0
+    assert is_utc_0(timedatectl("Etc/UTC (UTC, +0000)")).score == 1.0
+    assert is_utc_0(timedatectl("Asia/Shanghai (CST, +0800)")).score == 0.0
+    assert is_utc_0(None).score == 0.0
+    assert is_utc_0("Failed to connect to bus: No such file or directory\n").score == 0.0
 
 
 def test_check_text_enlarged():
-    assert check_text_enlarged("1.25\n") == 1.0
-    assert check_text_enlarged("1.0\n") == 0.0
-    assert check_text_enlarged("") == 0.0
-    assert check_text_enlarged(None) == 0.0
+    assert check_text_enlarged("1.25\n").score == 1.0
+    assert check_text_enlarged("1.0\n").score == 0.0
+    assert check_text_enlarged("").score == 0.0
+    assert check_text_enlarged(None).score == 0.0
 
 
 def listing(names: list[str]) -> dict:
@@ -59,17 +59,17 @@ def listing(names: list[str]) -> dict:
 
 def test_check_moved_jpgs():
     rule = {"expected": ["emnlp2023.jpg", "hk_group_photo.jpg", "hong-kong-china.jpg"]}
-    assert check_moved_jpgs(listing(["hong-kong-china.jpg", "emnlp2023.jpg", "hk_group_photo.jpg"]), rule) == 1.0
-    assert check_moved_jpgs(listing(["emnlp2023.jpg", "hk_group_photo.jpg"]), rule) == 0.0
+    assert check_moved_jpgs(listing(["hong-kong-china.jpg", "emnlp2023.jpg", "hk_group_photo.jpg"]), rule).score == 1.0
+    assert check_moved_jpgs(listing(["emnlp2023.jpg", "hk_group_photo.jpg"]), rule).score == 0.0
     assert check_moved_jpgs(listing(["emnlp2023.jpg", "hk_group_photo.jpg", "hong-kong-china.jpg", "notes.txt"]),
-                            rule) == 0.0
-    assert check_moved_jpgs(None, rule) == 0.0
+                            rule).score == 0.0
+    assert check_moved_jpgs(None, rule).score == 0.0
 
 
 def test_is_in_vm_clickboard_takes_rules_first_then_the_clipboard():
     rules = {"expected": "/home/user/Data3/List3/secret.docx"}
-    assert is_in_vm_clickboard(rules, "/home/user/Data3/List3/secret.docx") == 1.0
-    assert is_in_vm_clickboard(rules, "/home/user/Data3/List3/") == 0.0
-    assert is_in_vm_clickboard(rules, None) == 0.0
-    assert is_in_vm_clickboard({"expected": ["a.txt", "b.txt"]}, "a.txt\nb.txt\n") == 1.0
-    assert is_in_vm_clickboard({"expected": ["a.txt", "b.txt"]}, "a.txt\n") == 0.0
+    assert is_in_vm_clickboard(rules, "/home/user/Data3/List3/secret.docx").score == 1.0
+    assert is_in_vm_clickboard(rules, "/home/user/Data3/List3/").score == 0.0
+    assert is_in_vm_clickboard(rules, None).score == 0.0
+    assert is_in_vm_clickboard({"expected": ["a.txt", "b.txt"]}, "a.txt\nb.txt\n").score == 1.0
+    assert is_in_vm_clickboard({"expected": ["a.txt", "b.txt"]}, "a.txt\n").score == 0.0

@@ -107,29 +107,29 @@ def gold_essay(tmp_path_factory) -> str:
 @needs_soffice
 def test_compare_docx_files_matches_documents_saved_by_libreoffice(saved):
     d = saved["docx"]
-    assert docs.compare_docx_files(str(d / "retyped.docx"), str(d / "gold.docx")) == 1.0
-    assert docs.compare_docx_files(str(d / "wrong.docx"), str(d / "gold.docx")) == 0.0
+    assert docs.compare_docx_files(str(d / "retyped.docx"), str(d / "gold.docx")).score == 1.0
+    assert docs.compare_docx_files(str(d / "wrong.docx"), str(d / "gold.docx")).score == 0.0
 
 
 @needs_soffice
 def test_compare_docx_files_reads_odt(saved):
     o = saved["odt"]
-    assert docs.compare_docx_files(str(o / "retyped.odt"), str(o / "gold.odt")) == 1.0
-    assert docs.compare_docx_files(str(o / "wrong.odt"), str(o / "gold.odt")) == 0.0
+    assert docs.compare_docx_files(str(o / "retyped.odt"), str(o / "gold.odt")).score == 1.0
+    assert docs.compare_docx_files(str(o / "wrong.odt"), str(o / "gold.odt")).score == 0.0
 
 
 @needs_soffice
 def test_compare_docx_files_tells_formats_apart_by_content_not_name(saved, tmp_path):
     disguised = tmp_path / "answer.docx"
     shutil.copy(saved["odt"] / "retyped.odt", disguised)
-    assert docs.compare_docx_files(str(disguised), str(saved["odt"] / "gold.odt")) == 1.0
+    assert docs.compare_docx_files(str(disguised), str(saved["odt"] / "gold.odt")).score == 1.0
 
 
 def test_compare_docx_files_missing_or_unreadable_scores_zero(gold_essay, bad_files):
     gold = gold_essay
     for bad in bad_files:
-        assert docs.compare_docx_files(bad, gold) == 0.0
-        assert docs.compare_docx_files(gold, bad) == 0.0
+        assert docs.compare_docx_files(bad, gold).score == 0.0
+        assert docs.compare_docx_files(gold, bad).score == 0.0
 
 
 def test_compare_docx_files_options(tmp_path):
@@ -138,41 +138,41 @@ def test_compare_docx_files_options(tmp_path):
         return str(write_docx(tmp_path / f"{name}.docx", paragraphs))
 
     upper = variant("upper", [p.upper() for p in ESSAY])
-    assert docs.compare_docx_files(upper, gold) == 0.0
-    assert docs.compare_docx_files(upper, gold, ignore_case=True) == 1.0
+    assert docs.compare_docx_files(upper, gold).score == 0.0
+    assert docs.compare_docx_files(upper, gold, ignore_case=True).score == 1.0
 
     shuffled = variant("shuffled", [ESSAY[2], ESSAY[0], ESSAY[1]])
-    assert docs.compare_docx_files(shuffled, gold) == 0.0
-    assert docs.compare_docx_files(shuffled, gold, ignore_order=True) == 1.0
+    assert docs.compare_docx_files(shuffled, gold).score == 0.0
+    assert docs.compare_docx_files(shuffled, gold, ignore_order=True).score == 1.0
 
     spaced = variant("spaced", [ESSAY[0], "Rivers  carry water to the sea. ", ESSAY[2]])
-    assert docs.compare_docx_files(spaced, gold) == 1.0  # ignore_blanks is on by default
-    assert docs.compare_docx_files(spaced, gold, ignore_blanks=False) == 0.0
+    assert docs.compare_docx_files(spaced, gold).score == 1.0  # ignore_blanks is on by default
+    assert docs.compare_docx_files(spaced, gold, ignore_blanks=False).score == 0.0
 
     gappy = variant("gappy", [ESSAY[0], "", ESSAY[1], ESSAY[2]])
-    assert docs.compare_docx_files(gappy, gold, ignore_blanks=False) == 0.0
-    assert docs.compare_docx_files(gappy, gold, ignore_blanks=False, delete_empty_lines=True) == 1.0
+    assert docs.compare_docx_files(gappy, gold, ignore_blanks=False).score == 0.0
+    assert docs.compare_docx_files(gappy, gold, ignore_blanks=False, delete_empty_lines=True).score == 1.0
 
     near = variant("near", [ESSAY[0], "Rivers carry water to the ocean.", ESSAY[2]])
-    assert docs.compare_docx_files(near, gold) == 0.0
+    assert docs.compare_docx_files(near, gold).score == 0.0
     similarity = docs.compare_docx_files(near, gold, fuzzy_match=True)
-    assert 0.8 < similarity < 1.0
-    assert docs.compare_docx_files(near, gold, content_only=True) == pytest.approx(similarity)
-    assert docs.compare_docx_files(near, gold, fuzzy_match=True, fuzzy_match_threshold=0.8) == 1.0
-    assert docs.compare_docx_files(near, gold, fuzzy_match=True, fuzzy_match_threshold=0.99) == 0.0
+    assert 0.8 < similarity.score < 1.0
+    assert docs.compare_docx_files(near, gold, content_only=True).score == pytest.approx(similarity.score)
+    assert docs.compare_docx_files(near, gold, fuzzy_match=True, fuzzy_match_threshold=0.8).score == 1.0
+    assert docs.compare_docx_files(near, gold, fuzzy_match=True, fuzzy_match_threshold=0.99).score == 0.0
     per_paragraph = docs.compare_docx_files(near, gold, fuzzy_match=True, ignore_blanks=False)
-    assert 2 / 3 < per_paragraph < 1.0  # two paragraphs equal, one close
+    assert 2 / 3 < per_paragraph.score < 1.0  # two paragraphs equal, one close
     assert docs.compare_docx_files(near, gold, fuzzy_match=True, ignore_blanks=False,
-                                   fuzzy_match_threshold=0.99) == pytest.approx(2 / 3)
+                                   fuzzy_match_threshold=0.99).score == pytest.approx(2 / 3)
 
 
 def test_compare_docx_files_and_ignore_new_lines(tmp_path):
     gold = str(write_docx(tmp_path / "gold.docx", ESSAY))
     gappy = str(write_docx(tmp_path / "gappy.docx", [ESSAY[0], "", ESSAY[1], "", ESSAY[2]]))
     wrong = str(write_docx(tmp_path / "wrong.docx", ESSAY[:2]))
-    assert docs.compare_docx_files_and_ignore_new_lines(gappy, gold) == 1.0
-    assert docs.compare_docx_files_and_ignore_new_lines(gappy, gold, ignore_blanks=False) == 1.0
-    assert docs.compare_docx_files_and_ignore_new_lines(wrong, gold) == 0.0
+    assert docs.compare_docx_files_and_ignore_new_lines(gappy, gold).score == 1.0
+    assert docs.compare_docx_files_and_ignore_new_lines(gappy, gold, ignore_blanks=False).score == 1.0
+    assert docs.compare_docx_files_and_ignore_new_lines(wrong, gold).score == 0.0
 
 
 def test_compare_init_lines_and_docx_lines(tmp_path):
@@ -180,10 +180,10 @@ def test_compare_init_lines_and_docx_lines(tmp_path):
     head = str(write_docx(tmp_path / "head.docx", ESSAY[:2]))
     shuffled = str(write_docx(tmp_path / "shuffled.docx", [ESSAY[2], ESSAY[0], ESSAY[1], ESSAY[0]]))
     wrong = str(write_docx(tmp_path / "wrong.docx", [ESSAY[0], "Something else", ESSAY[2]]))
-    assert docs.compare_init_lines(head, gold) == 1.0
-    assert docs.compare_init_lines(wrong, gold) == 0.0
-    assert docs.compare_docx_lines(shuffled, gold) == 1.0
-    assert docs.compare_docx_lines(wrong, gold) == 0.0
+    assert docs.compare_init_lines(head, gold).score == 1.0
+    assert docs.compare_init_lines(wrong, gold).score == 0.0
+    assert docs.compare_docx_lines(shuffled, gold).score == 1.0
+    assert docs.compare_docx_lines(wrong, gold).score == 0.0
 
 
 # ------------------------------------------------------------------------ tables/images
@@ -203,10 +203,10 @@ def table_doc(path: Path, cells: list[list[str]], tables: int = 1) -> str:
 def test_compare_docx_tables(tmp_path):
     cells = [["Task", "Hours"], ["Design", "12"]]
     gold = table_doc(tmp_path / "gold.docx", cells)
-    assert docs.compare_docx_tables(table_doc(tmp_path / "same.docx", [["Task ", "Hours"], ["Design", " 12"]]), gold) == 1.0
-    assert docs.compare_docx_tables(table_doc(tmp_path / "cell.docx", [["Task", "Hours"], ["Design", "13"]]), gold) == 0.0
-    assert docs.compare_docx_tables(table_doc(tmp_path / "two.docx", cells, tables=2), gold) == 0.0
-    assert docs.compare_docx_tables(table_doc(tmp_path / "shape.docx", [["Task"], ["Design"]]), gold) == 0.0
+    assert docs.compare_docx_tables(table_doc(tmp_path / "same.docx", [["Task ", "Hours"], ["Design", " 12"]]), gold).score == 1.0
+    assert docs.compare_docx_tables(table_doc(tmp_path / "cell.docx", [["Task", "Hours"], ["Design", "13"]]), gold).score == 0.0
+    assert docs.compare_docx_tables(table_doc(tmp_path / "two.docx", cells, tables=2), gold).score == 0.0
+    assert docs.compare_docx_tables(table_doc(tmp_path / "shape.docx", [["Task"], ["Design"]]), gold).score == 0.0
 
 
 def image_doc(path: Path, image: Path | None, before: int = 0) -> str:
@@ -223,22 +223,22 @@ def image_doc(path: Path, image: Path | None, before: int = 0) -> str:
 def test_compare_docx_images(tmp_path):
     red, blue = picture(tmp_path / "red.png", (220, 20, 20)), picture(tmp_path / "blue.png", (20, 20, 220))
     gold = image_doc(tmp_path / "gold.docx", red)
-    assert docs.compare_docx_images(image_doc(tmp_path / "same.docx", red, before=1), gold) == 1.0
-    assert docs.compare_docx_images(image_doc(tmp_path / "blue.docx", blue), gold) == 0.0
-    assert docs.compare_docx_images(image_doc(tmp_path / "none.docx", None), gold) == 0.0
+    assert docs.compare_docx_images(image_doc(tmp_path / "same.docx", red, before=1), gold).score == 1.0
+    assert docs.compare_docx_images(image_doc(tmp_path / "blue.docx", blue), gold).score == 0.0
+    assert docs.compare_docx_images(image_doc(tmp_path / "none.docx", None), gold).score == 0.0
 
 
 @needs_soffice
 def test_compare_docx_images_after_libreoffice_saves_the_file(saved):
-    assert docs.compare_docx_images(str(saved["docx"] / "figure.docx"), str(saved["typed"] / "figure.docx")) == 1.0
+    assert docs.compare_docx_images(str(saved["docx"] / "figure.docx"), str(saved["typed"] / "figure.docx")).score == 1.0
 
 
 def test_compare_contains_image(tmp_path):
     red = picture(tmp_path / "red.png", (220, 20, 20))
     gold = image_doc(tmp_path / "gold.docx", red, before=2)
-    assert docs.compare_contains_image(image_doc(tmp_path / "same.docx", red, before=2), gold) == 1.0
-    assert docs.compare_contains_image(image_doc(tmp_path / "moved.docx", red, before=0), gold) == 0.0
-    assert docs.compare_contains_image(image_doc(tmp_path / "none.docx", None, before=2), gold) == 0.0
+    assert docs.compare_contains_image(image_doc(tmp_path / "same.docx", red, before=2), gold).score == 1.0
+    assert docs.compare_contains_image(image_doc(tmp_path / "moved.docx", red, before=0), gold).score == 0.0
+    assert docs.compare_contains_image(image_doc(tmp_path / "none.docx", None, before=2), gold).score == 0.0
 
 
 # ----------------------------------------------------------------- paragraph formatting
@@ -253,16 +253,16 @@ def spaced_doc(path: Path, spacings: list[float | None], texts: list[str] = ESSA
 
 def test_compare_line_spacing(tmp_path):
     gold = spaced_doc(tmp_path / "gold.docx", [1.0, 2.0, 1.0])
-    assert docs.compare_line_spacing(spaced_doc(tmp_path / "same.docx", [1.0, 2.0, 1.0]), gold) == 1.0
-    assert docs.compare_line_spacing(spaced_doc(tmp_path / "single.docx", [1.0, 1.0, 1.0]), gold) == 0.0
+    assert docs.compare_line_spacing(spaced_doc(tmp_path / "same.docx", [1.0, 2.0, 1.0]), gold).score == 1.0
+    assert docs.compare_line_spacing(spaced_doc(tmp_path / "single.docx", [1.0, 1.0, 1.0]), gold).score == 0.0
     other_text = spaced_doc(tmp_path / "text.docx", [1.0, 2.0, 1.0], ["A", "B", "C"])
-    assert docs.compare_line_spacing(other_text, gold) == 0.0
+    assert docs.compare_line_spacing(other_text, gold).score == 0.0
 
 
 def test_evaluate_spacing(tmp_path):
-    assert docs.evaluate_spacing(spaced_doc(tmp_path / "good.docx", [1.0, 2.0, 1.5])) == 1.0
-    assert docs.evaluate_spacing(spaced_doc(tmp_path / "bad.docx", [1.0, 1.5, 2.0])) == 0.0
-    assert docs.evaluate_spacing(spaced_doc(tmp_path / "short.docx", [1.0, 2.0], ESSAY[:2])) == 0.0
+    assert docs.evaluate_spacing(spaced_doc(tmp_path / "good.docx", [1.0, 2.0, 1.5])).score == 1.0
+    assert docs.evaluate_spacing(spaced_doc(tmp_path / "bad.docx", [1.0, 1.5, 2.0])).score == 0.0
+    assert docs.evaluate_spacing(spaced_doc(tmp_path / "short.docx", [1.0, 2.0], ESSAY[:2])).score == 0.0
 
 
 def test_is_first_line_centered(tmp_path):
@@ -270,16 +270,16 @@ def test_is_first_line_centered(tmp_path):
     doc.add_paragraph("Constitution").alignment = WD_ALIGN_PARAGRAPH.CENTER
     doc.add_paragraph("Article 1")
     doc.save(tmp_path / "centred.docx")
-    assert docs.is_first_line_centered(str(tmp_path / "centred.docx")) == 1.0
+    assert docs.is_first_line_centered(str(tmp_path / "centred.docx")).score == 1.0
 
     doc = Document()
     doc.add_paragraph("Constitution", style="Title")
     doc.styles["Title"].paragraph_format.alignment = WD_ALIGN_PARAGRAPH.CENTER
     doc.save(tmp_path / "by_style.docx")
-    assert docs.is_first_line_centered(str(tmp_path / "by_style.docx")) == 1.0
+    assert docs.is_first_line_centered(str(tmp_path / "by_style.docx")).score == 1.0
 
-    assert docs.is_first_line_centered(str(write_docx(tmp_path / "left.docx", ["Constitution"]))) == 0.0
-    assert docs.is_first_line_centered(str(write_docx(tmp_path / "empty.docx", []))) == 0.0
+    assert docs.is_first_line_centered(str(write_docx(tmp_path / "left.docx", ["Constitution"]))).score == 0.0
+    assert docs.is_first_line_centered(str(write_docx(tmp_path / "empty.docx", []))).score == 0.0
 
 
 def tab_doc(path: Path, lines: list[str], stops_pt: list[int]) -> str:
@@ -295,20 +295,20 @@ def tab_doc(path: Path, lines: list[str], stops_pt: list[int]) -> str:
 def test_check_tabstops(tmp_path):
     lines = ["Ebook purchase info\tDetails here", "Access code given\tMore"]
     gold = tab_doc(tmp_path / "gold.docx", lines, [200])
-    assert docs.check_tabstops(tab_doc(tmp_path / "same.docx", lines, [200]), gold) == 1.0
+    assert docs.check_tabstops(tab_doc(tmp_path / "same.docx", lines, [200]), gold).score == 1.0
     shifted = docs.check_tabstops(tab_doc(tmp_path / "shifted.docx", lines, [220]), gold)
-    assert 0.9 < shifted < 1.0  # 20 pt off on a 432 pt line
-    assert docs.check_tabstops(tab_doc(tmp_path / "none.docx", lines, []), gold) == 0.0
+    assert 0.9 < shifted.score < 1.0  # 20 pt off on a 432 pt line
+    assert docs.check_tabstops(tab_doc(tmp_path / "none.docx", lines, []), gold).score == 0.0
     same = tab_doc(tmp_path / "same2.docx", lines, [200])
-    assert docs.check_tabstops(same, gold, word_number_split_by_tabstop=3, index=0) == 1.0
-    assert docs.check_tabstops(same, gold, word_number_split_by_tabstop=2, index=0) == 0.0
+    assert docs.check_tabstops(same, gold, word_number_split_by_tabstop=3, index=0).score == 1.0
+    assert docs.check_tabstops(same, gold, word_number_split_by_tabstop=2, index=0).score == 0.0
 
 
 def test_evaluate_alignment(tmp_path):
     good = write_docx(tmp_path / "good.docx", ["One two three\tfour five six. Alpha beta gamma     delta."])
     bad = write_docx(tmp_path / "bad.docx", ["One  two three four five six."])
-    assert docs.evaluate_alignment(str(good)) == 1.0
-    assert docs.evaluate_alignment(str(bad)) == 0.0
+    assert docs.evaluate_alignment(str(good)).score == 1.0
+    assert docs.evaluate_alignment(str(bad)).score == 0.0
 
 
 # ------------------------------------------------------------------------ run formatting
@@ -325,10 +325,10 @@ def test_compare_font_names(tmp_path):
     doc.add_paragraph("Dublin Zoo")
     doc.save(tmp_path / "by_style.docx")
     rules = {"font_name": "Times New Roman"}
-    assert docs.compare_font_names(str(tmp_path / "all.docx"), rules) == 1.0
-    assert docs.compare_font_names(str(tmp_path / "by_style.docx"), rules) == 1.0
-    assert docs.compare_font_names(str(tmp_path / "mixed.docx"), rules) == 0.0
-    assert docs.compare_font_names(str(tmp_path / "all.docx"), None) == 0.0
+    assert docs.compare_font_names(str(tmp_path / "all.docx"), rules).score == 1.0
+    assert docs.compare_font_names(str(tmp_path / "by_style.docx"), rules).score == 1.0
+    assert docs.compare_font_names(str(tmp_path / "mixed.docx"), rules).score == 0.0
+    assert docs.compare_font_names(str(tmp_path / "all.docx"), None).score == 0.0
 
 
 def formula_doc(path: Path, subscript: bool = False, equation: bool = False) -> str:
@@ -345,14 +345,14 @@ def formula_doc(path: Path, subscript: bool = False, equation: bool = False) -> 
 
 def test_compare_subscript_contains(tmp_path):
     gold = formula_doc(tmp_path / "gold.docx", subscript=True)
-    assert docs.compare_subscript_contains(formula_doc(tmp_path / "sub.docx", subscript=True), gold) == 1.0
-    assert docs.compare_subscript_contains(formula_doc(tmp_path / "plain.docx"), gold) == 0.0
+    assert docs.compare_subscript_contains(formula_doc(tmp_path / "sub.docx", subscript=True), gold).score == 1.0
+    assert docs.compare_subscript_contains(formula_doc(tmp_path / "plain.docx"), gold).score == 0.0
 
 
 def test_compare_insert_equation(tmp_path):
     gold = formula_doc(tmp_path / "gold.docx", equation=True)
-    assert docs.compare_insert_equation(formula_doc(tmp_path / "eq.docx", equation=True), gold) == 1.0
-    assert docs.compare_insert_equation(formula_doc(tmp_path / "none.docx"), gold) == 0.0
+    assert docs.compare_insert_equation(formula_doc(tmp_path / "eq.docx", equation=True), gold).score == 1.0
+    assert docs.compare_insert_equation(formula_doc(tmp_path / "none.docx"), gold).score == 0.0
 
 
 def highlight_doc(path: Path, highlighted: list[str]) -> str:
@@ -367,22 +367,22 @@ def highlight_doc(path: Path, highlighted: list[str]) -> str:
 
 def test_compare_highlighted_text(tmp_path):
     gold = highlight_doc(tmp_path / "gold.docx", [ESSAY[1]])
-    assert docs.compare_highlighted_text(highlight_doc(tmp_path / "same.docx", [ESSAY[1]]), gold) == 1.0
-    assert docs.compare_highlighted_text(highlight_doc(tmp_path / "other.docx", [ESSAY[2]]), gold) == 0.0
+    assert docs.compare_highlighted_text(highlight_doc(tmp_path / "same.docx", [ESSAY[1]]), gold).score == 1.0
+    assert docs.compare_highlighted_text(highlight_doc(tmp_path / "other.docx", [ESSAY[2]]), gold).score == 0.0
 
 
 @needs_soffice
 def test_check_highlighted_words_on_odt_saved_by_libreoffice(saved):
     o = saved["odt"]
-    assert docs.check_highlighted_words(str(o / "gold.odt"), str(o / "gold.odt")) == 1.0
-    assert docs.check_highlighted_words(str(o / "highlighted.odt"), str(o / "gold.odt")) == 0.0
-    assert docs.check_highlighted_words(str(o / "wrong.odt"), str(o / "gold.odt")) == 0.0  # text changed
+    assert docs.check_highlighted_words(str(o / "gold.odt"), str(o / "gold.odt")).score == 1.0
+    assert docs.check_highlighted_words(str(o / "highlighted.odt"), str(o / "gold.odt")).score == 0.0
+    assert docs.check_highlighted_words(str(o / "wrong.odt"), str(o / "gold.odt")).score == 0.0  # text changed
 
 
 def test_check_highlighted_words_on_docx(tmp_path):
     gold = highlight_doc(tmp_path / "gold.docx", [])
-    assert docs.check_highlighted_words(highlight_doc(tmp_path / "clean.docx", []), gold) == 1.0
-    assert docs.check_highlighted_words(highlight_doc(tmp_path / "left.docx", [ESSAY[0]]), gold) == 0.0
+    assert docs.check_highlighted_words(highlight_doc(tmp_path / "clean.docx", []), gold).score == 1.0
+    assert docs.check_highlighted_words(highlight_doc(tmp_path / "left.docx", [ESSAY[0]]), gold).score == 0.0
 
 
 def coloured_table(path: Path, colours: dict[str, RGBColor | None]) -> str:
@@ -403,9 +403,9 @@ def test_evaluate_colored_words_in_tables(tmp_path):
     right = coloured_table(tmp_path / "right.docx", {"apple": RGBColor(250, 2, 2), "banana": blue})
     swapped = coloured_table(tmp_path / "swapped.docx", {"apple": blue, "banana": red})
     uncoloured = coloured_table(tmp_path / "plain.docx", {"apple": None, "banana": blue})
-    assert docs.evaluate_colored_words_in_tables(right, gold) == 1.0
-    assert docs.evaluate_colored_words_in_tables(swapped, gold) == 0.0
-    assert docs.evaluate_colored_words_in_tables(uncoloured, gold) == 0.0
+    assert docs.evaluate_colored_words_in_tables(right, gold).score == 1.0
+    assert docs.evaluate_colored_words_in_tables(swapped, gold).score == 0.0
+    assert docs.evaluate_colored_words_in_tables(uncoloured, gold).score == 0.0
 
 
 def test_evaluate_strike_through_last_paragraph(tmp_path):
@@ -417,8 +417,8 @@ def test_evaluate_strike_through_last_paragraph(tmp_path):
         doc.save(tmp_path / name)
         return str(tmp_path / name)
     gold = doc_with(True, "gold.docx")
-    assert docs.evaluate_strike_through_last_paragraph(doc_with(True, "struck.docx"), gold) == 1.0
-    assert docs.evaluate_strike_through_last_paragraph(doc_with(False, "plain.docx"), gold) == 0.0
+    assert docs.evaluate_strike_through_last_paragraph(doc_with(True, "struck.docx"), gold).score == 1.0
+    assert docs.evaluate_strike_through_last_paragraph(doc_with(False, "plain.docx"), gold).score == 0.0
 
 
 def test_check_italic_font_size_14(tmp_path):
@@ -430,16 +430,16 @@ def test_check_italic_font_size_14(tmp_path):
         doc.save(tmp_path / name)
         return str(tmp_path / name)
     gold = doc_with(14, "gold.docx")
-    assert docs.check_italic_font_size_14(doc_with(14, "right.docx"), gold) == 1.0
-    assert docs.check_italic_font_size_14(doc_with(12, "small.docx"), gold) == 0.0
+    assert docs.check_italic_font_size_14(doc_with(14, "right.docx"), gold).score == 1.0
+    assert docs.check_italic_font_size_14(doc_with(12, "small.docx"), gold).score == 0.0
 
 
 def test_evaluate_conversion(tmp_path):
     lower = str(write_docx(tmp_path / "lower.docx", ["all lower case now", "Mixed Case Is Fine"]))
     upper = str(write_docx(tmp_path / "upper.docx", ["all lower case now", "SHOUTING"]))
-    assert docs.evaluate_conversion(lower) == 1.0
-    assert docs.evaluate_conversion(upper) == 0.0
-    assert docs.evaluate_conversion(table_doc(tmp_path / "table.docx", [["ok", "NOT OK"]])) == 0.0
+    assert docs.evaluate_conversion(lower).score == 1.0
+    assert docs.evaluate_conversion(upper).score == 0.0
+    assert docs.evaluate_conversion(table_doc(tmp_path / "table.docx", [["ok", "NOT OK"]])).score == 0.0
 
 
 # ------------------------------------------------------------------- breaks and footers
@@ -456,15 +456,15 @@ def breaks_doc(path: Path, breaks: int) -> str:
 
 def test_contains_page_break(tmp_path):
     two = breaks_doc(tmp_path / "two.docx", 2)
-    assert docs.contains_page_break(two, {"page_break_count": 2}) == 1.0
-    assert docs.contains_page_break(two, None) == 1.0
-    assert docs.contains_page_break(two, {"page_break_count": 5}) == 0.0
-    assert docs.contains_page_break(breaks_doc(tmp_path / "none.docx", 0), None) == 0.0
+    assert docs.contains_page_break(two, {"page_break_count": 2}).score == 1.0
+    assert docs.contains_page_break(two, None).score == 1.0
+    assert docs.contains_page_break(two, {"page_break_count": 5}).score == 0.0
+    assert docs.contains_page_break(breaks_doc(tmp_path / "none.docx", 0), None).score == 0.0
 
 
 @needs_soffice
 def test_contains_page_break_after_libreoffice_saves_the_file(saved):
-    assert docs.contains_page_break(str(saved["docx"] / "breaks.docx"), {"page_break_count": 1}) == 1.0
+    assert docs.contains_page_break(str(saved["docx"] / "breaks.docx"), {"page_break_count": 1}).score == 1.0
 
 
 def test_has_page_numbers_in_footers(tmp_path):
@@ -478,8 +478,8 @@ def test_has_page_numbers_in_footers(tmp_path):
     doc.add_paragraph("Body")
     doc.sections[0].footer.paragraphs[0].text = "Confidential"
     doc.save(tmp_path / "plain.docx")
-    assert docs.has_page_numbers_in_footers(str(tmp_path / "numbered.docx")) == 1.0
-    assert docs.has_page_numbers_in_footers(str(tmp_path / "plain.docx")) == 0.0
+    assert docs.has_page_numbers_in_footers(str(tmp_path / "numbered.docx")).score == 1.0
+    assert docs.has_page_numbers_in_footers(str(tmp_path / "plain.docx")).score == 0.0
 
 
 # ----------------------------------------------------------------- settings and files
@@ -497,19 +497,19 @@ def xcu(path: Path, item: str, prop: str, value: str) -> str:
 def test_find_default_font(tmp_path):
     path = "/org.openoffice.Office.Writer/DefaultFont"
     assert docs.find_default_font(xcu(tmp_path / "a.xcu", path, "Standard", "Times New Roman"),
-                                  {"font_name": "Times New Roman"}) == 1.0
+                                  {"font_name": "Times New Roman"}).score == 1.0
     assert docs.find_default_font(xcu(tmp_path / "b.xcu", path, "Standard", "Liberation Serif"),
-                                  {"font_name": "Times New Roman"}) == 0.0
+                                  {"font_name": "Times New Roman"}).score == 0.0
     garbage = tmp_path / "c.xcu"
     garbage.write_text("<oor:items")
-    assert docs.find_default_font(str(garbage), {"font_name": "Times New Roman"}) == 0.0
+    assert docs.find_default_font(str(garbage), {"font_name": "Times New Roman"}).score == 0.0
 
 
 def test_check_file_exists(tmp_path):
     (tmp_path / "report.docx").write_bytes(b"x")
-    assert docs.check_file_exists(str(tmp_path), "report.docx") == 1.0
-    assert docs.check_file_exists(str(tmp_path), "other.docx") == 0.0
-    assert docs.check_file_exists(None, "report.docx") == 0.0
+    assert docs.check_file_exists(str(tmp_path), "report.docx").score == 1.0
+    assert docs.check_file_exists(str(tmp_path), "other.docx").score == 0.0
+    assert docs.check_file_exists(None, "report.docx").score == 0.0
 
 
 # ----------------------------------------------------------------- references, records
@@ -522,12 +522,12 @@ def test_compare_references(tmp_path):
                                                       "Smith J 2020 Rivers Water Press", refs[1]]))
     short = str(write_docx(tmp_path / "short.docx", ["Case study", "References", refs[0]]))
     none = str(write_docx(tmp_path / "none.docx", ["Case study"]))
-    assert docs.compare_references(same, gold) == 1.0
+    assert docs.compare_references(same, gold).score == 1.0
     partial = docs.compare_references(close, gold, reference_base_result=0.6)
-    assert 0.0 < partial < 1.0
-    assert docs.compare_references(short, gold) == 0.0
-    assert docs.compare_references(none, gold) == 0.0
-    assert docs.compare_references(none, none) == 1.0  # neither has a reference list
+    assert 0.0 < partial.score < 1.0
+    assert docs.compare_references(short, gold).score == 0.0
+    assert docs.compare_references(none, gold).score == 0.0
+    assert docs.compare_references(none, none).score == 1.0  # neither has a reference list
 
 
 TRAINS = ["08:00:00, T100, S1, 1", "08:05:00, T200, S2, 2", "08:10:00, T100, S1, 1", "08:20:00, T300, S3, 3"]
@@ -539,18 +539,18 @@ def test_compare_unique_train_records(tmp_path):
     right = str(write_docx(tmp_path / "right.docx", [TRAINS[0], TRAINS[1], TRAINS[3]]))
     kept_duplicate = str(write_docx(tmp_path / "dup.docx", TRAINS))
     invented = str(write_docx(tmp_path / "invented.docx", [TRAINS[0], TRAINS[1], "09:00:00, T300, S9, 9"]))
-    assert docs.compare_unique_train_records(right, [gold, original]) == 1.0
-    assert docs.compare_unique_train_records(kept_duplicate, [gold, original]) == 0.0
-    assert docs.compare_unique_train_records(invented, [gold, original]) == 0.0
-    assert docs.compare_unique_train_records(right, gold) == 0.0  # expected must be [gold, original]
+    assert docs.compare_unique_train_records(right, [gold, original]).score == 1.0
+    assert docs.compare_unique_train_records(kept_duplicate, [gold, original]).score == 0.0
+    assert docs.compare_unique_train_records(invented, [gold, original]).score == 0.0
+    assert docs.compare_unique_train_records(right, gold).score == 0.0  # expected must be [gold, original]
 
 
 def test_check_no_duplicates(tmp_path):
     original = str(write_docx(tmp_path / "original.docx", TRAINS))
     right = str(write_docx(tmp_path / "right.docx", [TRAINS[0], TRAINS[1], TRAINS[3]]))
     kept_duplicate = str(write_docx(tmp_path / "dup.docx", TRAINS))
-    assert docs.check_no_duplicates(original, right) == 1.0
-    assert docs.check_no_duplicates(original, kept_duplicate) == 0.0
+    assert docs.check_no_duplicates(original, right).score == 1.0
+    assert docs.check_no_duplicates(original, kept_duplicate).score == 0.0
 
 
 # ------------------------------------------------------------------------------ OCR
@@ -568,12 +568,12 @@ def text_image(path: Path, text: str) -> str:
 def test_compare_image_text(tmp_path):
     screenshot = text_image(tmp_path / "ls.png", "user@host:~$ ls -la")
     rule = {"type": "text", "text": "ls"}
-    assert docs.compare_image_text(screenshot, rule) == 1.0
-    assert docs.compare_image_text(text_image(tmp_path / "pwd.png", "user@host:~$ pwd"), rule) == 0.0
-    assert docs.compare_image_text(screenshot, {"type": "regex", "text": "ls"}) == 0.0
+    assert docs.compare_image_text(screenshot, rule).score == 1.0
+    assert docs.compare_image_text(text_image(tmp_path / "pwd.png", "user@host:~$ pwd"), rule).score == 0.0
+    assert docs.compare_image_text(screenshot, {"type": "regex", "text": "ls"}).score == 0.0
     not_an_image = tmp_path / "broken.png"
     not_an_image.write_bytes(b"not a png")
-    assert docs.compare_image_text(str(not_an_image), rule) == 0.0
+    assert docs.compare_image_text(str(not_an_image), rule).score == 0.0
 
 
 def test_compare_image_text_without_tesseract_is_an_evaluator_error(tmp_path, monkeypatch):
@@ -606,13 +606,15 @@ def docs_metric_names() -> list[str]:
 def test_every_docs_metric_scores_missing_or_broken_input_zero(name, gold_essay, bad_files):
     fn = getattr(docs, name)
     if name in NO_FILE_ARGUMENT:
-        assert fn(None, None) == 0.0
+        assert fn(None, None).score == 0.0
+        assert fn(None, None).explanation  # a 0 always says why
         return
     gold = gold_essay
     second = SECOND_ARGUMENT.get(name, [gold, gold] if name == "compare_unique_train_records" else gold)
     for bad in bad_files:
-        score = fn(gold, bad) if name in GOLD_FIRST else fn(bad, second)
-        assert score == 0.0, f"{name} scored {score} on {bad!r}"
+        outcome = fn(gold, bad) if name in GOLD_FIRST else fn(bad, second)
+        assert outcome.score == 0.0, f"{name} scored {outcome.score} on {bad!r}"
+        assert outcome.explanation, f"{name} gives no reason for its 0 on {bad!r}"
 
 
 def test_docs_metrics_are_registered_under_osworld_names():
@@ -626,7 +628,7 @@ def test_get_unique_train_ids_asks_whether_every_train_id_is_unique(tmp_path):
     unique = str(write_docx(tmp_path / "unique.docx", ["Timetable", TRAINS[0], TRAINS[1], TRAINS[3]]))
     repeated = str(write_docx(tmp_path / "repeated.docx", TRAINS))
     no_trains = str(write_docx(tmp_path / "none.docx", ["Timetable", "no lines of four fields"]))
-    assert docs.get_unique_train_ids(unique) == 1.0
-    assert docs.get_unique_train_ids(repeated) == 0.0
-    assert docs.get_unique_train_ids(no_trains) == 0.0
+    assert docs.get_unique_train_ids(unique).score == 1.0
+    assert docs.get_unique_train_ids(repeated).score == 0.0
+    assert docs.get_unique_train_ids(no_trains).score == 0.0
     assert registry.get_metric("get_unique_train_ids") is docs.get_unique_train_ids

@@ -19,20 +19,20 @@ def make_epub(path, chapters: list[str]) -> str:
 def test_same_text_scores_one_even_if_markup_spacing_differs(tmp_path):
     gold = make_epub(tmp_path / "gold.epub", ["It was a bright cold day.", "The clocks were striking."])
     again = make_epub(tmp_path / "again.epub", ["It was a bright  cold day.", "The clocks were striking."])
-    assert compare_epub(again, gold) == 1.0
+    assert compare_epub(again, gold).score == 1.0
 
 
 def test_different_text_scores_below_one_and_missing_chapters_zero(tmp_path):
     gold = make_epub(tmp_path / "gold.epub", ["It was a bright cold day.", "The clocks were striking."])
     edited = make_epub(tmp_path / "edited.epub", ["It was a dark and stormy night.", "The clocks were striking."])
     short = make_epub(tmp_path / "short.epub", ["It was a bright cold day."])
-    assert 0 < compare_epub(edited, gold) < 0.9
-    assert compare_epub(short, gold) == 0.0
+    assert 0 < compare_epub(edited, gold).score < 0.9
+    assert compare_epub(short, gold).score == 0.0
 
 
 def test_missing_or_corrupt_books_score_zero(tmp_path):
     gold = make_epub(tmp_path / "gold.epub", ["text"])
     (tmp_path / "broken.epub").write_bytes(b"not a zip")
-    assert compare_epub(None, gold) == 0.0
-    assert compare_epub(str(tmp_path / "nope.epub"), gold) == 0.0
-    assert compare_epub(str(tmp_path / "broken.epub"), gold) == 0.0
+    assert compare_epub(None, gold).score == 0.0
+    assert compare_epub(str(tmp_path / "nope.epub"), gold).score == 0.0
+    assert compare_epub(str(tmp_path / "broken.epub"), gold).score == 0.0

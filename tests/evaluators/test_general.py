@@ -29,43 +29,43 @@ def write(tmp_path, name: str, text: str) -> str:
 # -- plain values ------------------------------------------------------------------------------
 
 def test_exact_match_compares_command_output_with_the_expected_text():
-    assert exact_match("uint32 0\n", {"expected": "uint32 0\n"}) == 1.0
-    assert exact_match("uint32 300\n", {"expected": "uint32 0\n"}) == 0.0
-    assert exact_match(None, {"expected": "true\n"}) == 0.0
+    assert exact_match("uint32 0\n", {"expected": "uint32 0\n"}).score == 1.0
+    assert exact_match("uint32 300\n", {"expected": "uint32 0\n"}).score == 0.0
+    assert exact_match(None, {"expected": "true\n"}).score == 0.0
 
 
 def test_exact_match_ignores_only_a_trailing_newline():
-    assert exact_match("File exists.", {"expected": "File exists.\n"}) == 1.0
-    assert exact_match(" File exists.", {"expected": "File exists.\n"}) == 0.0
+    assert exact_match("File exists.", {"expected": "File exists.\n"}).score == 1.0
+    assert exact_match(" File exists.", {"expected": "File exists.\n"}).score == 0.0
 
 
 def test_match_in_list_accepts_any_listed_value():
     rules = {"expected": ["Microsoft Bing", "Bing"]}
-    assert match_in_list("Bing", rules) == 1.0
-    assert match_in_list("Google", rules) == 0.0
-    assert match_in_list(None, rules) == 0.0
+    assert match_in_list("Bing", rules).score == 1.0
+    assert match_in_list("Google", rules).score == 0.0
+    assert match_in_list(None, rules).score == 0.0
 
 
 def test_is_in_list_looks_for_the_expected_value_in_the_result():
     rules = {"expected": "/home/user/Desktop/helloExtension"}
-    assert is_in_list(["/opt/other", "/home/user/Desktop/helloExtension"], rules) == 1.0
-    assert is_in_list(["/opt/other"], rules) == 0.0
-    assert is_in_list(None, rules) == 0.0
-    assert is_in_list(42, rules) == 0.0
+    assert is_in_list(["/opt/other", "/home/user/Desktop/helloExtension"], rules).score == 1.0
+    assert is_in_list(["/opt/other"], rules).score == 0.0
+    assert is_in_list(None, rules).score == 0.0
+    assert is_in_list(42, rules).score == 0.0
 
 
 def test_literal_match_compares_lists_of_strings_with_ignore_case():
     row = ["Yann LeCun", 345074, "147"]
-    assert literal_match(row, ["yann lecun", "345074", "147"], type="list", ignore_case=True) == 1.0
-    assert literal_match(row, ["yann lecun", "345074", "147"], type="list") == 0.0
-    assert literal_match(row, ["Yann LeCun", "345074"], type="list") == 0.0
-    assert literal_match(None, ["Yann LeCun"], type="list") == 0.0
+    assert literal_match(row, ["yann lecun", "345074", "147"], type="list", ignore_case=True).score == 1.0
+    assert literal_match(row, ["yann lecun", "345074", "147"], type="list").score == 0.0
+    assert literal_match(row, ["Yann LeCun", "345074"], type="list").score == 0.0
+    assert literal_match(None, ["Yann LeCun"], type="list").score == 0.0
 
 
 def test_literal_match_compares_strings_by_default():
-    assert literal_match(3, "3") == 1.0
-    assert literal_match("Abc", "abc") == 0.0
-    assert literal_match("Abc", "abc", ignore_case=True) == 1.0
+    assert literal_match(3, "3").score == 1.0
+    assert literal_match("Abc", "abc").score == 0.0
+    assert literal_match("Abc", "abc", ignore_case=True).score == 1.0
 
 
 def test_literal_match_rejects_an_unknown_type_option():
@@ -74,23 +74,23 @@ def test_literal_match_rejects_an_unknown_type_option():
 
 
 def test_fuzzy_match_is_a_similarity_ratio():
-    assert fuzzy_match("Thomas", {"expected": "Thomas"}) == 1.0
-    assert 0.0 < fuzzy_match("Tomas", {"expected": "Thomas"}) < 1.0
-    assert fuzzy_match("xyz", {"expected": "Thomas"}) == 0.0
-    assert fuzzy_match(None, {"expected": "Thomas"}) == 0.0
+    assert fuzzy_match("Thomas", {"expected": "Thomas"}).score == 1.0
+    assert 0.0 < fuzzy_match("Tomas", {"expected": "Thomas"}).score < 1.0
+    assert fuzzy_match("xyz", {"expected": "Thomas"}).score == 0.0
+    assert fuzzy_match(None, {"expected": "Thomas"}).score == 0.0
 
 
 def test_check_include_exclude_needs_all_includes_and_no_excludes():
     rules = {"include": ["catch the desired command"], "exclude": ["failed to complete this task"]}
-    assert check_include_exclude("catch the desired command\n", rules) == 1.0
-    assert check_include_exclude("failed to complete this task\n", rules) == 0.0
-    assert check_include_exclude(None, rules) == 0.0
+    assert check_include_exclude("catch the desired command\n", rules).score == 1.0
+    assert check_include_exclude("failed to complete this task\n", rules).score == 0.0
+    assert check_include_exclude(None, rules).score == 0.0
 
 
 def test_check_include_exclude_with_only_an_exclude_list():
     rules = {"include": [], "exclude": ["Error:"]}
-    assert check_include_exclude("", rules) == 1.0
-    assert check_include_exclude("ModuleNotFoundError: No module named 'InstructorEmbedding'", rules) == 0.0
+    assert check_include_exclude("", rules).score == 1.0
+    assert check_include_exclude("ModuleNotFoundError: No module named 'InstructorEmbedding'", rules).score == 0.0
 
 
 # -- JSON objects from getters -----------------------------------------------------------------
@@ -98,73 +98,73 @@ def test_check_include_exclude_with_only_an_exclude_list():
 def test_check_direct_json_object_compares_every_expected_key():
     rules = {"expected": {"list_price_max": "50000", "zip": "10001", "fuel_slugs[]": "electric"}}
     parsed_url = {"list_price_max": "50000", "zip": "10001", "fuel_slugs[]": "electric", "page": "1"}
-    assert check_direct_json_object(parsed_url, rules) == 1.0
-    assert check_direct_json_object({**parsed_url, "zip": "10002"}, rules) == 0.0
-    assert check_direct_json_object({"zip": "10001"}, rules) == 0.0
-    assert check_direct_json_object(None, rules) == 0.0
+    assert check_direct_json_object(parsed_url, rules).score == 1.0
+    assert check_direct_json_object({**parsed_url, "zip": "10002"}, rules).score == 0.0
+    assert check_direct_json_object({"zip": "10001"}, rules).score == 0.0
+    assert check_direct_json_object(None, rules).score == 0.0
 
 
 def test_check_direct_json_object_with_boolean_flags_from_a_page():
     rules = {"expected": {"Black": True, "$25 - $60": True, "On sale": True, "is_other_exist": False}}
     assert check_direct_json_object({"Black": True, "$25 - $60": True, "On sale": True, "is_other_exist": False},
-                                    rules) == 1.0
+                                    rules).score == 1.0
     assert check_direct_json_object({"Black": True, "$25 - $60": True, "On sale": True, "is_other_exist": True},
-                                    rules) == 0.0
+                                    rules).score == 0.0
 
 
 def test_check_direct_json_object_with_relative_time_rules_as_the_getter_fills_them():
     # rule_relativeTime returns the task's rules with the dates put into "expected".
     rules = {"relativeTime": {"from": "next Monday"}, "expect_in_result": True,
              "expected": {"fromStation": ["BOM"], "toStation": ["STO", "ARN"], "time": ["2024-06-03"]}}
-    assert check_direct_json_object({"fromStation": "BOM", "toStation": "ARN", "time": "2024-06-03"}, rules) == 1.0
-    assert check_direct_json_object({"fromStation": "BOM", "toStation": "CPH", "time": "2024-06-03"}, rules) == 0.0
+    assert check_direct_json_object({"fromStation": "BOM", "toStation": "ARN", "time": "2024-06-03"}, rules).score == 1.0
+    assert check_direct_json_object({"fromStation": "BOM", "toStation": "CPH", "time": "2024-06-03"}, rules).score == 0.0
 
 
 def test_check_direct_json_object_expect_in_result_takes_substrings_and_list_members():
     rules = {"expected": {"q": "drip coffee maker"}, "expect_in_result": True}
-    assert check_direct_json_object({"q": "best drip coffee maker 2024"}, rules) == 1.0
-    assert check_direct_json_object({"q": "espresso machine"}, rules) == 0.0
-    assert check_direct_json_object({}, rules) == 0.0
+    assert check_direct_json_object({"q": "best drip coffee maker 2024"}, rules).score == 1.0
+    assert check_direct_json_object({"q": "espresso machine"}, rules).score == 0.0
+    assert check_direct_json_object({}, rules).score == 0.0
     listed = {"expected": {"tags": ["a", "z"]}, "expect_in_result": True}
-    assert check_direct_json_object({"tags": ["x", "z"]}, listed) == 1.0
+    assert check_direct_json_object({"tags": ["x", "z"]}, listed).score == 1.0
 
 
 def test_check_direct_json_object_scores_0_when_the_relative_time_getter_failed():
     rules = {"expected": {"time": "__EVALUATION_FAILED__"}}
-    assert check_direct_json_object({"time": "__EVALUATION_FAILED__"}, rules) == 0.0
+    assert check_direct_json_object({"time": "__EVALUATION_FAILED__"}, rules).score == 0.0
 
 
 def test_check_direct_json_object_parses_a_string_result():
     rules = {"expected": {"time": "june-weather"}}
-    assert check_direct_json_object('{"time": "june-weather"}', rules) == 1.0
-    assert check_direct_json_object("{'time': 'june-weather'}", rules) == 1.0
-    assert check_direct_json_object("not an object", rules) == 0.0
+    assert check_direct_json_object('{"time": "june-weather"}', rules).score == 1.0
+    assert check_direct_json_object("{'time': 'june-weather'}", rules).score == 1.0
+    assert check_direct_json_object("not an object", rules).score == 0.0
 
 
 def test_check_direct_json_object_ignore_list_order():
-    assert check_direct_json_object({"k": ["b", "a"]}, {"expected": {"k": ["a", "b"]}}) == 0.0
-    assert check_direct_json_object({"k": ["b", "a"]}, {"expected": {"k": ["a", "b"]}, "ignore_list_order": True}) == 1.0
+    assert check_direct_json_object({"k": ["b", "a"]}, {"expected": {"k": ["a", "b"]}}).score == 0.0
+    assert check_direct_json_object({"k": ["b", "a"]}, {"expected": {"k": ["a", "b"]}, "ignore_list_order": True}).score == 1.0
 
 
 def test_is_included_all_json_objects(tmp_path):
     small = write(tmp_path, "small.json", json.dumps({"name": "Ada", "id": 7}))
     large = write(tmp_path, "large.json", json.dumps({"name": "Ada", "id": 7, "city": "London"}))
     other = write(tmp_path, "other.json", json.dumps({"name": "Ada", "id": 8}))
-    assert is_included_all_json_objects(small, large) == 1.0
-    assert is_included_all_json_objects(small, other) == 0.0
-    assert is_included_all_json_objects(None, large) == 0.0
-    assert is_included_all_json_objects(write(tmp_path, "bad.json", "{oops"), large) == 0.0
+    assert is_included_all_json_objects(small, large).score == 1.0
+    assert is_included_all_json_objects(small, other).score == 0.0
+    assert is_included_all_json_objects(None, large).score == 0.0
+    assert is_included_all_json_objects(write(tmp_path, "bad.json", "{oops"), large).score == 0.0
 
 
 # -- text files --------------------------------------------------------------------------------
 
 def test_diff_text_file_is_the_line_similarity(tmp_path):
     gold = write(tmp_path, "gold.js", "function a() {\n  return 1;\n}\n")
-    assert diff_text_file(write(tmp_path, "same.js", "function a() {\n  return 1;\n}\n"), gold) == 1.0
+    assert diff_text_file(write(tmp_path, "same.js", "function a() {\n  return 1;\n}\n"), gold).score == 1.0
     partial = diff_text_file(write(tmp_path, "edited.js", "function a() {\n  return 2;\n}\n"), gold)
-    assert 0.5 < partial < 1.0
-    assert diff_text_file(str(tmp_path / "missing.js"), gold) == 0.0
-    assert diff_text_file(None, gold) == 0.0
+    assert 0.5 < partial.score < 1.0
+    assert diff_text_file(str(tmp_path / "missing.js"), gold).score == 0.0
+    assert diff_text_file(None, gold).score == 0.0
 
 
 SAR_REPORT = """Linux 6.5.0 (osworld)   01/25/2024  _x86_64_  (4 CPU)
@@ -179,24 +179,24 @@ Average:        all      1.75      0.00      0.88      0.00      0.00     97.37
 def test_file_contains_needs_every_string(tmp_path):
     report = write(tmp_path, "System_Resources_Report.txt", SAR_REPORT)
     rules = {"expected": ["CPU", "%user", "%nice", "%system", "%iowait", "%steal", "%idle"]}
-    assert file_contains(report, rules) == 1.0
-    assert file_contains(write(tmp_path, "free.txt", "Mem: 16G total"), rules) == 0.0
-    assert file_contains(None, rules) == 0.0
+    assert file_contains(report, rules).score == 1.0
+    assert file_contains(write(tmp_path, "free.txt", "Mem: 16G total"), rules).score == 0.0
+    assert file_contains(None, rules).score == 0.0
 
 
 def test_check_line_number_counts_timestamped_lines(tmp_path):
     report = write(tmp_path, "report.txt", SAR_REPORT)
-    assert check_line_number(report, {"expected": "3"}) == 1.0
-    assert check_line_number(report, {"expected": "31"}) == 0.0
-    assert check_line_number(str(tmp_path / "missing.txt"), {"expected": "3"}) == 0.0
+    assert check_line_number(report, {"expected": "3"}).score == 1.0
+    assert check_line_number(report, {"expected": "31"}).score == 0.0
+    assert check_line_number(str(tmp_path / "missing.txt"), {"expected": "3"}).score == 0.0
 
 
 def test_compare_terminal_and_txt(tmp_path):
     saved = write(tmp_path, "output.txt", "hello world\n")
-    assert compare_terminal_and_txt(saved, "hello world\n") == 1.0
-    assert compare_terminal_and_txt(saved, "goodbye\n") == 0.0
-    assert compare_terminal_and_txt(saved, None) == 0.0
-    assert compare_terminal_and_txt(None, "hello world\n") == 0.0
+    assert compare_terminal_and_txt(saved, "hello world\n").score == 1.0
+    assert compare_terminal_and_txt(saved, "goodbye\n").score == 0.0
+    assert compare_terminal_and_txt(saved, None).score == 0.0
+    assert compare_terminal_and_txt(None, "hello world\n").score == 0.0
 
 
 def test_compare_python_pure_text_ignores_headers_blank_lines_and_tabs(tmp_path):
@@ -204,9 +204,9 @@ def test_compare_python_pure_text_ignores_headers_blank_lines_and_tabs(tmp_path)
     agent = write(tmp_path, "agent.py", "#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\nimport torch\n\n\n"
                                         "def f(x):\n\treturn x * 2   \n")
     with_fence = write(tmp_path, "fenced.py", "```python\nimport torch\n\ndef f(x):\n    return x * 2\n```\n")
-    assert compare_python_pure_text(agent, gold) == 1.0
-    assert compare_python_pure_text(with_fence, gold) == 0.0
-    assert compare_python_pure_text(None, gold) == 0.0
+    assert compare_python_pure_text(agent, gold).score == 1.0
+    assert compare_python_pure_text(with_fence, gold).score == 0.0
+    assert compare_python_pure_text(None, gold).score == 0.0
 
 
 def test_check_list_matches_regexes_against_lines(tmp_path):
@@ -215,28 +215,28 @@ def test_check_list_matches_regexes_against_lines(tmp_path):
                    "0x02 0 gnome-terminal-server.Gnome-terminal osworld user@osworld: ~/Documents/Projects/OSWorld\n")
     rules = {"expect": [r"\borg\.gnome\.Nautilus\.Org\.gnome\.Nautilus\b.*\bOSWorld\b",
                         r"gnome-terminal-server\.Gnome-terminal\b.*~/Documents/Projects/OSWorld\b"]}
-    assert check_list(wmctrl, rules) == 1.0
-    assert check_list(write(tmp_path, "none.out", "0x03 0 firefox.Firefox osworld Mozilla Firefox\n"), rules) == 0.0
-    assert check_list(None, rules) == 0.0
+    assert check_list(wmctrl, rules).score == 1.0
+    assert check_list(write(tmp_path, "none.out", "0x03 0 firefox.Firefox osworld Mozilla Firefox\n"), rules).score == 0.0
+    assert check_list(None, rules).score == 0.0
 
 
 def test_check_list_unexpect_any_line_means_the_diff_must_be_empty(tmp_path):
     rules = {"unexpect": [".+"]}
-    assert check_list(write(tmp_path, "diff.out", ""), rules) == 1.0
-    assert check_list(write(tmp_path, "diff2.out", "< old line\n> new line\n"), rules) == 0.0
+    assert check_list(write(tmp_path, "diff.out", ""), rules).score == 1.0
+    assert check_list(write(tmp_path, "diff2.out", "< old line\n> new line\n"), rules).score == 0.0
 
 
 def test_check_csv_expect_and_unexpect_records(tmp_path):
     accounts = write(tmp_path, "thunderbird-accounts.csv",
                      "url,user\nimap://imap.gmail.com,someone@gmail.com\n")
     rules = {"unexpect": [{"url": "imap://outlook.office365.com", "user": "anonym-x2024@outlook.com"}]}
-    assert check_csv(accounts, rules) == 1.0
+    assert check_csv(accounts, rules).score == 1.0
     still_there = write(tmp_path, "accounts2.csv",
                         "url,user\nimap://outlook.office365.com,anonym-x2024@outlook.com\n")
-    assert check_csv(still_there, rules) == 0.0
-    assert check_csv(accounts, {"expect": [{"url": "imap://imap.gmail.com"}]}) == 1.0
-    assert check_csv(accounts, {"expect": [{"url": "pop3://pop.gmail.com"}]}) == 0.0
-    assert check_csv(None, rules) == 0.0
+    assert check_csv(still_there, rules).score == 0.0
+    assert check_csv(accounts, {"expect": [{"url": "imap://imap.gmail.com"}]}).score == 1.0
+    assert check_csv(accounts, {"expect": [{"url": "pop3://pop.gmail.com"}]}).score == 0.0
+    assert check_csv(None, rules).score == 0.0
 
 
 MANIFEST_RULES = {"expect": [
@@ -251,12 +251,12 @@ def test_check_json_follows_key_paths(tmp_path):
     manifest = {"name": "happy-extension", "version": "0.0.1", "manifest_version": 2,
                 "background": {"scripts": ["background_script.js"]},
                 "browser_action": {"default_icon": {"64": "icons/icon.png"}}}
-    assert check_json(write(tmp_path, "manifest.json", json.dumps(manifest, indent=2)), MANIFEST_RULES) == 1.0
-    assert check_json(write(tmp_path, "v2.json", json.dumps({**manifest, "version": "0.0.2"})), MANIFEST_RULES) == 0.0
+    assert check_json(write(tmp_path, "manifest.json", json.dumps(manifest, indent=2)), MANIFEST_RULES).score == 1.0
+    assert check_json(write(tmp_path, "v2.json", json.dumps({**manifest, "version": "0.0.2"})), MANIFEST_RULES).score == 0.0
     no_background = {k: v for k, v in manifest.items() if k != "background"}
-    assert check_json(write(tmp_path, "nobg.json", json.dumps(no_background)), MANIFEST_RULES) == 0.0
-    assert check_json(write(tmp_path, "broken.json", '{"name": '), MANIFEST_RULES) == 0.0
-    assert check_json(None, MANIFEST_RULES) == 0.0
+    assert check_json(write(tmp_path, "nobg.json", json.dumps(no_background)), MANIFEST_RULES).score == 0.0
+    assert check_json(write(tmp_path, "broken.json", '{"name": '), MANIFEST_RULES).score == 0.0
+    assert check_json(None, MANIFEST_RULES).score == 0.0
 
 
 def test_check_json_reads_yaml_with_is_yaml(tmp_path):
@@ -264,9 +264,9 @@ def test_check_json_reads_yaml_with_is_yaml(tmp_path):
                                              "  email: Test@gmail.com\n")
     rules = {"expect": [{"key": ["name"], "method": "eq", "ref": "Test Account"},
                         {"key": ["author", "email"], "method": "eq", "ref": "Test@gmail.com"}]}
-    assert check_json(config, rules, is_yaml=True) == 1.0
-    assert check_json(config, rules) == 0.0  # it is not JSON
-    assert check_json(write(tmp_path, "old.yaml", "name: Your Name\nauthor:\n  email: x\n"), rules, is_yaml=True) == 0.0
+    assert check_json(config, rules, is_yaml=True).score == 1.0
+    assert check_json(config, rules).score == 0.0  # it is not JSON
+    assert check_json(write(tmp_path, "old.yaml", "name: Your Name\nauthor:\n  email: x\n"), rules, is_yaml=True).score == 0.0
 
 
 def test_check_json_regex_rule_and_unexpect(tmp_path):
@@ -274,9 +274,9 @@ def test_check_json_regex_rule_and_unexpect(tmp_path):
         {"chrome://messenger/content/messenger.xhtml": {"folderTree": {"mode": "smart,favorite"}}}))
     rules = {"expect": [{"key": ["chrome://messenger/content/messenger.xhtml", "folderTree", "mode"],
                          "method": "re", "ref": r"\bsmart\b"}]}
-    assert check_json(xulstore, rules) == 1.0
-    assert check_json(xulstore, {"unexpect": rules["expect"]}) == 0.0
-    assert check_json(xulstore, {"unexpect": [{"key": ["absent"], "method": "re", "ref": "x"}]}) == 1.0
+    assert check_json(xulstore, rules).score == 1.0
+    assert check_json(xulstore, {"unexpect": rules["expect"]}).score == 0.0
+    assert check_json(xulstore, {"unexpect": [{"key": ["absent"], "method": "re", "ref": "x"}]}).score == 1.0
 
 
 @pytest.mark.parametrize("value, rule, matches", [
@@ -318,12 +318,12 @@ PLACES = ["深圳市福田区正义街1号", "深圳市福田区香梅路2002-4�
 
 def test_fuzzy_place_math_scores_three_listed_places(tmp_path):
     rules = {"expected": PLACES}
-    assert fuzzy_place_math(make_docx(tmp_path / "a.docx", PLACES[:3]), rules) == 1.0
+    assert fuzzy_place_math(make_docx(tmp_path / "a.docx", PLACES[:3]), rules).score == 1.0
     near = fuzzy_place_math(make_docx(tmp_path / "b.docx", PLACES[:2] + ["深圳市福田区香梅路2002号"]), rules)
-    assert 0.9 < near < 1.0
-    assert fuzzy_place_math(make_docx(tmp_path / "c.docx", PLACES[:2]), rules) == 0.0
-    assert fuzzy_place_math(None, rules) == 0.0
-    assert fuzzy_place_math(write(tmp_path, "d.docx", "plain text"), rules) == 0.0
+    assert 0.9 < near.score < 1.0
+    assert fuzzy_place_math(make_docx(tmp_path / "c.docx", PLACES[:2]), rules).score == 0.0
+    assert fuzzy_place_math(None, rules).score == 0.0
+    assert fuzzy_place_math(write(tmp_path, "d.docx", "plain text"), rules).score == 0.0
 
 
 def test_compare_time_in_speedtest_results(tmp_path):
@@ -332,10 +332,10 @@ def test_compare_time_in_speedtest_results(tmp_path):
     fresh = write(tmp_path, "fresh.csv", header + f"Speedtest,{now:%Y-%m-%d %H:%M},120.5,40.1\n")
     stale_time = now - datetime.timedelta(hours=3)
     stale = write(tmp_path, "stale.csv", header + f"Speedtest,{stale_time:%Y-%m-%d %H:%M},120.5,40.1\n")
-    assert compare_time_in_speedtest_results(fresh, 60) == 1.0
-    assert compare_time_in_speedtest_results(stale, 60) == 0.0
-    assert compare_time_in_speedtest_results(None, 60) == 0.0
-    assert compare_time_in_speedtest_results(write(tmp_path, "empty.csv", header), 60) == 0.0
+    assert compare_time_in_speedtest_results(fresh, 60).score == 1.0
+    assert compare_time_in_speedtest_results(stale, 60).score == 0.0
+    assert compare_time_in_speedtest_results(None, 60).score == 0.0
+    assert compare_time_in_speedtest_results(write(tmp_path, "empty.csv", header), 60).score == 0.0
 
 
 # -- sqlite ------------------------------------------------------------------------------------
@@ -359,19 +359,19 @@ def make_gloda(path, starred: list[int]) -> str:
 
 def test_run_sqlite3_scores_the_query_result(tmp_path):
     rules = {"sql": ATTACHMENT_SQL}
-    assert run_sqlite3(make_gloda(tmp_path / "all.sqlite", [1, 2, 3]), rules) == 1.0
-    assert run_sqlite3(make_gloda(tmp_path / "some.sqlite", [1]), rules) == 0.0
+    assert run_sqlite3(make_gloda(tmp_path / "all.sqlite", [1, 2, 3]), rules).score == 1.0
+    assert run_sqlite3(make_gloda(tmp_path / "some.sqlite", [1]), rules).score == 0.0
 
 
 def test_run_sqlite3_missing_or_broken_database_scores_0(tmp_path):
     missing = tmp_path / "global-messages-db.sqlite"
-    assert run_sqlite3(str(missing), {"sql": ATTACHMENT_SQL}) == 0.0
+    assert run_sqlite3(str(missing), {"sql": ATTACHMENT_SQL}).score == 0.0
     assert not missing.exists()  # no empty database was created
-    assert run_sqlite3(None, {"sql": ATTACHMENT_SQL}) == 0.0
-    assert run_sqlite3(write(tmp_path, "junk.sqlite", "not a database"), {"sql": ATTACHMENT_SQL}) == 0.0
+    assert run_sqlite3(None, {"sql": ATTACHMENT_SQL}).score == 0.0
+    assert run_sqlite3(write(tmp_path, "junk.sqlite", "not a database"), {"sql": ATTACHMENT_SQL}).score == 0.0
     empty = sqlite3.connect(tmp_path / "empty.sqlite")
     empty.close()
-    assert run_sqlite3(str(tmp_path / "empty.sqlite"), {"sql": ATTACHMENT_SQL}) == 0.0  # no such table
+    assert run_sqlite3(str(tmp_path / "empty.sqlite"), {"sql": ATTACHMENT_SQL}).score == 0.0  # no such table
 
 
 # -- accessibility tree ------------------------------------------------------------------------
@@ -402,8 +402,8 @@ def pill_rule(address: str) -> dict:
 def test_check_accessibility_tree_css_selectors_with_namespaced_attributes():
     rules = [pill_rule("fox@someuniversity.edu"), pill_rule("iron@someuniversity.edu")]
     tree = thunderbird_tree(["Fox <fox@someuniversity.edu>", "Iron <iron@someuniversity.edu>"])
-    assert check_accessibility_tree(tree, rules) == 1.0
-    assert check_accessibility_tree(thunderbird_tree(["Fox <fox@someuniversity.edu>"]), rules) == 0.0
+    assert check_accessibility_tree(tree, rules).score == 1.0
+    assert check_accessibility_tree(thunderbird_tree(["Fox <fox@someuniversity.edu>"]), rules).score == 0.0
 
 
 def test_check_accessibility_tree_xpath():
@@ -411,30 +411,30 @@ def test_check_accessibility_tree_xpath():
                        "or contains(@name, 'anonym-x2024@outlook.com')]"},
              {"xpath": "//application[@name='Thunderbird']//*[contains(@name, 'password') "
                        "or contains(@name, 'Password')]"}]
-    assert check_accessibility_tree(thunderbird_tree([]), rules) == 1.0
-    assert check_accessibility_tree(thunderbird_tree([]).replace("Password Manager", "Settings"), rules) == 0.0
+    assert check_accessibility_tree(thunderbird_tree([]), rules).score == 1.0
+    assert check_accessibility_tree(thunderbird_tree([]).replace("Password Manager", "Settings"), rules).score == 0.0
 
 
 def test_check_accessibility_tree_selected_tab():
     rules = [{"selectors": ['application[name=Thunderbird] page-tab-list[attr|id="tabmail-tabs"]'
                             '>page-tab[name="About Profiles"]']}]
-    assert check_accessibility_tree(thunderbird_tree([], tab="About Profiles"), rules) == 1.0
-    assert check_accessibility_tree(thunderbird_tree([], tab="Inbox"), rules) == 0.0
+    assert check_accessibility_tree(thunderbird_tree([], tab="About Profiles"), rules).score == 1.0
+    assert check_accessibility_tree(thunderbird_tree([], tab="Inbox"), rules).score == 0.0
 
 
 def test_check_accessibility_tree_text_exact_and_fuzzy():
     tree = thunderbird_tree([])
-    assert check_accessibility_tree(tree, [{"selectors": ["label[name=To]"], "text": "To"}]) == 1.0
-    assert check_accessibility_tree(tree, [{"selectors": ["label[name=To]"], "text": "Cc"}]) == 0.0
+    assert check_accessibility_tree(tree, [{"selectors": ["label[name=To]"], "text": "To"}]).score == 1.0
+    assert check_accessibility_tree(tree, [{"selectors": ["label[name=To]"], "text": "Cc"}]).score == 0.0
     fuzzy = check_accessibility_tree(tree, [{"selectors": ["label[name=To]"], "text": "Tot", "exact": False}])
-    assert 0.5 < fuzzy < 1.0
+    assert 0.5 < fuzzy.score < 1.0
 
 
 def test_check_accessibility_tree_without_a_tree_scores_0():
     rules = [{"selectors": ["label"]}]
-    assert check_accessibility_tree(None, rules) == 0.0
-    assert check_accessibility_tree("", rules) == 0.0
-    assert check_accessibility_tree("<desktop-frame><unclosed>", rules) == 0.0
+    assert check_accessibility_tree(None, rules).score == 0.0
+    assert check_accessibility_tree("", rules).score == 0.0
+    assert check_accessibility_tree("<desktop-frame><unclosed>", rules).score == 0.0
 
 
 def test_check_accessibility_tree_rule_without_selector_is_a_task_error():

@@ -89,36 +89,36 @@ def test_metrics_are_registered_under_osworld_names():
 @pytest.mark.parametrize("bad", [None, "missing.png", "corrupt.png"])
 def test_two_image_metrics_score_0_on_absent_or_broken_result(files, func, bad):
     result = files.get(bad)
-    assert func(result, files["original.png"]) == 0.0
-    assert func(files["original.png"], result) == 0.0
+    assert func(result, files["original.png"]).score == 0.0
+    assert func(files["original.png"], result).score == 0.0
 
 
 @pytest.mark.parametrize("func", [gimp.check_triangle_position, gimp.check_textbox_on_leftside])
 @pytest.mark.parametrize("bad", [None, "missing.png", "corrupt.png"])
 def test_one_image_metrics_score_0_on_absent_or_broken_result(files, func, bad):
-    assert func(files.get(bad)) == 0.0
+    assert func(files.get(bad)).score == 0.0
 
 
 # ---------------------------------------------------------------- structure
 
 def test_structure_sim_accepts_a_lossless_copy_and_rejects_another_picture(files):
-    assert gimp.check_structure_sim(files["original.png"], files["original.jpg"]) == 1.0
-    assert gimp.check_structure_sim(files["unrelated.png"], files["original.png"]) == 0.0
+    assert gimp.check_structure_sim(files["original.png"], files["original.jpg"]).score == 1.0
+    assert gimp.check_structure_sim(files["unrelated.png"], files["original.png"]).score == 0.0
 
 
 def test_structure_sim_needs_equal_sizes(files):
-    assert gimp.check_structure_sim(files["double_size.png"], files["original.png"]) == 0.0
+    assert gimp.check_structure_sim(files["double_size.png"], files["original.png"]).score == 0.0
 
 
 def test_structure_sim_with_threshold_resizes_and_honours_the_threshold(files):
     assert gimp.check_structure_sim_with_threshold(
-        files["double_size.png"], files["original.png"], ssim_threshold=0.85) == 1.0
+        files["double_size.png"], files["original.png"], ssim_threshold=0.85).score == 1.0
     assert gimp.check_structure_sim_with_threshold(
-        files["unrelated.png"], files["original.png"], ssim_threshold=0.85) == 0.0
+        files["unrelated.png"], files["original.png"], ssim_threshold=0.85).score == 0.0
     # The JPEG copy is close but not identical: a near-1 threshold rejects it.
-    assert gimp.check_structure_sim_with_threshold(files["original.jpg"], files["original.png"]) == 1.0
+    assert gimp.check_structure_sim_with_threshold(files["original.jpg"], files["original.png"]).score == 1.0
     assert gimp.check_structure_sim_with_threshold(
-        files["original.jpg"], files["original.png"], ssim_threshold=0.999) == 0.0
+        files["original.jpg"], files["original.png"], ssim_threshold=0.999).score == 0.0
 
 
 def test_transparent_pixels_count_as_black_whatever_colour_they_hide(tmp_path):
@@ -138,8 +138,8 @@ def test_transparent_pixels_count_as_black_whatever_colour_they_hide(tmp_path):
                          ("not_extracted", with_background)]:
         paths[name] = str(tmp_path / f"{name}.png")
         Image.fromarray(pixels, "RGBA").save(paths[name])
-    assert gimp.check_structure_sim_with_threshold(paths["script"], paths["gimp"]) == 1.0
-    assert gimp.check_structure_sim_with_threshold(paths["not_extracted"], paths["gimp"]) == 0.0
+    assert gimp.check_structure_sim_with_threshold(paths["script"], paths["gimp"]).score == 1.0
+    assert gimp.check_structure_sim_with_threshold(paths["not_extracted"], paths["gimp"]).score == 0.0
 
 
 def test_structure_sim_resized_compares_the_opaque_content(tmp_path, files):
@@ -148,53 +148,53 @@ def test_structure_sim_resized_compares_the_opaque_content(tmp_path, files):
     canvas.paste(photo().resize((80, 60)).convert("RGBA"), (40, 100))
     layer = tmp_path / "resized.png"
     canvas.save(layer)
-    assert gimp.check_structure_sim_resized(str(layer), files["original.png"]) == 1.0
+    assert gimp.check_structure_sim_resized(str(layer), files["original.png"]).score == 1.0
     other = Image.new("RGBA", (300, 300), (0, 0, 0, 0))
     other.paste(unrelated().resize((80, 60)).convert("RGBA"), (40, 100))
     other.save(tmp_path / "other.png")
-    assert gimp.check_structure_sim_resized(str(tmp_path / "other.png"), files["original.png"]) == 0.0
+    assert gimp.check_structure_sim_resized(str(tmp_path / "other.png"), files["original.png"]).score == 0.0
     Image.new("RGBA", (50, 50), (0, 0, 0, 0)).save(tmp_path / "empty.png")
-    assert gimp.check_structure_sim_resized(str(tmp_path / "empty.png"), files["original.png"]) == 0.0
+    assert gimp.check_structure_sim_resized(str(tmp_path / "empty.png"), files["original.png"]).score == 0.0
 
 
 def test_file_exists_and_structure_sim(files):
-    assert gimp.check_file_exists_and_structure_sim(files["original.jpg"], files["original.png"]) == 1.0
-    assert gimp.check_file_exists_and_structure_sim(files["unrelated.png"], files["original.png"]) == 0.0
+    assert gimp.check_file_exists_and_structure_sim(files["original.jpg"], files["original.png"]).score == 1.0
+    assert gimp.check_file_exists_and_structure_sim(files["unrelated.png"], files["original.png"]).score == 0.0
 
 
 def test_palette_check_wants_indexed_colour(files):
-    assert gimp.check_palette_and_structure_sim(files["palette.png"], files["original.png"]) == 1.0
-    assert gimp.check_palette_and_structure_sim(files["original.png"], files["original.png"]) == 0.0
+    assert gimp.check_palette_and_structure_sim(files["palette.png"], files["original.png"]).score == 1.0
+    assert gimp.check_palette_and_structure_sim(files["original.png"], files["original.png"]).score == 0.0
 
 
 def test_image_mirror(files):
-    assert gimp.check_image_mirror(files["mirrored.png"], files["original.png"]) == 1.0
-    assert gimp.check_image_mirror(files["original.png"], files["original.png"]) == 0.0
+    assert gimp.check_image_mirror(files["mirrored.png"], files["original.png"]).score == 1.0
+    assert gimp.check_image_mirror(files["original.png"], files["original.png"]).score == 0.0
 
 
 def test_image_mirror_of_a_jpeg_exported_as_png(tmp_path, files):
     decoded = Image.open(files["original.jpg"]).transpose(Image.Transpose.FLIP_LEFT_RIGHT)
     decoded.save(tmp_path / "berry_mirror.png")
-    assert gimp.check_image_mirror(str(tmp_path / "berry_mirror.png"), files["original.jpg"]) == 1.0
+    assert gimp.check_image_mirror(str(tmp_path / "berry_mirror.png"), files["original.jpg"]).score == 1.0
 
 
 # ---------------------------------------------------------------- adjustments
 
 def test_brightness_decrease(files):
     assert gimp.check_brightness_decrease_and_structure_sim(
-        files["darker.png"], files["original.png"]) == 1.0
+        files["darker.png"], files["original.png"]).score == 1.0
     assert gimp.check_brightness_decrease_and_structure_sim(
-        files["brighter.png"], files["original.png"]) == 0.0
+        files["brighter.png"], files["original.png"]).score == 0.0
     assert gimp.check_brightness_decrease_and_structure_sim(
-        files["unrelated_darker.png"], files["original.png"]) == 0.0
+        files["unrelated_darker.png"], files["original.png"]).score == 0.0
 
 
 def test_brightness_task_that_wants_brighter_passes_the_files_swapped(files):
     """multi_apps 4c26e3f3: result = original, expected = the agent's brightened image."""
     assert gimp.check_brightness_decrease_and_structure_sim(
-        files["original.png"], files["brighter.png"], threshold=0.15) == 1.0
+        files["original.png"], files["brighter.png"], threshold=0.15).score == 1.0
     assert gimp.check_brightness_decrease_and_structure_sim(
-        files["original.png"], files["darker.png"], threshold=0.15) == 0.0
+        files["original.png"], files["darker.png"], threshold=0.15).score == 0.0
 
 
 def test_brightness_threshold_option_loosens_the_structure_check(tmp_path, files):
@@ -202,47 +202,47 @@ def test_brightness_threshold_option_loosens_the_structure_check(tmp_path, files
     ImageDraw.Draw(edited).rectangle((0, 0, 40, 60), fill=(250, 250, 250))
     ImageEnhance.Brightness(edited).enhance(0.6).save(tmp_path / "edited_darker.png")
     darker_but_edited = str(tmp_path / "edited_darker.png")
-    assert gimp.check_brightness_decrease_and_structure_sim(darker_but_edited, files["original.png"]) == 0.0
+    assert gimp.check_brightness_decrease_and_structure_sim(darker_but_edited, files["original.png"]).score == 0.0
     assert gimp.check_brightness_decrease_and_structure_sim(
-        darker_but_edited, files["original.png"], threshold=0.15) == 1.0
+        darker_but_edited, files["original.png"], threshold=0.15).score == 1.0
 
 
 def test_saturation_increase(files):
     assert gimp.check_saturation_increase_and_structure_sim(
-        files["saturated.png"], files["original.png"]) == 1.0
+        files["saturated.png"], files["original.png"]).score == 1.0
     assert gimp.check_saturation_increase_and_structure_sim(
-        files["desaturated.png"], files["original.png"]) == 0.0
+        files["desaturated.png"], files["original.png"]).score == 0.0
     assert gimp.check_saturation_increase_and_structure_sim(
-        files["original.png"], files["unrelated.png"]) == 0.0
+        files["original.png"], files["unrelated.png"]).score == 0.0
 
 
 def test_contrast_increase(files):
     assert gimp.check_contrast_increase_and_structure_sim(
-        files["more_contrast.png"], files["original.png"]) == 1.0
+        files["more_contrast.png"], files["original.png"]).score == 1.0
     assert gimp.check_contrast_increase_and_structure_sim(
-        files["less_contrast.png"], files["original.png"]) == 0.0
+        files["less_contrast.png"], files["original.png"]).score == 0.0
 
 
 def test_sharper(files):
-    assert gimp.check_sharper(files["sharper.png"], files["original.png"]) == 1.0
-    assert gimp.check_sharper(files["blurred.png"], files["original.png"]) == 0.0
+    assert gimp.check_sharper(files["sharper.png"], files["original.png"]).score == 1.0
+    assert gimp.check_sharper(files["blurred.png"], files["original.png"]).score == 0.0
 
 
 def test_increase_saturation_and_decrease_brightness_compare_first_to_second(files):
-    assert gimp.increase_saturation(files["original.png"], files["saturated.png"]) == 1.0
-    assert gimp.increase_saturation(files["original.png"], files["desaturated.png"]) == 0.0
-    assert gimp.decrease_brightness(files["original.png"], files["darker.png"]) == 1.0
-    assert gimp.decrease_brightness(files["original.png"], files["brighter.png"]) == 0.0
+    assert gimp.increase_saturation(files["original.png"], files["saturated.png"]).score == 1.0
+    assert gimp.increase_saturation(files["original.png"], files["desaturated.png"]).score == 0.0
+    assert gimp.decrease_brightness(files["original.png"], files["darker.png"]).score == 1.0
+    assert gimp.decrease_brightness(files["original.png"], files["brighter.png"]).score == 0.0
 
 
 # ---------------------------------------------------------------- geometry and content
 
 def test_image_size(files):
-    assert gimp.check_image_size(files["original.png"], {"width": 160, "height": 120}) == 1.0
-    assert gimp.check_image_size(files["original.png"], {"height": 120}) == 1.0
-    assert gimp.check_image_size(files["original.png"], {"height": 128, "width": 128}) == 0.0
-    assert gimp.check_image_size(None, {"height": 120}) == 0.0
-    assert gimp.check_image_size(files["corrupt.png"], {"height": 120}) == 0.0
+    assert gimp.check_image_size(files["original.png"], {"width": 160, "height": 120}).score == 1.0
+    assert gimp.check_image_size(files["original.png"], {"height": 120}).score == 1.0
+    assert gimp.check_image_size(files["original.png"], {"height": 128, "width": 128}).score == 0.0
+    assert gimp.check_image_size(None, {"height": 120}).score == 0.0
+    assert gimp.check_image_size(files["corrupt.png"], {"height": 120}).score == 0.0
 
 
 def test_image_size_ignore_transparent_measures_the_layer_content(tmp_path):
@@ -250,15 +250,15 @@ def test_image_size_ignore_transparent_measures_the_layer_content(tmp_path):
     canvas.paste(Image.new("RGBA", (384, 512), (120, 80, 40, 255)), (100, 90))
     canvas.save(tmp_path / "resized.png")
     path = str(tmp_path / "resized.png")
-    assert gimp.check_image_size(path, {"height": 512, "ignore_transparent": True}) == 1.0
-    assert gimp.check_image_size(path, {"height": 512}) == 0.0
+    assert gimp.check_image_size(path, {"height": 512, "ignore_transparent": True}).score == 1.0
+    assert gimp.check_image_size(path, {"height": 512}).score == 0.0
 
 
 def test_image_file_size(files):
-    assert gimp.check_image_file_size(files["original.jpg"], {"max_size": 600000}) == 1.0
-    assert gimp.check_image_file_size(files["original.png"], {"max_size": 100}) == 0.0
-    assert gimp.check_image_file_size(files["missing.png"], {"max_size": 600000}) == 0.0
-    assert gimp.check_image_file_size(None, {"max_size": 600000}) == 0.0
+    assert gimp.check_image_file_size(files["original.jpg"], {"max_size": 600000}).score == 1.0
+    assert gimp.check_image_file_size(files["original.png"], {"max_size": 100}).score == 0.0
+    assert gimp.check_image_file_size(files["missing.png"], {"max_size": 600000}).score == 0.0
+    assert gimp.check_image_file_size(None, {"max_size": 600000}).score == 0.0
 
 
 def triangle_picture(path, centre_x: int, centre_y: int, size=(200, 150)):
@@ -273,17 +273,17 @@ def triangle_picture(path, centre_x: int, centre_y: int, size=(200, 150)):
 def test_triangle_position(tmp_path):
     centred = triangle_picture(tmp_path / "centred.png", 100, 75)
     corner = triangle_picture(tmp_path / "corner.png", 40, 40)
-    assert gimp.check_triangle_position(centred) == 1.0
-    assert gimp.check_triangle_position(corner) == 0.0
+    assert gimp.check_triangle_position(centred).score == 1.0
+    assert gimp.check_triangle_position(corner).score == 0.0
     Image.new("RGB", (50, 50), "white").save(tmp_path / "blank.png")
-    assert gimp.check_triangle_position(str(tmp_path / "blank.png")) == 0.0
+    assert gimp.check_triangle_position(str(tmp_path / "blank.png")).score == 0.0
 
 
 def test_compare_triangle_positions(tmp_path):
     centred = triangle_picture(tmp_path / "centred.png", 100, 75)
     corner = triangle_picture(tmp_path / "corner.png", 40, 40)
-    assert gimp.compare_triangle_positions(corner, centred) == 1.0
-    assert gimp.compare_triangle_positions(centred, corner) == 0.0
+    assert gimp.compare_triangle_positions(corner, centred).score == 1.0
+    assert gimp.compare_triangle_positions(centred, corner).score == 0.0
 
 
 def test_textbox_on_leftside(tmp_path):
@@ -291,8 +291,8 @@ def test_textbox_on_leftside(tmp_path):
         img = Image.new("RGB", (200, 100), (230, 230, 200))
         ImageDraw.Draw(img).rectangle((x, 40, x + 60, 55), fill=(10, 10, 10))
         img.save(tmp_path / f"{name}.png")
-    assert gimp.check_textbox_on_leftside(str(tmp_path / "left.png")) == 1.0
-    assert gimp.check_textbox_on_leftside(str(tmp_path / "middle.png")) == 0.0
+    assert gimp.check_textbox_on_leftside(str(tmp_path / "left.png")).score == 1.0
+    assert gimp.check_textbox_on_leftside(str(tmp_path / "middle.png")).score == 0.0
 
 
 def test_green_background_on_a_wide_image(tmp_path):
@@ -303,8 +303,8 @@ def test_green_background_on_a_wide_image(tmp_path):
         return str(tmp_path / name)
 
     reference = picture((255, 255, 255), "white_background_with_object.png")
-    assert gimp.check_green_background(picture((40, 200, 60), "green.png"), reference) == 1.0
-    assert gimp.check_green_background(picture((200, 200, 200), "grey.png"), reference) == 0.0
+    assert gimp.check_green_background(picture((40, 200, 60), "green.png"), reference).score == 1.0
+    assert gimp.check_green_background(picture((200, 200, 200), "grey.png"), reference).score == 0.0
 
 
 # ---------------------------------------------------------------- files and lists
@@ -316,17 +316,17 @@ def test_compare_image_list(tmp_path, files):
         Image.open(files[name]).save(copy)
         copies.append(str(copy))
     golds = [files["original.png"], files["unrelated.png"]]
-    assert gimp.compare_image_list(copies, golds) == 1.0
-    assert gimp.compare_image_list(copies[0], golds[0]) == 1.0
-    assert gimp.compare_image_list(list(reversed(copies)), golds) == 0.0
-    assert gimp.compare_image_list(copies[:1], golds) == 0.0
-    assert gimp.compare_image_list([copies[0], None], golds) == 0.0
-    assert gimp.compare_image_list([], []) == 0.0
+    assert gimp.compare_image_list(copies, golds).score == 1.0
+    assert gimp.compare_image_list(copies[0], golds[0]).score == 1.0
+    assert gimp.compare_image_list(list(reversed(copies)), golds).score == 0.0
+    assert gimp.compare_image_list(copies[:1], golds).score == 0.0
+    assert gimp.compare_image_list([copies[0], None], golds).score == 0.0
+    assert gimp.compare_image_list([], []).score == 0.0
 
 
 def test_compare_image_list_ignores_mode_only_differences(tmp_path, files):
     Image.open(files["original.png"]).convert("RGBA").save(tmp_path / "rgba.png")
-    assert gimp.compare_image_list(str(tmp_path / "rgba.png"), files["original.png"]) == 1.0
+    assert gimp.compare_image_list(str(tmp_path / "rgba.png"), files["original.png"]).score == 1.0
 
 
 # ---------------------------------------------------------------- GIMP settings
@@ -377,7 +377,7 @@ def gimp_config(tmp_path):
     ("sessionrc", {"key": ["size", "1920"], "value": "1043"}),
 ])
 def test_config_status_finds_the_setting(gimp_config, file_name, rule):
-    assert gimp.check_config_status(str(gimp_config / file_name), rule) == 1.0
+    assert gimp.check_config_status(str(gimp_config / file_name), rule).score == 1.0
 
 
 @pytest.mark.parametrize("file_name, rule", [
@@ -388,11 +388,11 @@ def test_config_status_finds_the_setting(gimp_config, file_name, rule):
     ("sessionrc", {"key": ["size", "1043"], "value": "1043"}),
 ])
 def test_config_status_rejects_other_values(gimp_config, file_name, rule):
-    assert gimp.check_config_status(str(gimp_config / file_name), rule) == 0.0
+    assert gimp.check_config_status(str(gimp_config / file_name), rule).score == 0.0
 
 
 def test_config_status_without_a_file_scores_0(gimp_config):
     rule = {"key": "theme", "value": "\"Light\""}
-    assert gimp.check_config_status(None, rule) == 0.0
-    assert gimp.check_config_status(str(gimp_config / "nope"), rule) == 0.0
-    assert gimp.check_config_status(str(gimp_config / "gimprc"), None) == 0.0
+    assert gimp.check_config_status(None, rule).score == 0.0
+    assert gimp.check_config_status(str(gimp_config / "nope"), rule).score == 0.0
+    assert gimp.check_config_status(str(gimp_config / "gimprc"), None).score == 0.0

@@ -93,52 +93,52 @@ def bad_files(tmp_path):
 # ------------------------------------------------------------------------ compare_pdfs
 
 def test_compare_pdfs_same_document_scores_one(pdfs):
-    assert pdf.compare_pdfs(pdfs["same"], pdfs["gold"]) == pytest.approx(1.0)
+    assert pdf.compare_pdfs(pdfs["same"], pdfs["gold"]).score == pytest.approx(1.0)
 
 
 def test_compare_pdfs_scores_text_similarity(pdfs):
-    assert pdf.compare_pdfs(pdfs["blank"], pdfs["gold"]) == 0.0  # the agent exported an empty page
-    assert pdf.compare_pdfs(pdfs["wrong"], pdfs["gold"]) < 0.6
+    assert pdf.compare_pdfs(pdfs["blank"], pdfs["gold"]).score == 0.0  # the agent exported an empty page
+    assert pdf.compare_pdfs(pdfs["wrong"], pdfs["gold"]).score < 0.6
 
 
 def test_compare_pdfs_with_lists_of_files(pdfs):
-    assert pdf.compare_pdfs([pdfs["same"], pdfs["same"]], [pdfs["gold"], pdfs["gold"]]) == pytest.approx(1.0)
-    assert pdf.compare_pdfs([pdfs["same"], None], [pdfs["gold"], pdfs["gold"]]) == pytest.approx(0.5)
+    assert pdf.compare_pdfs([pdfs["same"], pdfs["same"]], [pdfs["gold"], pdfs["gold"]]).score == pytest.approx(1.0)
+    assert pdf.compare_pdfs([pdfs["same"], None], [pdfs["gold"], pdfs["gold"]]).score == pytest.approx(0.5)
 
 
 def test_compare_pdfs_missing_or_broken_scores_zero(pdfs, bad_files):
     for bad in bad_files:
-        assert pdf.compare_pdfs(bad, pdfs["gold"]) == 0.0
-        assert pdf.compare_pdfs(pdfs["gold"], bad) == 0.0
-    assert pdf.compare_pdfs([], []) == 0.0
+        assert pdf.compare_pdfs(bad, pdfs["gold"]).score == 0.0
+        assert pdf.compare_pdfs(pdfs["gold"], bad).score == 0.0
+    assert pdf.compare_pdfs([], []).score == 0.0
 
 
 # ------------------------------------------------------------------ compare_pdf_images
 
 def test_compare_pdf_images(pdfs):
-    assert pdf.compare_pdf_images(pdfs["wrong"], pdfs["gold"]) == 1.0  # same picture, other text
-    assert pdf.compare_pdf_images(pdfs["other_picture"], pdfs["gold"]) == 0.0
-    assert pdf.compare_pdf_images(pdfs["two_pictures"], pdfs["gold"]) == 0.0
-    assert pdf.compare_pdf_images(pdfs["text_only"], pdfs["blank"]) == 1.0  # no pictures on either side
+    assert pdf.compare_pdf_images(pdfs["wrong"], pdfs["gold"]).score == 1.0  # same picture, other text
+    assert pdf.compare_pdf_images(pdfs["other_picture"], pdfs["gold"]).score == 0.0
+    assert pdf.compare_pdf_images(pdfs["two_pictures"], pdfs["gold"]).score == 0.0
+    assert pdf.compare_pdf_images(pdfs["text_only"], pdfs["blank"]).score == 1.0  # no pictures on either side
 
 
 def test_compare_pdf_images_missing_or_broken_scores_zero(pdfs, bad_files):
     for bad in bad_files:
-        assert pdf.compare_pdf_images(bad, pdfs["gold"]) == 0.0
-        assert pdf.compare_pdf_images(pdfs["gold"], bad) == 0.0
+        assert pdf.compare_pdf_images(bad, pdfs["gold"]).score == 0.0
+        assert pdf.compare_pdf_images(pdfs["gold"], bad).score == 0.0
 
 
 # --------------------------------------------------------------------- check_pdf_pages
 
 def test_check_pdf_pages(pdfs, bad_files):
-    assert pdf.check_pdf_pages(pdfs["gold"], {"relation": "eq", "ref_value": 1}) == 1.0
-    assert pdf.check_pdf_pages(pdfs["two_pages"], {"relation": "eq", "ref_value": 1}) == 0.0
-    assert pdf.check_pdf_pages(pdfs["two_pages"], {"relation": "ge", "ref_value": 2}) == 1.0
-    assert pdf.check_pdf_pages(pdfs["two_pages"], {"relation": "lt", "ref_value": 2}) == 0.0
-    assert pdf.check_pdf_pages(pdfs["gold"], {"relation": "about", "ref_value": 1}) == 0.0
-    assert pdf.check_pdf_pages(pdfs["gold"], None) == 0.0
+    assert pdf.check_pdf_pages(pdfs["gold"], {"relation": "eq", "ref_value": 1}).score == 1.0
+    assert pdf.check_pdf_pages(pdfs["two_pages"], {"relation": "eq", "ref_value": 1}).score == 0.0
+    assert pdf.check_pdf_pages(pdfs["two_pages"], {"relation": "ge", "ref_value": 2}).score == 1.0
+    assert pdf.check_pdf_pages(pdfs["two_pages"], {"relation": "lt", "ref_value": 2}).score == 0.0
+    assert pdf.check_pdf_pages(pdfs["gold"], {"relation": "about", "ref_value": 1}).score == 0.0
+    assert pdf.check_pdf_pages(pdfs["gold"], None).score == 0.0
     for bad in bad_files:
-        assert pdf.check_pdf_pages(bad, {"relation": "eq", "ref_value": 1}) == 0.0
+        assert pdf.check_pdf_pages(bad, {"relation": "eq", "ref_value": 1}).score == 0.0
 
 
 # -------------------------------------------------------------- is_gold_text_included_in_pdf
@@ -146,14 +146,14 @@ def test_check_pdf_pages(pdfs, bad_files):
 def test_is_gold_text_included_in_pdf(pdfs, tmp_path, bad_files):
     gold = tmp_path / "gold.json"
     gold.write_text(json.dumps({"number": "243729", "customer": "Ada Lovelace", "total": "1,250.00 EUR"}))
-    assert pdf.is_gold_text_included_in_pdf(pdfs["gold"], str(gold)) == 1.0
-    assert pdf.is_gold_text_included_in_pdf(pdfs["wrong"], str(gold)) == 0.0
+    assert pdf.is_gold_text_included_in_pdf(pdfs["gold"], str(gold)).score == 1.0
+    assert pdf.is_gold_text_included_in_pdf(pdfs["wrong"], str(gold)).score == 0.0
     for bad in bad_files:
-        assert pdf.is_gold_text_included_in_pdf(bad, str(gold)) == 0.0
+        assert pdf.is_gold_text_included_in_pdf(bad, str(gold)).score == 0.0
     not_json = tmp_path / "gold.txt"
     not_json.write_text("Ada Lovelace")
-    assert pdf.is_gold_text_included_in_pdf(pdfs["gold"], str(not_json)) == 0.0
-    assert pdf.is_gold_text_included_in_pdf(pdfs["gold"], None) == 0.0
+    assert pdf.is_gold_text_included_in_pdf(pdfs["gold"], str(not_json)).score == 0.0
+    assert pdf.is_gold_text_included_in_pdf(pdfs["gold"], None).score == 0.0
 
 
 def test_pdf_metrics_are_registered_under_osworld_names():

@@ -40,7 +40,7 @@ def rule(kind: str, first="RI0", second="EI0", **fields) -> dict:
 
 
 def score(result, expected, *rules: dict) -> float:
-    return compare_table(result, expected, rules=list(rules))
+    return compare_table(result, expected, rules=list(rules)).score
 
 
 # -- workbooks the tests build ---------------------------------------------------------------
@@ -631,32 +631,32 @@ def write(path: Path, text: str, encoding: str = "utf-8") -> str:
 
 def test_compare_csv_matches_identical_lines(tmp_path):
     gold = write(tmp_path / "gold.csv", "name,phone\nann,555\n")
-    assert compare_csv(write(tmp_path / "same.csv", "name,phone\nann,555\n"), gold) == 1.0
-    assert compare_csv(write(tmp_path / "bom.csv", "name,phone\nann,555\n", "utf-8-sig"), gold) == 1.0
-    assert compare_csv(write(tmp_path / "other.csv", "name,phone\nann,556\n"), gold) == 0.0
+    assert compare_csv(write(tmp_path / "same.csv", "name,phone\nann,555\n"), gold).score == 1.0
+    assert compare_csv(write(tmp_path / "bom.csv", "name,phone\nann,555\n", "utf-8-sig"), gold).score == 1.0
+    assert compare_csv(write(tmp_path / "other.csv", "name,phone\nann,556\n"), gold).score == 0.0
 
 
 def test_compare_csv_accepts_any_of_several_expected_files(tmp_path):
     golds = [write(tmp_path / "gold1.csv", "a,b\n"), write(tmp_path / "gold2.csv", "b,a\n")]
-    assert compare_csv(write(tmp_path / "result.csv", "b,a\n"), golds) == 1.0
-    assert compare_csv(write(tmp_path / "wrong.csv", "a;b\n"), golds) == 0.0
+    assert compare_csv(write(tmp_path / "result.csv", "b,a\n"), golds).score == 1.0
+    assert compare_csv(write(tmp_path / "wrong.csv", "a;b\n"), golds).score == 0.0
 
 
 def test_compare_csv_options(tmp_path):
     gold = write(tmp_path / "gold.csv", "Name,City\nAnn,Rome\n")
     spaced = write(tmp_path / "spaced.csv", "Name,City  \nAnn,Rome\n")
     shouting = write(tmp_path / "shouting.csv", "NAME,CITY\nANN,ROME\n")
-    assert compare_csv(spaced, gold) == 0.0
-    assert compare_csv(spaced, gold, strict=False) == 1.0
-    assert compare_csv(shouting, gold) == 0.0
-    assert compare_csv(shouting, gold, ignore_case=True) == 1.0
+    assert compare_csv(spaced, gold).score == 0.0
+    assert compare_csv(spaced, gold, strict=False).score == 1.0
+    assert compare_csv(shouting, gold).score == 0.0
+    assert compare_csv(shouting, gold, ignore_case=True).score == 1.0
 
 
 def test_compare_csv_without_a_result_scores_zero(tmp_path):
     gold = write(tmp_path / "gold.csv", "a\n")
-    assert compare_csv(None, gold) == 0.0
-    assert compare_csv(str(tmp_path / "absent.csv"), gold) == 0.0
-    assert compare_csv(write(tmp_path / "result.csv", "a\n"), None) == 0.0
+    assert compare_csv(None, gold).score == 0.0
+    assert compare_csv(str(tmp_path / "absent.csv"), gold).score == 0.0
+    assert compare_csv(write(tmp_path / "result.csv", "a\n"), None).score == 0.0
 
 
 # -- compare_conference_city_in_order --------------------------------------------------------
@@ -672,12 +672,12 @@ def cities_book(tmp_path, cities) -> str:
 def test_conference_cities_in_order_tolerate_accents_punctuation_and_alternatives(tmp_path):
     expected = {"expected": ["Sao Paulo", ["New York", "NYC"], "Montreal"]}
     result = cities_book(tmp_path, ["São Paulo, Brazil", "NYC", "Montréal (QC)"])
-    assert compare_conference_city_in_order(result, expected) == 1.0
+    assert compare_conference_city_in_order(result, expected).score == 1.0
 
 
 def test_conference_cities_out_of_order_or_missing_score_zero(tmp_path):
     expected = {"expected": ["Vienna", "Seattle"]}
-    assert compare_conference_city_in_order(cities_book(tmp_path, ["Seattle", "Vienna"]), expected) == 0.0
-    assert compare_conference_city_in_order(cities_book(tmp_path, ["Vienna"]), expected) == 0.0
-    assert compare_conference_city_in_order(None, expected) == 0.0
-    assert compare_conference_city_in_order(str(tmp_path / "absent.xlsx"), expected) == 0.0
+    assert compare_conference_city_in_order(cities_book(tmp_path, ["Seattle", "Vienna"]), expected).score == 0.0
+    assert compare_conference_city_in_order(cities_book(tmp_path, ["Vienna"]), expected).score == 0.0
+    assert compare_conference_city_in_order(None, expected).score == 0.0
+    assert compare_conference_city_in_order(str(tmp_path / "absent.xlsx"), expected).score == 0.0

@@ -47,33 +47,33 @@ def test_check_thunderbird_prefs_expected_values_set(tmp_path):
     done = prefs_js(tmp_path, ['user_pref("mail.imap.use_status_for_biff", false);',
                                'user_pref("mail.server.default.applyIncomingFilters", true);',
                                'user_pref("mail.ui-rdf.version", 33);'])
-    assert check_thunderbird_prefs(done, FILTER_RULES) == 1.0
+    assert check_thunderbird_prefs(done, FILTER_RULES).score == 1.0
 
 
 def test_check_thunderbird_prefs_an_unset_expected_pref_fails(tmp_path):
     untouched = prefs_js(tmp_path, ['user_pref("mail.server.default.applyIncomingFilters", true);'])
-    assert check_thunderbird_prefs(untouched, FILTER_RULES) == 0.0
+    assert check_thunderbird_prefs(untouched, FILTER_RULES).score == 0.0
 
 
 def test_check_thunderbird_prefs_an_unexpected_value_fails(tmp_path):
     offline_off = prefs_js(tmp_path, ['user_pref("mail.imap.use_status_for_biff", false);',
                                       'user_pref("mail.server.default.applyIncomingFilters", true);',
                                       'user_pref("mail.server.default.autosync_offline_stores", false);'])
-    assert check_thunderbird_prefs(offline_off, FILTER_RULES) == 0.0
+    assert check_thunderbird_prefs(offline_off, FILTER_RULES).score == 0.0
 
 
 def test_check_thunderbird_prefs_regex_rule(tmp_path):
     rules = {"expect": {"extensions.activeThemeID": {"method": "re", "ref": "dark"}}}
     assert check_thunderbird_prefs(prefs_js(tmp_path, ['user_pref("extensions.activeThemeID", '
                                                        '"thunderbird-compact-dark@mozilla.org");'], "a.js"),
-                                   rules) == 1.0
+                                   rules).score == 1.0
     assert check_thunderbird_prefs(prefs_js(tmp_path, ['user_pref("extensions.activeThemeID", '
-                                                       '"default-theme@mozilla.org");'], "b.js"), rules) == 0.0
+                                                       '"default-theme@mozilla.org");'], "b.js"), rules).score == 0.0
 
 
 def test_check_thunderbird_prefs_without_a_file_scores_0(tmp_path):
-    assert check_thunderbird_prefs(None, FILTER_RULES) == 0.0
-    assert check_thunderbird_prefs(str(tmp_path / "prefs.js"), FILTER_RULES) == 0.0
+    assert check_thunderbird_prefs(None, FILTER_RULES).score == 0.0
+    assert check_thunderbird_prefs(str(tmp_path / "prefs.js"), FILTER_RULES).score == 0.0
 
 
 FILTERS_DAT = """version="9"
@@ -106,15 +106,15 @@ def test_parse_filters():
 
 
 def test_check_thunderbird_filter_finds_the_expected_filter(tmp_path):
-    assert check_thunderbird_filter(write(tmp_path, "msgFilterRules.dat", FILTERS_DAT), PROMOTIONS_RULE) == 1.0
+    assert check_thunderbird_filter(write(tmp_path, "msgFilterRules.dat", FILTERS_DAT), PROMOTIONS_RULE).score == 1.0
 
 
 def test_check_thunderbird_filter_wrong_condition_or_disabled_fails(tmp_path):
     other_word = write(tmp_path, "a.dat", FILTERS_DAT.replace("discount)", "sale)"))
     disabled = write(tmp_path, "b.dat", FILTERS_DAT.replace('name="Promotions"\nenabled="yes"',
                                                              'name="Promotions"\nenabled="no"'))
-    assert check_thunderbird_filter(other_word, PROMOTIONS_RULE) == 0.0
-    assert check_thunderbird_filter(disabled, PROMOTIONS_RULE) == 0.0
+    assert check_thunderbird_filter(other_word, PROMOTIONS_RULE).score == 0.0
+    assert check_thunderbird_filter(disabled, PROMOTIONS_RULE).score == 0.0
 
 
 def test_check_thunderbird_filter_forward_all_messages(tmp_path):
@@ -123,15 +123,15 @@ def test_check_thunderbird_filter_forward_all_messages(tmp_path):
                                                 'condition="ALL"\n')
     rules = {"expect": [{"enabled": "yes", "action": "Forward", "actionValue": "anonym-x2024@gmail.com",
                          "condition": ["ALL"]}]}
-    assert check_thunderbird_filter(dat, rules) == 1.0
-    assert check_thunderbird_filter(dat, {"unexpect": rules["expect"]}) == 0.0
+    assert check_thunderbird_filter(dat, rules).score == 1.0
+    assert check_thunderbird_filter(dat, {"unexpect": rules["expect"]}).score == 0.0
 
 
 def test_check_thunderbird_filter_without_a_file_scores_0(tmp_path):
-    assert check_thunderbird_filter(None, PROMOTIONS_RULE) == 0.0
-    assert check_thunderbird_filter(str(tmp_path / "msgFilterRules.dat"), PROMOTIONS_RULE) == 0.0
+    assert check_thunderbird_filter(None, PROMOTIONS_RULE).score == 0.0
+    assert check_thunderbird_filter(str(tmp_path / "msgFilterRules.dat"), PROMOTIONS_RULE).score == 0.0
     assert check_thunderbird_filter(write(tmp_path, "empty.dat", 'version="9"\nlogging="no"\n'),
-                                    PROMOTIONS_RULE) == 0.0
+                                    PROMOTIONS_RULE).score == 0.0
 
 
 def message(subject: str, status: str = "0001", keys: str = "", date: str = "Mon Jan 15 09:30:00 2024") -> str:
@@ -159,43 +159,43 @@ def mbox(tmp_path, name: str, messages: list[str]) -> str:
 def test_check_thunderbird_folder_same_messages_in_any_order(tmp_path):
     gold = mbox(tmp_path, "Bills_gold", [message("Invoice"), message("Receipt")])
     moved = mbox(tmp_path, "Bills", [message("Receipt", date="Tue Jan 16 10:00:00 2024"), message("Invoice")])
-    assert check_thunderbird_folder(moved, gold) == 1.0
-    assert check_thunderbird_folder(mbox(tmp_path, "partial", [message("Invoice")]), gold) == 0.0
-    assert check_thunderbird_folder(None, gold) == 0.0
-    assert check_thunderbird_folder(str(tmp_path / "missing"), gold) == 0.0
+    assert check_thunderbird_folder(moved, gold).score == 1.0
+    assert check_thunderbird_folder(mbox(tmp_path, "partial", [message("Invoice")]), gold).score == 0.0
+    assert check_thunderbird_folder(None, gold).score == 0.0
+    assert check_thunderbird_folder(str(tmp_path / "missing"), gold).score == 0.0
 
 
 def test_check_thunderbird_folder_drops_deleted_messages_by_default(tmp_path):
     gold = mbox(tmp_path, "gold", [message("Invoice")])
     with_deleted = mbox(tmp_path, "folder", [message("Invoice"), message("Old newsletter", status="0009")])
-    assert check_thunderbird_folder(with_deleted, gold) == 1.0
-    assert check_thunderbird_folder(with_deleted, gold, remove_deleted=False) == 0.0
+    assert check_thunderbird_folder(with_deleted, gold).score == 1.0
+    assert check_thunderbird_folder(with_deleted, gold, remove_deleted=False).score == 0.0
 
 
 def test_check_thunderbird_folder_duplicates(tmp_path):
     gold = mbox(tmp_path, "gold", [message("Invoice")])
     twice = mbox(tmp_path, "folder", [message("Invoice"), message("Invoice")])
-    assert check_thunderbird_folder(twice, gold, remove_duplicate=True) == 1.0
-    assert check_thunderbird_folder(twice, gold, remove_duplicate=False) == 0.0
+    assert check_thunderbird_folder(twice, gold, remove_duplicate=True).score == 1.0
+    assert check_thunderbird_folder(twice, gold, remove_duplicate=False).score == 0.0
 
 
 def test_check_thunderbird_folder_ignore_status_and_keys(tmp_path):
     gold = mbox(tmp_path, "gold", [message("Invoice", status="0001")])
     read_and_tagged = mbox(tmp_path, "folder", [message("Invoice", status="0003", keys="$label1")])
-    assert check_thunderbird_folder(read_and_tagged, gold) == 0.0
-    assert check_thunderbird_folder(read_and_tagged, gold, ignore_status=True, ignore_keys=True) == 1.0
+    assert check_thunderbird_folder(read_and_tagged, gold).score == 0.0
+    assert check_thunderbird_folder(read_and_tagged, gold, ignore_status=True, ignore_keys=True).score == 1.0
 
 
 def test_check_thunderbird_folder_lists_of_folders(tmp_path):
     gold = [mbox(tmp_path, "have_seen_gold", [message("Hello")]), mbox(tmp_path, "Bills_gold", [message("Invoice")])]
     good = [mbox(tmp_path, "have_seen", [message("Hello")]), mbox(tmp_path, "Bills", [message("Invoice")])]
-    assert check_thunderbird_folder(good, gold, remove_deleted=True, remove_duplicate=True) == 1.0
-    assert check_thunderbird_folder([good[0], None], gold) == 0.0
-    assert check_thunderbird_folder([good[1], good[0]], gold) == 0.0
+    assert check_thunderbird_folder(good, gold, remove_deleted=True, remove_duplicate=True).score == 1.0
+    assert check_thunderbird_folder([good[0], None], gold).score == 0.0
+    assert check_thunderbird_folder([good[1], good[0]], gold).score == 0.0
 
 
 @pytest.mark.parametrize("eml_subject, score", [("Invoice", 1.0), ("Receipt", 0.0)])
 def test_check_thunderbird_folder_compares_eml_files_whole(tmp_path, eml_subject, score):
     eml = message(eml_subject).split("\n", 1)[1]  # an .eml has no mbox separator line
     gold = write(tmp_path, "gold1.eml", message("Invoice").split("\n", 1)[1])
-    assert check_thunderbird_folder(write(tmp_path, "pred1.eml", eml), gold) == score
+    assert check_thunderbird_folder(write(tmp_path, "pred1.eml", eml), gold).score == score

@@ -92,60 +92,60 @@ def write(tmp_path):
 
 def test_playing_the_expected_file(write):
     rule = {"type": "file_name", "file_name": MUSIC_VIDEO}
-    assert vlc.is_vlc_playing(write("status.xml", status_xml()), rule) == 1.0
+    assert vlc.is_vlc_playing(write("status.xml", status_xml()), rule).score == 1.0
     other = status_xml(meta={"filename": "holiday.mp4"})
-    assert vlc.is_vlc_playing(write("other.xml", other), rule) == 0.0
+    assert vlc.is_vlc_playing(write("other.xml", other), rule).score == 0.0
 
 
 def test_a_paused_or_stopped_player_is_not_playing(write):
     rule = {"type": "file_name", "file_name": MUSIC_VIDEO}
-    assert vlc.is_vlc_playing(write("paused.xml", status_xml("paused")), rule) == 0.0
-    assert vlc.is_vlc_playing(write("stopped.xml", status_xml("stopped", meta={})), rule) == 0.0
+    assert vlc.is_vlc_playing(write("paused.xml", status_xml("paused")), rule).score == 0.0
+    assert vlc.is_vlc_playing(write("stopped.xml", status_xml("stopped", meta={})), rule).score == 0.0
 
 
 def test_file_name_given_as_uri_or_with_escaped_characters(write):
     uri = "file:///home/user/Desktop/Tom%20%26%20Jerry.mp4"
     rule = {"type": "file_name", "file_name": "Tom & Jerry.mp4"}
-    assert vlc.is_vlc_playing(write("uri.xml", status_xml(meta={"uri": uri})), rule) == 1.0
+    assert vlc.is_vlc_playing(write("uri.xml", status_xml(meta={"uri": uri})), rule).score == 1.0
     escaped = status_xml(meta={"filename": "Tom &amp; Jerry.mp4"})
-    assert vlc.is_vlc_playing(write("escaped.xml", escaped), rule) == 1.0
+    assert vlc.is_vlc_playing(write("escaped.xml", escaped), rule).score == 1.0
 
 
 def test_playing_a_stream_url(write):
     rule = {"type": "url", "url": STREAM}
     # VLC shows an HLS stream by its playlist's file name...
     shown_by_name = status_xml(meta={"filename": "master.m3u8"})
-    assert vlc.is_vlc_playing(write("hls.xml", shown_by_name), rule) == 1.0
+    assert vlc.is_vlc_playing(write("hls.xml", shown_by_name), rule).score == 1.0
     # ...or by the full URL.
     shown_by_url = status_xml(meta={"url": STREAM, "title": "bipbop"})
-    assert vlc.is_vlc_playing(write("url.xml", shown_by_url), rule) == 1.0
+    assert vlc.is_vlc_playing(write("url.xml", shown_by_url), rule).score == 1.0
     elsewhere = status_xml(meta={"url": "https://example.org/live/index.m3u8"})
-    assert vlc.is_vlc_playing(write("elsewhere.xml", elsewhere), rule) == 0.0
+    assert vlc.is_vlc_playing(write("elsewhere.xml", elsewhere), rule).score == 0.0
 
 
 def test_status_json_and_raw_text_are_read_too(write):
     rule = {"type": "file_name", "file_name": MUSIC_VIDEO}
     doc = {"state": "playing", "information": {"category": {"meta": {"filename": MUSIC_VIDEO}}}}
-    assert vlc.is_vlc_playing(write("status.json", json.dumps(doc)), rule) == 1.0
-    assert vlc.is_vlc_playing(doc, rule) == 1.0
-    assert vlc.is_vlc_playing(status_xml(), rule) == 1.0
+    assert vlc.is_vlc_playing(write("status.json", json.dumps(doc)), rule).score == 1.0
+    assert vlc.is_vlc_playing(doc, rule).score == 1.0
+    assert vlc.is_vlc_playing(status_xml(), rule).score == 1.0
 
 
 def test_missing_or_broken_status_scores_0(write, tmp_path):
     rule = {"type": "file_name", "file_name": MUSIC_VIDEO}
-    assert vlc.is_vlc_playing(None, rule) == 0.0
-    assert vlc.is_vlc_playing(str(tmp_path / "none.xml"), rule) == 0.0
-    assert vlc.is_vlc_playing(write("broken.xml", "<root><state>playing"), rule) == 0.0
-    assert vlc.is_vlc_playing(write("ok.xml", status_xml()), {"type": "title"}) == 0.0
+    assert vlc.is_vlc_playing(None, rule).score == 0.0
+    assert vlc.is_vlc_playing(str(tmp_path / "none.xml"), rule).score == 0.0
+    assert vlc.is_vlc_playing(write("broken.xml", "<root><state>playing"), rule).score == 0.0
+    assert vlc.is_vlc_playing(write("ok.xml", status_xml()), {"type": "title"}).score == 0.0
 
 
 def test_fullscreen_means_window_size_equals_screen_size():
     screen = {"width": 1920, "height": 1080}
-    assert vlc.is_vlc_fullscreen({"width": 1920, "height": 1080}, screen) == 1.0
-    assert vlc.is_vlc_fullscreen({"width": 1280, "height": 720}, screen) == 0.0
-    assert vlc.is_vlc_fullscreen(None, screen) == 0.0
-    assert vlc.is_vlc_fullscreen(screen, None) == 0.0
-    assert vlc.is_vlc_fullscreen({"width": 1920}, screen) == 0.0
+    assert vlc.is_vlc_fullscreen({"width": 1920, "height": 1080}, screen).score == 1.0
+    assert vlc.is_vlc_fullscreen({"width": 1280, "height": 720}, screen).score == 0.0
+    assert vlc.is_vlc_fullscreen(None, screen).score == 0.0
+    assert vlc.is_vlc_fullscreen(screen, None).score == 0.0
+    assert vlc.is_vlc_fullscreen({"width": 1920}, screen).score == 0.0
 
 
 # ---------------------------------------------------------------- vlcrc
@@ -185,7 +185,7 @@ def vlcrc(**active: str) -> str:
      {"input_record_path": "/home/user/Desktop/"}),
 ])
 def test_vlcrc_setting_changed_as_asked(write, func, rule, changed):
-    assert func(write("vlcrc", vlcrc(**changed)), rule) == 1.0
+    assert func(write("vlcrc", vlcrc(**changed)), rule).score == 1.0
 
 
 @pytest.mark.parametrize("func, rule", [
@@ -199,38 +199,38 @@ def test_vlcrc_setting_changed_as_asked(write, func, rule, changed):
     (vlc.check_qt_slider_colours, {"type": "blackish"}),
 ])
 def test_vlcrc_left_at_defaults_fails(write, func, rule):
-    assert func(write("vlcrc", vlcrc()), rule) == 0.0
+    assert func(write("vlcrc", vlcrc()), rule).score == 0.0
 
 
 def test_play_and_exit_turned_on_fails_and_default_passes(write):
     rule = {"expected_play_and_exit": 0}
-    assert vlc.check_play_and_exit(write("on", vlcrc(play_and_exit="1")), rule) == 0.0
-    assert vlc.check_play_and_exit(write("default", vlcrc()), rule) == 1.0
+    assert vlc.check_play_and_exit(write("on", vlcrc(play_and_exit="1")), rule).score == 0.0
+    assert vlc.check_play_and_exit(write("default", vlcrc()), rule).score == 1.0
 
 
 def test_a_commented_out_value_is_not_a_setting(write):
     text = vlcrc().replace("#qt-max-volume=125", "#qt-max-volume=200")
-    assert vlc.check_qt_max_volume(write("vlcrc", text), {"expected_qt_max_volume": 200}) == 0.0
+    assert vlc.check_qt_max_volume(write("vlcrc", text), {"expected_qt_max_volume": 200}).score == 0.0
 
 
 def test_recordings_folder_elsewhere_fails(write):
     text = vlcrc(input_record_path="/home/user/Videos")
     assert vlc.is_vlc_recordings_folder(write("vlcrc", text),
-                                        {"recording_file_path": "/home/user/Desktop"}) == 0.0
+                                        {"recording_file_path": "/home/user/Desktop"}).score == 0.0
 
 
 def test_slider_colours(write):
     dark = "20;20;20;40;40;40;60;60;60;10;10;10"
     assert vlc.check_qt_slider_colours(write("dark", vlcrc(qt_slider_colours=dark)),
-                                       {"type": "blackish"}) == 1.0
+                                       {"type": "blackish"}).score == 1.0
     half_dark = "20;20;20;40;40;40;255;199;15;10;10;10"
     assert vlc.check_qt_slider_colours(write("half", vlcrc(qt_slider_colours=half_dark)),
-                                       {"type": "blackish"}) == 0.0
+                                       {"type": "blackish"}).score == 0.0
     rule = {"type": "match", "expected_qt_slider_colours": dark}
-    assert vlc.check_qt_slider_colours(write("dark2", vlcrc(qt_slider_colours=dark)), rule) == 1.0
-    assert vlc.check_qt_slider_colours(write("default", vlcrc()), rule) == 0.0
+    assert vlc.check_qt_slider_colours(write("dark2", vlcrc(qt_slider_colours=dark)), rule).score == 1.0
+    assert vlc.check_qt_slider_colours(write("default", vlcrc()), rule).score == 0.0
     garbled = vlcrc(qt_slider_colours="black")
-    assert vlc.check_qt_slider_colours(write("garbled", garbled), {"type": "blackish"}) == 0.0
+    assert vlc.check_qt_slider_colours(write("garbled", garbled), {"type": "blackish"}).score == 0.0
 
 
 @pytest.mark.parametrize("func, rule", [
@@ -246,8 +246,8 @@ def test_slider_colours(write):
                                    "expected_qt_slider_colours": vlc.DEFAULT_SLIDER_COLOURS}),
 ])
 def test_missing_vlcrc_scores_0_even_when_defaults_would_match(tmp_path, func, rule):
-    assert func(None, rule) == 0.0
-    assert func(str(tmp_path / "vlcrc"), rule) == 0.0
+    assert func(None, rule).score == 0.0
+    assert func(str(tmp_path / "vlcrc"), rule).score == 0.0
 
 
 # ---------------------------------------------------------------- images
@@ -287,31 +287,31 @@ def images(tmp_path_factory):
 
 
 def test_compare_images_scores_the_ssim(images):
-    assert vlc.compare_images(images["still.png"], images["still.png"]) == pytest.approx(1.0)
-    assert vlc.compare_images(images["still_small.jpg"], images["still.png"]) > 0.9
-    assert vlc.compare_images(images["desktop.png"], images["still.png"]) < 0.2
+    assert vlc.compare_images(images["still.png"], images["still.png"]).score == pytest.approx(1.0)
+    assert vlc.compare_images(images["still_small.jpg"], images["still.png"]).score > 0.9
+    assert vlc.compare_images(images["desktop.png"], images["still.png"]).score < 0.2
 
 
 def test_compare_images_reads_the_first_frame_of_a_gif(images):
-    assert vlc.compare_images(images["clip.gif"], images["still.png"]) > 0.95
+    assert vlc.compare_images(images["clip.gif"], images["still.png"]).score > 0.95
 
 
 def test_compare_images_reference_base_rescales_and_floors_at_0(images):
     assert vlc.compare_images(images["still.png"], images["still.png"],
-                              reference_base_result=0.11) == pytest.approx(1.0)
+                              reference_base_result=0.11).score == pytest.approx(1.0)
     rescaled = vlc.compare_images(images["still_small.jpg"], images["still.png"],
                                   reference_base_result=0.54)
     plain = vlc.compare_images(images["still_small.jpg"], images["still.png"])
-    assert rescaled == pytest.approx((plain - 0.54) / (1 - 0.54))
+    assert rescaled.score == pytest.approx((plain.score - 0.54) / (1 - 0.54))
     assert vlc.compare_images(images["desktop.png"], images["still.png"],
-                              reference_base_result=0.11) == 0.0
+                              reference_base_result=0.11).score == 0.0
 
 
 @pytest.mark.parametrize("bad", [None, "missing", "corrupt.png"])
 def test_compare_images_without_a_readable_image_scores_0(images, bad):
     path = images.get(bad, f"/nonexistent/{bad}") if bad else None
-    assert vlc.compare_images(path, images["still.png"]) == 0.0
-    assert vlc.compare_images(images["still.png"], path) == 0.0
+    assert vlc.compare_images(path, images["still.png"]).score == 0.0
+    assert vlc.compare_images(images["still.png"], path).score == 0.0
 
 
 # ---------------------------------------------------------------- audio
@@ -347,26 +347,26 @@ def audio(tmp_path_factory):
 
 
 def test_same_sound_in_another_format_matches(audio):
-    assert vlc.compare_audios(audio["planet.mp3"], audio["planet.wav"]) == 1.0
+    assert vlc.compare_audios(audio["planet.mp3"], audio["planet.wav"]).score == 1.0
 
 
 def test_other_sound_does_not_match(audio):
-    assert vlc.compare_audios(audio["reversed.wav"], audio["planet.wav"]) == 0.0
+    assert vlc.compare_audios(audio["reversed.wav"], audio["planet.wav"]).score == 0.0
 
 
 def test_threshold_option_decides_how_close_is_close_enough(audio):
     similarity = vlc.audio_similarity(audio["late.wav"], audio["planet.wav"])
     assert 0.9 < similarity < 0.999
-    assert vlc.compare_audios(audio["late.wav"], audio["planet.wav"]) == 1.0
-    assert vlc.compare_audios(audio["late.wav"], audio["planet.wav"], threshold=0.999) == 0.0
+    assert vlc.compare_audios(audio["late.wav"], audio["planet.wav"]).score == 1.0
+    assert vlc.compare_audios(audio["late.wav"], audio["planet.wav"], threshold=0.999).score == 0.0
 
 
 @pytest.mark.parametrize("bad", [None, "missing", "corrupt.wav", "empty.wav"])
 def test_unreadable_audio_scores_0(audio, bad):
     path = audio.get(bad, "/nonexistent/x.wav") if bad else None
-    assert vlc.compare_audios(path, audio["planet.wav"]) == 0.0
-    assert vlc.compare_audios(audio["planet.wav"], path) == 0.0
-    assert vlc.compare_audios(path, path) == 0.0  # OSWorld calls two broken files equal
+    assert vlc.compare_audios(path, audio["planet.wav"]).score == 0.0
+    assert vlc.compare_audios(audio["planet.wav"], path).score == 0.0
+    assert vlc.compare_audios(path, path).score == 0.0  # OSWorld calls two broken files equal
 
 
 @pytest.mark.skipif(not has_ffmpeg_filter("flite"), reason="ffmpeg built without flite")
@@ -378,8 +378,8 @@ def test_speech_matches_its_reencoding_but_not_another_sentence(tmp_path):
     said = say("said.wav", "The quick brown fox jumps over the lazy dog")
     other = say("other.wav", "Please remember to buy milk and eggs tomorrow morning")
     ffmpeg("-i", said, "-ar", "44100", "-ac", "2", "-c:a", "aac", str(tmp_path / "said.m4a"))
-    assert vlc.compare_audios(str(tmp_path / "said.m4a"), said) == 1.0
-    assert vlc.compare_audios(other, said) == 0.0
+    assert vlc.compare_audios(str(tmp_path / "said.m4a"), said).score == 1.0
+    assert vlc.compare_audios(other, said).score == 0.0
 
 
 def test_dtw_aligns_a_stretched_sequence_at_no_cost():
@@ -413,28 +413,28 @@ def videos(tmp_path_factory):
 
 
 def test_same_video_in_another_codec_matches(videos):
-    assert vlc.compare_videos(videos["clip.avi"], videos["clip.mp4"]) == 1.0
+    assert vlc.compare_videos(videos["clip.avi"], videos["clip.mp4"]).score == 1.0
 
 
 def test_different_or_shorter_video_does_not_match(videos):
-    assert vlc.compare_videos(videos["other.mp4"], videos["clip.mp4"]) == 0.0
-    assert vlc.compare_videos(videos["short.mp4"], videos["clip.mp4"]) == 0.0
-    assert vlc.compare_videos(videos["half_other.mp4"], videos["clip.mp4"]) == 0.0
+    assert vlc.compare_videos(videos["other.mp4"], videos["clip.mp4"]).score == 0.0
+    assert vlc.compare_videos(videos["short.mp4"], videos["clip.mp4"]).score == 0.0
+    assert vlc.compare_videos(videos["half_other.mp4"], videos["clip.mp4"]).score == 0.0
 
 
 def test_max_frames_to_check_limits_the_comparison(videos):
     """The first second (10 frames) of these videos is the same."""
     assert vlc.compare_videos(videos["half_other.mp4"], videos["clip.mp4"],
-                              max_frames_to_check=10) == 1.0
+                              max_frames_to_check=10).score == 1.0
     assert vlc.compare_videos(videos["short.mp4"], videos["clip.mp4"],
-                              max_frames_to_check=10) == 1.0
+                              max_frames_to_check=10).score == 1.0
 
 
 @pytest.mark.parametrize("bad", [None, "missing", "corrupt.mp4"])
 def test_unreadable_video_scores_0(videos, bad):
     path = videos.get(bad, "/nonexistent/x.mp4") if bad else None
-    assert vlc.compare_videos(path, videos["clip.mp4"]) == 0.0
-    assert vlc.compare_videos(path, path) == 0.0  # OSWorld calls two unreadable videos equal
+    assert vlc.compare_videos(path, videos["clip.mp4"]).score == 0.0
+    assert vlc.compare_videos(path, path).score == 0.0  # OSWorld calls two unreadable videos equal
 
 
 # ---------------------------------------------------------------- MP3 tags
@@ -462,21 +462,21 @@ def test_mp3_tags_match_rules(mp3s):
             "artist": {"method": "eq", "ref": "The Beatles,George Martin"},
             "album": {"method": "re.IGNORECASE", "ref": "^revolver$"},
             "date": {"method": "approx:1", "ref": 1967}}
-    assert vlc.check_mp3_meta(mp3s["tagged"], meta) == 1.0
+    assert vlc.check_mp3_meta(mp3s["tagged"], meta).score == 1.0
 
 
 def test_mp3_tag_mismatch_fails(mp3s):
-    assert vlc.check_mp3_meta(mp3s["tagged"], {"title": {"method": "eq", "ref": "Help!"}}) == 0.0
-    assert vlc.check_mp3_meta(mp3s["tagged"], {"album": {"method": "re", "ref": "^revolver$"}}) == 0.0
-    assert vlc.check_mp3_meta(mp3s["tagged"], {"title": {"method": "contains", "ref": "Y"}}) == 0.0
+    assert vlc.check_mp3_meta(mp3s["tagged"], {"title": {"method": "eq", "ref": "Help!"}}).score == 0.0
+    assert vlc.check_mp3_meta(mp3s["tagged"], {"album": {"method": "re", "ref": "^revolver$"}}).score == 0.0
+    assert vlc.check_mp3_meta(mp3s["tagged"], {"title": {"method": "contains", "ref": "Y"}}).score == 0.0
 
 
 def test_untagged_mp3_reads_as_empty_tags(mp3s):
-    assert vlc.check_mp3_meta(mp3s["untagged"], {"title": {"method": "eq", "ref": "Yellow Submarine"}}) == 0.0
-    assert vlc.check_mp3_meta(mp3s["untagged"], {"title": {"method": "eq", "ref": ""}}) == 1.0
+    assert vlc.check_mp3_meta(mp3s["untagged"], {"title": {"method": "eq", "ref": "Yellow Submarine"}}).score == 0.0
+    assert vlc.check_mp3_meta(mp3s["untagged"], {"title": {"method": "eq", "ref": ""}}).score == 1.0
 
 
 @pytest.mark.parametrize("bad", [None, "/nonexistent/song.mp3", "corrupt"])
 def test_unreadable_mp3_scores_0(mp3s, bad):
     path = mp3s.get(bad, bad)
-    assert vlc.check_mp3_meta(path, {"title": {"method": "eq", "ref": ""}}) == 0.0
+    assert vlc.check_mp3_meta(path, {"title": {"method": "eq", "ref": ""}}).score == 0.0

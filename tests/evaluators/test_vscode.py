@@ -49,70 +49,70 @@ def test_parse_jsonc_accepts_comments_and_trailing_commas_but_not_inside_strings
 
 def test_check_json_settings(tmp_path):
     settings = write(tmp_path, "settings.json", SETTINGS)
-    assert check_json_settings(settings, {"expected": {"files.autoSave": "afterDelay", "files.autoSaveDelay": 500}}) == 1.0
-    assert check_json_settings(settings, {"expected": {"files.exclude": {"**/__pycache__": True}}}) == 1.0
-    assert check_json_settings(settings, {"expected": {"files.autoSaveDelay": 1000}}) == 0.0
-    assert check_json_settings(settings, {"expected": {"debug.focusEditorOnBreak": False}}) == 0.0
-    assert check_json_settings(None, {"expected": {"files.autoSave": "afterDelay"}}) == 0.0
-    assert check_json_settings(write(tmp_path, "broken.json", '{"files.autoSave": '), {"expected": {}}) == 0.0
+    assert check_json_settings(settings, {"expected": {"files.autoSave": "afterDelay", "files.autoSaveDelay": 500}}).score == 1.0
+    assert check_json_settings(settings, {"expected": {"files.exclude": {"**/__pycache__": True}}}).score == 1.0
+    assert check_json_settings(settings, {"expected": {"files.autoSaveDelay": 1000}}).score == 0.0
+    assert check_json_settings(settings, {"expected": {"debug.focusEditorOnBreak": False}}).score == 0.0
+    assert check_json_settings(None, {"expected": {"files.autoSave": "afterDelay"}}).score == 0.0
+    assert check_json_settings(write(tmp_path, "broken.json", '{"files.autoSave": '), {"expected": {}}).score == 0.0
 
 
 def test_check_json_keybindings_after_the_comment_line(tmp_path):
     bindings = write(tmp_path, "keybindings.json", KEYBINDINGS)
     wanted = {"key": "ctrl+j", "command": "workbench.action.focusActiveEditorGroup", "when": "terminalFocus"}
-    assert check_json_keybindings(bindings, {"expected": wanted}) == 1.0
-    assert check_json_keybindings(bindings, {"expected": {**wanted, "when": "editorFocus"}}) == 0.0
-    assert check_json_keybindings(write(tmp_path, "obj.json", "{}"), {"expected": wanted}) == 0.0
-    assert check_json_keybindings(None, {"expected": wanted}) == 0.0
+    assert check_json_keybindings(bindings, {"expected": wanted}).score == 1.0
+    assert check_json_keybindings(bindings, {"expected": {**wanted, "when": "editorFocus"}}).score == 0.0
+    assert check_json_keybindings(write(tmp_path, "obj.json", "{}"), {"expected": wanted}).score == 0.0
+    assert check_json_keybindings(None, {"expected": wanted}).score == 0.0
 
 
 def test_compare_text_file(tmp_path):
     gold = write(tmp_path, "gold.txt", "Hello VS Code\nreplace done\n")
-    assert compare_text_file(write(tmp_path, "same.txt", "Hello VS Code\nreplace done\n"), gold) == 1.0
-    assert compare_text_file(write(tmp_path, "other.txt", "Hello VS Code\nreplace todo\n"), gold) == 0.0
-    assert compare_text_file(None, gold) == 0.0
-    assert compare_text_file(str(tmp_path / "missing.txt"), gold) == 0.0
+    assert compare_text_file(write(tmp_path, "same.txt", "Hello VS Code\nreplace done\n"), gold).score == 1.0
+    assert compare_text_file(write(tmp_path, "other.txt", "Hello VS Code\nreplace todo\n"), gold).score == 0.0
+    assert compare_text_file(None, gold).score == 0.0
+    assert compare_text_file(str(tmp_path / "missing.txt"), gold).score == 0.0
 
 
 def test_compare_text_file_ignore_blanks_and_case(tmp_path):
     gold = write(tmp_path, "gold.bib", "@article{key,\n  title={Attention Is All You Need},\n}\n")
     reflowed = write(tmp_path, "agent.bib", "@article{key,\n\ttitle={Attention Is All You Need},\n\n}")
     shouting = write(tmp_path, "upper.bib", "@ARTICLE{KEY,\n  TITLE={ATTENTION IS ALL YOU NEED},\n}\n")
-    assert compare_text_file(reflowed, gold) == 0.0
-    assert compare_text_file(reflowed, gold, ignore_blanks=True) == 1.0
-    assert compare_text_file(shouting, gold, ignore_case=True) == 1.0
+    assert compare_text_file(reflowed, gold).score == 0.0
+    assert compare_text_file(reflowed, gold, ignore_blanks=True).score == 1.0
+    assert compare_text_file(shouting, gold, ignore_case=True).score == 1.0
 
 
 def test_compare_config_exact_text(tmp_path):
     rules = {"expected": "project"}
-    assert compare_config(write(tmp_path, "OpenProject.txt", "project"), rules) == 1.0
-    assert compare_config(write(tmp_path, "newline.txt", "project\n"), rules) == 1.0
-    assert compare_config(write(tmp_path, "other.txt", "Desktop"), rules) == 0.0
-    assert compare_config(None, rules) == 0.0
+    assert compare_config(write(tmp_path, "OpenProject.txt", "project"), rules).score == 1.0
+    assert compare_config(write(tmp_path, "newline.txt", "project\n"), rules).score == 1.0
+    assert compare_config(write(tmp_path, "other.txt", "Desktop"), rules).score == 0.0
+    assert compare_config(None, rules).score == 0.0
 
 
 def test_compare_config_containment_ok_checks_json_containment(tmp_path):
     rules = {"expected": "{\"workbench.colorTheme\": \"Visual Studio Dark\"}\n"}
     dark = write(tmp_path, "settings.json", SETTINGS.replace("Default Dark Modern", "Visual Studio Dark"))
-    assert compare_config(dark, rules) == 0.0
-    assert compare_config(dark, rules, containment_ok=True) == 1.0
-    assert compare_config(write(tmp_path, "light.json", SETTINGS), rules, containment_ok=True) == 0.0
+    assert compare_config(dark, rules).score == 0.0
+    assert compare_config(dark, rules, containment_ok=True).score == 1.0
+    assert compare_config(write(tmp_path, "light.json", SETTINGS), rules, containment_ok=True).score == 0.0
     assert compare_config(write(tmp_path, "text.txt", "my project folder"), {"expected": "project"},
-                          containment_ok=True) == 1.0
+                          containment_ok=True).score == 1.0
 
 
 def test_compare_answer():
-    assert compare_answer("42", {"expected": "42"}) == 1.0
-    assert compare_answer("41", {"expected": "42"}) == 0.0
-    assert compare_answer(None, {"expected": "42"}) == 0.0
+    assert compare_answer("42", {"expected": "42"}).score == 1.0
+    assert compare_answer("41", {"expected": "42"}).score == 0.0
+    assert compare_answer(None, {"expected": "42"}).score == 0.0
 
 
 def test_is_extension_installed_on_list_extensions_output():
     output = "ms-python.debugpy\nms-python.python\nnjpwerner.autodocstring\n"
-    assert is_extension_installed(output, {"type": "contain", "expected": "ms-python.python"}) == 1.0
-    assert is_extension_installed(output, {"type": "contain", "expected": "mattn.lisp"}) == 0.0
-    assert is_extension_installed(output, {"type": "not_contain", "expected": "mattn.lisp"}) == 1.0
-    assert is_extension_installed(None, {"type": "not_contain", "expected": "mattn.lisp"}) == 0.0
+    assert is_extension_installed(output, {"type": "contain", "expected": "ms-python.python"}).score == 1.0
+    assert is_extension_installed(output, {"type": "contain", "expected": "mattn.lisp"}).score == 0.0
+    assert is_extension_installed(output, {"type": "not_contain", "expected": "mattn.lisp"}).score == 1.0
+    assert is_extension_installed(None, {"type": "not_contain", "expected": "mattn.lisp"}).score == 0.0
     with pytest.raises(ValueError, match="contain"):
         is_extension_installed(output, {"type": "regex", "expected": "x"})
 
@@ -140,33 +140,33 @@ def test_compare_zip_files(tmp_path, essay_pdfs):
     # A PDF exported again differs in its bytes (dates, ids) but not in its text.
     reexported = essay_pdfs["essay"].replace(b"/Producer", b"/Producex")
     assert compare_zip_files(make_zip(tmp_path / "same.zip", {"notes.txt": b"final", "essay.pdf": reexported}),
-                             gold) == 1.0
+                             gold).score == 1.0
     assert compare_zip_files(make_zip(tmp_path / "draft.zip", {"essay.pdf": essay_pdfs["draft"], "notes.txt": b"final"}),
-                             gold) == 0.0
+                             gold).score == 0.0
     assert compare_zip_files(make_zip(tmp_path / "notes.zip", {"essay.pdf": essay_pdfs["essay"], "notes.txt": b"draft"}),
-                             gold) == 0.0
-    assert compare_zip_files(make_zip(tmp_path / "less.zip", {"essay.pdf": essay_pdfs["essay"]}), gold) == 0.0
-    assert compare_zip_files(None, gold) == 0.0
-    assert compare_zip_files(write(tmp_path, "fake.zip", "not a zip"), gold) == 0.0
+                             gold).score == 0.0
+    assert compare_zip_files(make_zip(tmp_path / "less.zip", {"essay.pdf": essay_pdfs["essay"]}), gold).score == 0.0
+    assert compare_zip_files(None, gold).score == 0.0
+    assert compare_zip_files(write(tmp_path, "fake.zip", "not a zip"), gold).score == 0.0
 
 
 def test_compare_result_files_numbers_and_text(tmp_path):
     gold = write(tmp_path, "result_gold.txt", "3.1416\n")
-    assert compare_result_files(write(tmp_path, "a.txt", "3.14160000001"), gold) == 1.0
-    assert compare_result_files(write(tmp_path, "b.txt", "The result is 3.1416"), gold) == 1.0
-    assert compare_result_files(write(tmp_path, "c.txt", "3.15"), gold) == 0.0
-    assert compare_result_files(write(tmp_path, "d.txt", "pi"), gold) == 0.0
+    assert compare_result_files(write(tmp_path, "a.txt", "3.14160000001"), gold).score == 1.0
+    assert compare_result_files(write(tmp_path, "b.txt", "The result is 3.1416"), gold).score == 1.0
+    assert compare_result_files(write(tmp_path, "c.txt", "3.15"), gold).score == 0.0
+    assert compare_result_files(write(tmp_path, "d.txt", "pi"), gold).score == 0.0
     text_gold = write(tmp_path, "text_gold.txt", "Hello\n")
-    assert compare_result_files(write(tmp_path, "e.txt", "Hello"), text_gold) == 1.0
-    assert compare_result_files(None, gold) == 0.0
+    assert compare_result_files(write(tmp_path, "e.txt", "Hello"), text_gold).score == 1.0
+    assert compare_result_files(None, gold).score == 0.0
 
 
 def test_check_html_background_image(tmp_path):
     page = write(tmp_path, "index.html", "<html><head><style>body { background-image: url('bg.jpg'); }</style>"
                                          "</head><body></body></html>")
-    assert check_html_background_image(page, {"value": "bg.jpg"}) == 1.0
-    assert check_html_background_image(page, {"value": "other.png"}) == 0.0
-    assert check_html_background_image(None, {"value": "bg.jpg"}) == 0.0
+    assert check_html_background_image(page, {"value": "bg.jpg"}).score == 1.0
+    assert check_html_background_image(page, {"value": "other.png"}).score == 0.0
+    assert check_html_background_image(None, {"value": "bg.jpg"}).score == 0.0
 
 
 SNAKE = "class Snake:\n    def __init__(self):\n        self.body = [(5, 5), (4, 5)]\n\n    def grow(self):\n" \
@@ -188,24 +188,24 @@ def cache_dir(tmp_path, snake_source: str, suite: str = TEST_SUITE) -> tuple[lis
 
 
 def test_check_python_file_by_test_suite_passes(tmp_path):
-    assert check_python_file_by_test_suite(*cache_dir(tmp_path, SNAKE)) == 1.0
+    assert check_python_file_by_test_suite(*cache_dir(tmp_path, SNAKE)).score == 1.0
 
 
 def test_check_python_file_by_test_suite_fails(tmp_path):
-    assert check_python_file_by_test_suite(*cache_dir(tmp_path, BROKEN_SNAKE)) == 0.0
+    assert check_python_file_by_test_suite(*cache_dir(tmp_path, BROKEN_SNAKE)).score == 0.0
 
 
 def test_check_python_file_by_test_suite_crash_or_missing_files_score_0(tmp_path):
     files, suite = cache_dir(tmp_path, "class Snake(:\n")  # the agent left a syntax error
-    assert check_python_file_by_test_suite(files, suite) == 0.0
-    assert check_python_file_by_test_suite(files, None) == 0.0
-    assert check_python_file_by_test_suite(None, suite) == 0.0
-    assert check_python_file_by_test_suite(files, suite, test_function_name="no_such_test") == 0.0
+    assert check_python_file_by_test_suite(files, suite).score == 0.0
+    assert check_python_file_by_test_suite(files, None).score == 0.0
+    assert check_python_file_by_test_suite(None, suite).score == 0.0
+    assert check_python_file_by_test_suite(files, suite, test_function_name="no_such_test").score == 0.0
 
 
 def test_check_python_file_by_test_suite_timeout(tmp_path):
     files, suite = cache_dir(tmp_path, SNAKE, suite="import time\n\ndef test():\n    time.sleep(30)\n    return True\n")
-    assert check_python_file_by_test_suite(files, suite, timeout=1) == 0.0
+    assert check_python_file_by_test_suite(files, suite, timeout=1).score == 0.0
 
 
 
@@ -229,9 +229,9 @@ def test_check_python_file_by_gold_file_compares_programs_not_their_layout(tmp_p
                                           "    return sum(n*n for n in numbers)\nprint(total([1,2,3]))\n")
     different = write(tmp_path, "different.py", GOLD_PROGRAM.replace("n * n", "n + n"))
     broken = write(tmp_path, "broken.py", "def total(:\n")
-    assert check_python_file_by_gold_file(relaid, gold) == 1.0
-    assert check_python_file_by_gold_file([relaid, different], gold) == 1.0  # the first fetched file counts
-    assert check_python_file_by_gold_file(different, gold) == 0.0
-    assert check_python_file_by_gold_file(broken, gold) == 0.0
-    assert check_python_file_by_gold_file(None, gold) == 0.0
-    assert check_python_file_by_gold_file(relaid, str(tmp_path / "no-gold.py")) == 0.0
+    assert check_python_file_by_gold_file(relaid, gold).score == 1.0
+    assert check_python_file_by_gold_file([relaid, different], gold).score == 1.0  # the first fetched file counts
+    assert check_python_file_by_gold_file(different, gold).score == 0.0
+    assert check_python_file_by_gold_file(broken, gold).score == 0.0
+    assert check_python_file_by_gold_file(None, gold).score == 0.0
+    assert check_python_file_by_gold_file(relaid, str(tmp_path / "no-gold.py")).score == 0.0

@@ -125,7 +125,7 @@ extensions.register("table_rule", "every_kind_a1_is_7", a1_is_7)
     book = openpyxl.Workbook()
     book.active["A1"] = 7
     book.save(tmp_path / "seven.xlsx")
-    assert compare_table(str(tmp_path / "seven.xlsx"), rules=[{"type": "every_kind_a1_is_7"}]) == 1.0
+    assert compare_table(str(tmp_path / "seven.xlsx"), rules=[{"type": "every_kind_a1_is_7"}]).score == 1.0
 
 
 def test_unknown_names_suggest_close_ones_in_every_kind(tmp_path):

@@ -1,7 +1,7 @@
 """Writer-document metrics (OSWorld's `docs` family): .docx via python-docx, .odt via its XML.
 
 Every metric takes the local paths the getters fetched (`result` first, the gold file or a
-`rules` dict second) and returns a float in [0, 1]. A None path, a missing file or a file that
+`rules` dict second) and returns a MetricResult (a score in [0, 1] and what differed). A None path, a missing file or a file that
 does not parse as a document scores 0.0; nothing here raises on such input.
 
 What each metric compares follows OSWorld's metric of the same name. Where OSWorld's check
@@ -22,6 +22,7 @@ from typing import Any, Iterable
 
 from lxml import etree
 
+from ..outcome import MetricResult, failed, first_difference, passed, show, verdict
 from ..registry import metric
 
 logger = logging.getLogger("desktopenv.metrics.docs")
@@ -123,6 +124,13 @@ def paragraph_texts(path: Any) -> list[str] | None:
     return None
 
 
+def _unreadable(path: Any, role: str = "result") -> str:
+    """Why a document is not there to compare: the path is missing or the file is no document."""
+    if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+        return f"the {role} document {show(path)} does not exist"
+    return f"the {role} file {os.path.basename(path)} is not a readable .docx/.odt"
+
+
 def _rules_value(rules: Any, key: str) -> Any:
     return rules.get(key) if isinstance(rules, dict) else None
 
@@ -185,7 +193,9 @@ def _similarity(a: str, b: str) -> float:
 
 
 @metric("compare_docx_files")
-def compare_docx_files(result: Any, expected: Any = None, **options) -> float:
+def compare_docx_files(result: Any, expected: Any = None, ignore_blanks: bool = True, ignore_case: bool = False,
+                       ignore_order: bool = False, delete_empty_lines: bool = False, content_only: bool = False,
+                       fuzzy_match: bool = False, fuzzy_match_threshold: float | None = None) -> MetricResult:
     """Text of two documents (.docx or .odt), paragraph by paragraph.
 
     Options (OSWorld's names and defaults):
@@ -207,21 +217,23 @@ def compare_docx_files(result: Any, expected: Any = None, **options) -> float:
     paragraphs1 = paragraph_texts(result)
     paragraphs2 = paragraph_texts(expected)
     if paragraphs1 is None or paragraphs2 is None:
-        return 0.0
-    ignore_blanks = options.get("ignore_blanks", True)
-    ignore_case = options.get("ignore_case", False)
-    fuzzy = options.get("fuzzy_match", False)
-    threshold = options.get("fuzzy_match_threshold")
+        return failed(_unreadable(result if paragraphs1 is None else expected,
+                                  "result" if paragraphs1 is None else "expected"))
+    fuzzy = fuzzy_match
+    threshold = fuzzy_match_threshold
 
-    if options.get("ignore_order", False):
+    if ignore_order:
         paragraphs1, paragraphs2 = sorted(paragraphs1), sorted(paragraphs2)
-    if options.get("delete_empty_lines", False):
+    if delete_empty_lines:
         paragraphs1 = [p for p in paragraphs1 if p.strip()]
         paragraphs2 = [p for p in paragraphs2 if p.strip()]
 
-    if options.get("content_only", False):
-        return _similarity(_normalized_text(paragraphs1, ignore_case),
-                           _normalized_text(paragraphs2, ignore_case))
+    def where() -> str:  # the first differing paragraph, for people
+        return f"paragraph {first_difference(paragraphs1, paragraphs2)}"
+
+    if content_only:
+        score = _similarity(_normalized_text(paragraphs1, ignore_case), _normalized_text(paragraphs2, ignore_case))
+        return MetricResult(score, f"text similarity {score:.3f}" + ("" if score == 1 else f"; {where()}"))
 
     def thresholded(similarity: float) -> float:
         return float(similarity >= threshold) if threshold is not None else similarity
@@ -230,76 +242,84 @@ def compare_docx_files(result: Any, expected: Any = None, **options) -> float:
         text1 = _normalized_text(paragraphs1, ignore_case)
         text2 = _normalized_text(paragraphs2, ignore_case)
         if fuzzy:
-            return thresholded(_similarity(text1, text2))
-        return float(text1 == text2)
+            similarity = _similarity(text1, text2)
+            return MetricResult(thresholded(similarity), f"text similarity {similarity:.3f}"
+                                + (f" (threshold {threshold})" if threshold is not None else "")
+                                + ("" if similarity == 1 else f"; {where()}"))
+        if text1 == text2:
+            return passed("the same text (blanks aside)")
+        return failed(f"the text differs: {where()}" if paragraphs1 != paragraphs2 else
+                      f"the text differs: {first_difference(text1.split(), text2.split())} (words)")
 
     if len(paragraphs1) != len(paragraphs2):
-        return 0.0
+        return failed(f"{len(paragraphs1)} paragraphs, expected {len(paragraphs2)}; {where()}")
     if ignore_case:
         paragraphs1 = [p.lower() for p in paragraphs1]
         paragraphs2 = [p.lower() for p in paragraphs2]
     if fuzzy:
         if not paragraphs1:
-            return 1.0
-        return sum(thresholded(_similarity(p1, p2))
-                   for p1, p2 in zip(paragraphs1, paragraphs2)) / len(paragraphs1)
-    return float(paragraphs1 == paragraphs2)
-
-
-def _same_text(result: Any, expected: Any) -> bool:
-    """OSWorld's precondition for the formatting checks: the default compare_docx_files holds."""
-    return compare_docx_files(result, expected) == 1.0
+            return passed("both documents are empty")
+        score = sum(thresholded(_similarity(p1, p2)) for p1, p2 in zip(paragraphs1, paragraphs2)) / len(paragraphs1)
+        return MetricResult(score, f"mean paragraph similarity {score:.3f}" + ("" if score == 1 else f"; {where()}"))
+    return verdict(paragraphs1 == paragraphs2, where() if paragraphs1 != paragraphs2 else "the same paragraphs")
 
 
 @metric("compare_docx_files_and_ignore_new_lines")
-def compare_docx_files_and_ignore_new_lines(result: Any, expected: Any = None, **options) -> float:
+def compare_docx_files_and_ignore_new_lines(result: Any, expected: Any = None, ignore_blanks: bool = True) -> MetricResult:
     """compare_docx_files after dropping empty paragraphs (.docx only); option ignore_blanks=True."""
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
-        return 0.0
+        return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
     paragraphs1 = [p.text for p in doc1.paragraphs if p.text != ""]
     paragraphs2 = [p.text for p in doc2.paragraphs if p.text != ""]
-    if options.get("ignore_blanks", True):
-        return float(_normalized_text(paragraphs1, False) == _normalized_text(paragraphs2, False))
-    return float(paragraphs1 == paragraphs2)
+    same = (_normalized_text(paragraphs1, False) == _normalized_text(paragraphs2, False)) if ignore_blanks \
+        else paragraphs1 == paragraphs2
+    return verdict(same, "the same non-empty paragraphs" if same else f"paragraph {first_difference(paragraphs1, paragraphs2)}")
 
 
 @metric("compare_init_lines")
-def compare_init_lines(result: Any, expected: Any = None, **options) -> float:
+def compare_init_lines(result: Any, expected: Any = None) -> MetricResult:
     """The paragraphs both documents have (the shorter one's count) are equal, in order."""
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
-        return 0.0
-    return float(all(p1.text == p2.text for p1, p2 in zip(doc1.paragraphs, doc2.paragraphs)))
+        return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
+    shared = min(len(doc1.paragraphs), len(doc2.paragraphs))
+    texts1, texts2 = [p.text for p in doc1.paragraphs[:shared]], [p.text for p in doc2.paragraphs[:shared]]
+    return verdict(texts1 == texts2, f"the first {shared} paragraphs match" if texts1 == texts2
+                   else f"paragraph {first_difference(texts1, texts2)}")
 
 
 @metric("compare_docx_lines")
-def compare_docx_lines(result: Any, expected: Any = None, **options) -> float:
+def compare_docx_lines(result: Any, expected: Any = None) -> MetricResult:
     """The sets of non-blank, stripped paragraph texts are equal (order and repeats ignored)."""
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
-        return 0.0
+        return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
     def lines(doc):
         return {p.text.strip() for p in doc.paragraphs if p.text.strip()}
-    return float(lines(doc1) == lines(doc2))
+    lines1, lines2 = lines(doc1), lines(doc2)
+    return verdict(lines1 == lines2, "the same set of lines" if lines1 == lines2 else
+                   f"lines only in the result: {show(sorted(lines1 - lines2))}; only expected: {show(sorted(lines2 - lines1))}")
 
 
 @metric("compare_docx_tables")
-def compare_docx_tables(result: Any, expected: Any = None, **options) -> float:
+def compare_docx_tables(result: Any, expected: Any = None) -> MetricResult:
     """Same number of tables, same shapes, and the same stripped text in every cell."""
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
-        return 0.0
+        return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
     if len(doc1.tables) != len(doc2.tables):
-        return 0.0
-    for table1, table2 in zip(doc1.tables, doc2.tables):
+        return failed(f"{len(doc1.tables)} tables, expected {len(doc2.tables)}")
+    for n, (table1, table2) in enumerate(zip(doc1.tables, doc2.tables)):
         if len(table1.rows) != len(table2.rows) or len(table1.columns) != len(table2.columns):
-            return 0.0
+            return failed(f"table {n} is {len(table1.rows)}x{len(table1.columns)}, "
+                          f"expected {len(table2.rows)}x{len(table2.columns)}")
         for i in range(len(table1.rows)):
             for j in range(len(table1.columns)):
-                if table1.cell(i, j).text.strip() != table2.cell(i, j).text.strip():
-                    return 0.0
-    return 1.0
+                got, want = table1.cell(i, j).text.strip(), table2.cell(i, j).text.strip()
+                if got != want:
+                    return failed(f"table {n} row {i + 1} column {j + 1}: {show(got)} vs expected {show(want)}")
+    return passed(f"the {len(doc1.tables)} tables match cell by cell")
 
 
 def _images_in_order(doc) -> list[bytes]:
@@ -327,7 +347,7 @@ def _same_picture(blob1: bytes, blob2: bytes) -> bool:
 
 
 @metric("compare_docx_images")
-def compare_docx_images(result: Any, expected: Any = None, **options) -> float:
+def compare_docx_images(result: Any, expected: Any = None) -> MetricResult:
     """Same number of pictures with the same pixels, in order.
 
     OSWorld walks the package's image relationships in storage order; here the pictures are
@@ -335,11 +355,14 @@ def compare_docx_images(result: Any, expected: Any = None, **options) -> float:
     """
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
-        return 0.0
+        return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
     images1, images2 = _images_in_order(doc1), _images_in_order(doc2)
     if len(images1) != len(images2):
-        return 0.0
-    return float(all(_same_picture(b1, b2) for b1, b2 in zip(images1, images2)))
+        return failed(f"{len(images1)} pictures, expected {len(images2)}")
+    for i, (b1, b2) in enumerate(zip(images1, images2)):
+        if not _same_picture(b1, b2):
+            return failed(f"picture {i} differs from the gold file's")
+    return passed(f"the {len(images1)} pictures match")
 
 
 def _picture_count(paragraph) -> int:
@@ -347,7 +370,7 @@ def _picture_count(paragraph) -> int:
 
 
 @metric("compare_contains_image")
-def compare_contains_image(result: Any, expected: Any = None, **options) -> float:
+def compare_contains_image(result: Any, expected: Any = None) -> MetricResult:
     """Pictures sit in the same paragraphs: each paragraph holds as many pictures as its counterpart.
 
     OSWorld compares run by run over the paragraphs both have, so a re-saved file whose runs
@@ -356,25 +379,37 @@ def compare_contains_image(result: Any, expected: Any = None, **options) -> floa
     """
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
-        return 0.0
+        return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
     counts1 = [_picture_count(p) for p in doc1.paragraphs]
     counts2 = [_picture_count(p) for p in doc2.paragraphs]
     length = max(len(counts1), len(counts2))
     counts1 += [0] * (length - len(counts1))
     counts2 += [0] * (length - len(counts2))
-    return float(counts1 == counts2)
+    return verdict(counts1 == counts2, "pictures sit in the same paragraphs" if counts1 == counts2
+                   else f"pictures per paragraph, {first_difference(counts1, counts2)}")
 
 
 @metric("compare_line_spacing")
-def compare_line_spacing(result: Any, expected: Any = None, **options) -> float:
+def compare_line_spacing(result: Any, expected: Any = None) -> MetricResult:
     """Same text (default compare_docx_files) and the same line spacing in every paragraph."""
-    if not _same_text(result, expected):
-        return 0.0
+    if (different := _text_differs(result, expected)) is not None:
+        return different
     doc1, doc2 = open_docx(result), open_docx(expected)
-    if doc1 is None or doc2 is None or len(doc1.paragraphs) != len(doc2.paragraphs):
-        return 0.0
-    return float(all(_paragraph_format_value(p1, "line_spacing") == _paragraph_format_value(p2, "line_spacing")
-                     for p1, p2 in zip(doc1.paragraphs, doc2.paragraphs)))
+    if doc1 is None or doc2 is None:
+        return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
+    if len(doc1.paragraphs) != len(doc2.paragraphs):
+        return failed(f"{len(doc1.paragraphs)} paragraphs, expected {len(doc2.paragraphs)}")
+    spacing1 = [_paragraph_format_value(p, "line_spacing") for p in doc1.paragraphs]
+    spacing2 = [_paragraph_format_value(p, "line_spacing") for p in doc2.paragraphs]
+    return verdict(spacing1 == spacing2, "the same line spacing in every paragraph" if spacing1 == spacing2
+                   else f"line spacing of paragraph {first_difference(spacing1, spacing2)}")
+
+
+def _text_differs(result: Any, expected: Any) -> MetricResult | None:
+    """OSWorld's precondition for the formatting checks (the default compare_docx_files holds):
+    None when it does, else the 0 that says where the text differs."""
+    same = compare_docx_files(result, expected)
+    return None if same.score == 1.0 else failed(f"the text is not the gold file's: {same.explanation}")
 
 
 def _has_equation(paragraph) -> bool:
@@ -384,23 +419,25 @@ def _has_equation(paragraph) -> bool:
 
 
 @metric("compare_insert_equation")
-def compare_insert_equation(result: Any, expected: Any = None, **options) -> float:
+def compare_insert_equation(result: Any, expected: Any = None) -> MetricResult:
     """Same text, and some paragraph holds an equation in both documents.
 
     OSWorld looks for w:object inside runs paired by position; LibreOffice saves formulas as
     Office Math (m:oMath), which sits outside runs, so both forms are accepted per paragraph.
     """
-    if not _same_text(result, expected):
-        return 0.0
+    if (different := _text_differs(result, expected)) is not None:
+        return different
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
-        return 0.0
-    return float(any(_has_equation(p1) and _has_equation(p2)
-                     for p1, p2 in zip(doc1.paragraphs, doc2.paragraphs)))
+        return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
+    return verdict(any(_has_equation(p1) and _has_equation(p2) for p1, p2 in zip(doc1.paragraphs, doc2.paragraphs)),
+                   f"an equation in the same paragraph of both documents (result has "
+                   f"{sum(map(_has_equation, doc1.paragraphs))} paragraphs with one, expected "
+                   f"{sum(map(_has_equation, doc2.paragraphs))})")
 
 
 @metric("compare_font_names")
-def compare_font_names(result: Any, rules: Any = None, **options) -> float:
+def compare_font_names(result: Any, rules: Any = None) -> MetricResult:
     """Every run with text is shown in rules["font_name"].
 
     OSWorld reads the run's own font only, so text that inherits the font from its style
@@ -410,25 +447,26 @@ def compare_font_names(result: Any, rules: Any = None, **options) -> float:
     doc = open_docx(result)
     expected_font = _rules_value(rules, "font_name")
     if doc is None or not expected_font:
-        return 0.0
+        return failed(_unreadable(result) if doc is None else "no rules['font_name'] given")
     for paragraph in doc.paragraphs:
         for run in paragraph.runs:
-            if run.text and _effective_font_name(run, paragraph, doc) != expected_font:
-                return 0.0
-    return 1.0
+            font = _effective_font_name(run, paragraph, doc) if run.text else expected_font
+            if font != expected_font:
+                return failed(f"the text {show(run.text)} is in {font!r}, expected {expected_font!r}")
+    return passed(f"all text is in {expected_font!r}")
 
 
 @metric("compare_subscript_contains")
-def compare_subscript_contains(result: Any, expected: Any = None, **options) -> float:
+def compare_subscript_contains(result: Any, expected: Any = None) -> MetricResult:
     """Some run is subscript in both documents at the same paragraph and run position."""
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
-        return 0.0
+        return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
     for p1, p2 in zip(doc1.paragraphs, doc2.paragraphs):
         for run1, run2 in zip(p1.runs, p2.runs):
             if run1.font.subscript and run2.font.subscript:
-                return 1.0
-    return 0.0
+                return passed(f"{show(run1.text)} is subscript as in the gold file")
+    return failed("no run is subscript where the gold file has one")
 
 
 def _has_page_field(paragraph) -> bool:
@@ -437,7 +475,7 @@ def _has_page_field(paragraph) -> bool:
 
 
 @metric("has_page_numbers_in_footers")
-def has_page_numbers_in_footers(result: Any, *_unused, **options) -> float:
+def has_page_numbers_in_footers(result: Any, *_unused) -> MetricResult:
     """Every section's footer shows a page number.
 
     OSWorld takes a digit in the footer's first paragraph as a page number; here any footer
@@ -445,34 +483,39 @@ def has_page_numbers_in_footers(result: Any, *_unused, **options) -> float:
     """
     doc = open_docx(result)
     if doc is None or not doc.sections:
-        return 0.0
-    for section in doc.sections:
+        return failed(_unreadable(result) if doc is None else "the document has no sections")
+    for n, section in enumerate(doc.sections):
         paragraphs = section.footer.paragraphs
         if not any(_has_page_field(p) or any(c.isdigit() for c in p.text) for p in paragraphs):
-            return 0.0
-    return 1.0
+            return failed(f"the footer of section {n} shows no page number "
+                          f"({show(' / '.join(p.text for p in paragraphs))})")
+    return passed(f"the footers of all {len(doc.sections)} sections show a page number")
 
 
 @metric("is_first_line_centered")
-def is_first_line_centered(result: Any, *_unused, **options) -> float:
+def is_first_line_centered(result: Any, *_unused) -> MetricResult:
     """The first paragraph is centred (directly or through its style)."""
     from docx.enum.text import WD_PARAGRAPH_ALIGNMENT
     doc = open_docx(result)
     if doc is None or not doc.paragraphs:
-        return 0.0
-    return float(_paragraph_format_value(doc.paragraphs[0], "alignment") == WD_PARAGRAPH_ALIGNMENT.CENTER)
+        return failed(_unreadable(result) if doc is None else "the document has no paragraphs")
+    alignment = _paragraph_format_value(doc.paragraphs[0], "alignment")
+    return verdict(alignment == WD_PARAGRAPH_ALIGNMENT.CENTER,
+                   f"the first paragraph is aligned {alignment}, expected centred")
 
 
 @metric("check_file_exists")
-def check_file_exists(directory: Any, filename: Any = None, **options) -> float:
+def check_file_exists(directory: Any, filename: Any = None) -> MetricResult:
     """A regular file `filename` exists in `directory` (both plain strings)."""
     if not isinstance(directory, str) or not isinstance(filename, str) or not directory or not filename:
-        return 0.0
-    return float(os.path.isfile(os.path.join(directory, filename)))
+        return failed(f"no folder and file name to look for (got {show(directory)}, {show(filename)})")
+    path = os.path.join(directory, filename)
+    return verdict(os.path.isfile(path), f"{path} {'exists' if os.path.isfile(path) else 'does not exist'}")
 
 
 @metric("check_tabstops")
-def check_tabstops(result: Any, expected: Any = None, **options) -> float:
+def check_tabstops(result: Any, expected: Any = None, word_number_split_by_tabstop: int | None = None,
+                   index: int = 0) -> MetricResult:
     """Tab stops of the non-blank paragraphs against the gold file's: 1 minus the mean drift.
 
     The paragraphs must pair up and each pair must have tab stops of the same kinds (clear
@@ -484,24 +527,25 @@ def check_tabstops(result: Any, expected: Any = None, **options) -> float:
     from docx.enum.text import WD_TAB_ALIGNMENT
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
-        return 0.0
+        return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
     paragraphs1 = [p for p in doc1.paragraphs if p.text.strip()]
     paragraphs2 = [p for p in doc2.paragraphs if p.text.strip()]
     if len(paragraphs1) != len(paragraphs2) or not paragraphs1 or not doc2.sections:
-        return 0.0
+        return failed(f"{len(paragraphs1)} non-blank paragraphs, expected {len(paragraphs2)}"
+                      if doc2.sections else "the gold document has no sections")
 
-    words_wanted = options.get("word_number_split_by_tabstop")
+    words_wanted = word_number_split_by_tabstop
     if words_wanted is not None:
-        index = options.get("index", 0)
         for paragraph in paragraphs1:
             pieces = paragraph.text.split("\t")
             if index >= len(pieces) or len(pieces[index].split()) != words_wanted:
-                return 0.0
+                return failed(f"paragraph {show(paragraph.text)}: the text before tab {index} is not "
+                              f"{words_wanted} words")
 
     section = doc2.sections[0]
     text_width = section.page_width - section.left_margin - section.right_margin
     if not text_width or text_width <= 0:
-        return 0.0
+        return failed("the gold document's text width is not positive")
 
     def counted(stops):
         return [s for s in stops if not (s.alignment == WD_TAB_ALIGNMENT.CLEAR
@@ -510,12 +554,12 @@ def check_tabstops(result: Any, expected: Any = None, **options) -> float:
     drift = 0.0
     for p1, p2 in zip(paragraphs1, paragraphs2):
         stops1, stops2 = counted(p1.paragraph_format.tab_stops), counted(p2.paragraph_format.tab_stops)
-        if len(stops1) != len(stops2):
-            return 0.0
-        if any(s1.alignment != s2.alignment for s1, s2 in zip(stops1, stops2)):
-            return 0.0
+        kinds1, kinds2 = [str(s.alignment) for s in stops1], [str(s.alignment) for s in stops2]
+        if kinds1 != kinds2:
+            return failed(f"paragraph {show(p1.text)} has tab stops {kinds1}, expected {kinds2}")
         drift += sum(abs(s1.position - s2.position) for s1, s2 in zip(stops1, stops2)) / text_width
-    return max(0.0, 1.0 - drift / len(paragraphs1))
+    score = max(0.0, 1.0 - drift / len(paragraphs1))
+    return MetricResult(score, f"tab stops of the same kinds; mean drift {drift / len(paragraphs1):.3f} of the text width")
 
 
 # ------------------------------------------------------------------ highlighting
@@ -547,30 +591,33 @@ def _docx_highlighted_runs(doc, colour_names: set[str] | None = None) -> list[st
 
 
 @metric("check_highlighted_words")
-def check_highlighted_words(result: Any, expected: Any = None, **options) -> float:
+def check_highlighted_words(result: Any, expected: Any = None) -> MetricResult:
     """Same text as the gold file and no yellow highlighting left in the result.
 
     Reads .odt (spans whose style has background #ffff00, as OSWorld does) and also .docx
     (runs highlighted yellow).
     """
-    if not _same_text(result, expected):
-        return 0.0
+    if (different := _text_differs(result, expected)) is not None:
+        return different
     root = _odt_content(result)
     if root is not None:
-        return float(_odt_highlighted_span_count(root, "#ffff00") == 0)
+        left = _odt_highlighted_span_count(root, "#ffff00")
+        return verdict(left == 0, f"{left} yellow-highlighted spans are left")
     doc = open_docx(result)
     if doc is not None:
-        return float(not any(t.strip() for t in _docx_highlighted_runs(doc, {"yellow"})))
-    return 0.0
+        left = [t for t in _docx_highlighted_runs(doc, {"yellow"}) if t.strip()]
+        return verdict(not left, f"yellow highlighting is left on {show(left)}" if left else "no yellow highlighting is left")
+    return failed(_unreadable(result))
 
 
 @metric("compare_highlighted_text")
-def compare_highlighted_text(result: Any, expected: Any = None, **options) -> float:
+def compare_highlighted_text(result: Any, expected: Any = None) -> MetricResult:
     """The sets of highlighted run texts of two .docx files are equal."""
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
-        return 0.0
-    return float(set(_docx_highlighted_runs(doc1)) == set(_docx_highlighted_runs(doc2)))
+        return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
+    got, want = set(_docx_highlighted_runs(doc1)), set(_docx_highlighted_runs(doc2))
+    return verdict(got == want, f"highlighted {show(sorted(got))}, expected {show(sorted(want))}")
 
 
 # ------------------------------------------------------------ run formatting checks
@@ -584,18 +631,17 @@ def _delta_e_ciede2000(rgb1: Iterable[int], rgb2: Iterable[int]) -> float:
 
 
 @metric("evaluate_colored_words_in_tables")
-def evaluate_colored_words_in_tables(result: Any, expected: Any = None, **options) -> float:
+def evaluate_colored_words_in_tables(result: Any, expected: Any = None, threshold: float = 3.5) -> MetricResult:
     """Same text, and in every table each run starting with a vowel is red and every other run blue.
 
     A run's colour may differ from pure red/blue by at most `threshold` (CIEDE2000, default
     3.5). A run without an explicit colour fails (OSWorld crashes on it).
     """
-    if not _same_text(result, expected):
-        return 0.0
+    if (different := _text_differs(result, expected)) is not None:
+        return different
     doc = open_docx(result)
     if doc is None:
-        return 0.0
-    threshold = options.get("threshold", 3.5)
+        return failed(_unreadable(result))
     for table in doc.tables:
         for row in table.rows:
             for cell in row.cells:
@@ -605,73 +651,78 @@ def evaluate_colored_words_in_tables(result: Any, expected: Any = None, **option
                             continue
                         colour = run.font.color.rgb if run.font.color.type is not None else None
                         if colour is None:
-                            return 0.0
+                            return failed(f"the word {show(run.text)} in a table has no colour of its own")
                         target = (255, 0, 0) if run.text[0].lower() in "aeiou" else (0, 0, 255)
                         if _delta_e_ciede2000(colour, target) > threshold:
-                            return 0.0
-    return 1.0
+                            return failed(f"the word {show(run.text)} is #{colour}, expected "
+                                          f"{'red' if target[0] else 'blue'}")
+    return passed("every table word starting with a vowel is red, every other one blue")
 
 
 @metric("evaluate_strike_through_last_paragraph")
-def evaluate_strike_through_last_paragraph(result: Any, expected: Any = None, **options) -> float:
+def evaluate_strike_through_last_paragraph(result: Any, expected: Any = None) -> MetricResult:
     """Same text, and all text of the last paragraph is struck through.
 
     OSWorld takes the last paragraph even when it is empty (which passes vacuously); here it
     is the last paragraph with text.
     """
-    if not _same_text(result, expected):
-        return 0.0
+    if (different := _text_differs(result, expected)) is not None:
+        return different
     doc = open_docx(result)
     if doc is None:
-        return 0.0
+        return failed(_unreadable(result))
     with_text = [p for p in doc.paragraphs if p.text.strip()]
     if not with_text:
-        return 0.0
+        return failed("the document has no paragraph with text")
     runs = [r for r in with_text[-1].runs if r.text.strip()]
-    return float(bool(runs) and all(r.font.strike or r.font.double_strike for r in runs))
+    plain = [r.text for r in runs if not (r.font.strike or r.font.double_strike)]
+    return verdict(bool(runs) and not plain, f"not struck through in the last paragraph: {show(plain)}" if plain
+                   else "the last paragraph is struck through" if runs else "the last paragraph has no runs")
 
 
 @metric("check_italic_font_size_14")
-def check_italic_font_size_14(result: Any, expected: Any = None, **options) -> float:
+def check_italic_font_size_14(result: Any, expected: Any = None) -> MetricResult:
     """Same text, and every italic run of the result is 14 pt."""
-    if not _same_text(result, expected):
-        return 0.0
+    if (different := _text_differs(result, expected)) is not None:
+        return different
     doc = open_docx(result)
     if doc is None:
-        return 0.0
+        return failed(_unreadable(result))
     for paragraph in doc.paragraphs:
         for run in paragraph.runs:
             if run.italic and (run.font.size is None or run.font.size.pt != 14):
-                return 0.0
-    return 1.0
+                size = "no size" if run.font.size is None else f"{run.font.size.pt:g} pt"
+                return failed(f"the italic text {show(run.text)} has {size}, expected 14 pt")
+    return passed("every italic run is 14 pt")
 
 
 @metric("evaluate_conversion")
-def evaluate_conversion(result: Any, *_unused, **options) -> float:
+def evaluate_conversion(result: Any, *_unused) -> MetricResult:
     """No run, in the body or in tables, is all upper case (the task lower-cases the text)."""
     doc = open_docx(result)
     if doc is None:
-        return 0.0
+        return failed(_unreadable(result))
     paragraphs = list(doc.paragraphs)
     for table in doc.tables:
         for row in table.rows:
             for cell in row.cells:
                 paragraphs.extend(cell.paragraphs)
-    return float(not any(run.text.isupper() for p in paragraphs for run in p.runs))
+    upper = [run.text for p in paragraphs for run in p.runs if run.text.isupper()]
+    return verdict(not upper, f"still upper case: {show(upper)}" if upper else "no run is all upper case")
 
 
 @metric("evaluate_spacing")
-def evaluate_spacing(result: Any, *_unused, **options) -> float:
+def evaluate_spacing(result: Any, *_unused) -> MetricResult:
     """Line spacing of the first three paragraphs is single, double and 1.5 (intro, body, conclusion)."""
     doc = open_docx(result)
     if doc is None or len(doc.paragraphs) < 3:
-        return 0.0
+        return failed(_unreadable(result) if doc is None else f"{len(doc.paragraphs)} paragraphs, expected at least 3")
     spacings = [_paragraph_format_value(p, "line_spacing") for p in doc.paragraphs[:3]]
-    return float(spacings == [1.0, 2.0, 1.5])
+    return verdict(spacings == [1.0, 2.0, 1.5], f"line spacings {spacings}, expected [1.0, 2.0, 1.5]")
 
 
 @metric("evaluate_alignment")
-def evaluate_alignment(result: Any, *_unused, **options) -> float:
+def evaluate_alignment(result: Any, *_unused) -> MetricResult:
     """Every sentence of three or more words reads: first three words, a gap, the rest.
 
     As OSWorld: sentences are split on '.', and the first three words (one space apart) and
@@ -680,7 +731,7 @@ def evaluate_alignment(result: Any, *_unused, **options) -> float:
     """
     doc = open_docx(result)
     if doc is None:
-        return 0.0
+        return failed(_unreadable(result))
     for paragraph in doc.paragraphs:
         for sentence in paragraph.text.split("."):
             words = sentence.split()
@@ -689,40 +740,41 @@ def evaluate_alignment(result: Any, *_unused, **options) -> float:
             first, rest = " ".join(words[:3]), " ".join(words[3:])
             start = sentence.find(first)
             if start < 0 or sentence.find(rest, start + len(first)) < 0:
-                return 0.0
-    return 1.0
+                return failed(f"the sentence {show(sentence.strip())} is not its first three words, a gap, the rest")
+    return passed("every sentence is its first three words, a gap, the rest")
 
 
 @metric("contains_page_break")
-def contains_page_break(result: Any, rules: Any = None, **options) -> float:
+def contains_page_break(result: Any, rules: Any = None) -> MetricResult:
     """The body has a page break (w:br type=page in a run); with rules["page_break_count"], exactly that many."""
     doc = open_docx(result)
     if doc is None:
-        return 0.0
+        return failed(_unreadable(result))
     count = sum(1 for paragraph in doc.paragraphs
                 for br in paragraph._p.xpath("./w:r/w:br | ./w:hyperlink/w:r/w:br")
                 if br.get(f"{W}type") == "page")
     wanted = _rules_value(rules, "page_break_count")
     if wanted is not None and count != wanted:
-        return 0.0
-    return float(count > 0)
+        return failed(f"{count} page breaks, expected {wanted}")
+    return verdict(count > 0, f"{count} page breaks")
 
 
 @metric("find_default_font")
-def find_default_font(result: Any, rules: Any = None, **options) -> float:
+def find_default_font(result: Any, rules: Any = None) -> MetricResult:
     """LibreOffice Writer's default font (registrymodifications.xcu) is rules["font_name"]."""
     from .slides import libreoffice_setting
     expected_font = _rules_value(rules, "font_name")
     if not expected_font:
-        return 0.0
+        return failed("no rules['font_name'] given")
     font = libreoffice_setting(result, "/org.openoffice.Office.Writer/DefaultFont", "Standard")
-    return float(font == expected_font)
+    return verdict(font == expected_font, f"Writer's default font is {font!r}, expected {expected_font!r}")
 
 
 # --------------------------------------------------------------------- references
 
 @metric("compare_references")
-def compare_references(result: Any, expected: Any = None, **options) -> float:
+def compare_references(result: Any, expected: Any = None, reference_indicator: str = "References",
+                       reference_base_result: float = 0.5, content_only: bool = False) -> MetricResult:
     """Fuzzy similarity of the reference lists after the `reference_indicator` paragraph.
 
     Options: reference_indicator="References", reference_base_result=0.5. Neither document
@@ -732,26 +784,27 @@ def compare_references(result: Any, expected: Any = None, **options) -> float:
     """
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
-        return 0.0
-    heading = options.get("reference_indicator", "References")
-    base = options.get("reference_base_result", 0.5)
+        return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
+    # content_only is accepted as OSWorld's task files pass it; its metric ignored it too.
+    heading, base = reference_indicator, reference_base_result
     paragraphs1 = [p.text for p in doc1.paragraphs]
     paragraphs2 = [p.text for p in doc2.paragraphs]
     has1, has2 = heading in paragraphs1, heading in paragraphs2
     if not has1 and not has2:
-        return 1.0
+        return passed(f"neither document has a {heading!r} paragraph")
     if not (has1 and has2):
-        return 0.0
+        return failed(f"only the {'result' if has1 else 'expected'} document has a {heading!r} paragraph")
     refs1 = [p for p in paragraphs1[paragraphs1.index(heading) + 1:] if p.strip()]
     refs2 = [p for p in paragraphs2[paragraphs2.index(heading) + 1:] if p.strip()]
     if len(refs1) != len(refs2):
-        return 0.0
+        return failed(f"{len(refs1)} references, expected {len(refs2)}")
     if not refs1:
-        return 1.0
+        return passed("both reference lists are empty")
     similarity = sum(_similarity(r1, r2) for r1, r2 in zip(refs1, refs2)) / len(refs1)
+    said = f"mean reference similarity {similarity:.3f} (base {base:g})"
     if similarity < base + 0.01 or base >= 1:
-        return 0.0
-    return (similarity - base) / (1 - base)
+        return failed(f"{said}; reference {first_difference(refs1, refs2)}")
+    return MetricResult((similarity - base) / (1 - base), said)
 
 
 # ------------------------------------------------------------------ train records
@@ -764,47 +817,57 @@ def _train_lines(doc) -> tuple[list[str], list[str]]:
 
 
 @metric("get_unique_train_ids")
-def get_unique_train_ids(result: Any, *_unused, **options) -> float:
+def get_unique_train_ids(result: Any, *_unused) -> MetricResult:
     """1 when the .docx has train lines (`time, train_id, station, platform`) and no train id
     repeats. OSWorld exports this name as the helper of check_no_duplicates, which returns the
     set of ids and their count; as a metric, its question is whether the ids are unique."""
     doc = open_docx(result)
     if doc is None:
-        return 0.0
+        return failed(_unreadable(result))
     _, ids = _train_lines(doc)
-    return float(bool(ids) and len(ids) == len(set(ids)))
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    return verdict(bool(ids) and not repeated, "no train lines" if not ids else
+                   f"repeated train ids {show(repeated)}" if repeated else f"{len(ids)} unique train ids")
 
 
 @metric("compare_unique_train_records")
-def compare_unique_train_records(result: Any, expected: Any = None, **options) -> float:
+def compare_unique_train_records(result: Any, expected: Any = None) -> MetricResult:
     """De-duplicated train records: `expected` is [gold .docx, original .docx].
 
     The result's lines all come from the original, no train id repeats, its ids are the
     gold file's ids, and it has as many lines as the gold file.
     """
     if not isinstance(expected, (list, tuple)) or len(expected) < 2:
-        return 0.0
+        return failed(f"expected must be [gold .docx, original .docx], got {show(expected)}")
+    for role, path in (("result", result), ("gold", expected[0]), ("original", expected[1])):
+        if open_docx(path) is None:
+            return failed(_unreadable(path, role))
     processed, gold, original = open_docx(result), open_docx(expected[0]), open_docx(expected[1])
-    if processed is None or gold is None or original is None:
-        return 0.0
     lines, ids = _train_lines(processed)
     gold_lines, gold_ids = _train_lines(gold)
     original_lines, _ = _train_lines(original)
-    return float(set(lines) <= set(original_lines)
-                 and len(ids) == len(set(ids))
-                 and set(ids) == set(gold_ids)
-                 and len(lines) == len(gold_lines))
+    invented = sorted(set(lines) - set(original_lines))
+    if invented:
+        return failed(f"lines not in the original: {show(invented)}")
+    if len(ids) != len(set(ids)):
+        return failed(f"repeated train ids {show(sorted({i for i in ids if ids.count(i) > 1}))}")
+    if set(ids) != set(gold_ids):
+        return failed(f"train ids {show(sorted(set(ids)))}, expected {show(sorted(set(gold_ids)))}")
+    return verdict(len(lines) == len(gold_lines), f"{len(lines)} lines, expected {len(gold_lines)}")
 
 
 @metric("check_no_duplicates")
-def check_no_duplicates(original: Any, processed: Any = None, **options) -> float:
+def check_no_duplicates(original: Any, processed: Any = None) -> MetricResult:
     """The processed file keeps exactly one line per train id of the original (argument order as OSWorld)."""
     original_doc, processed_doc = open_docx(original), open_docx(processed)
     if original_doc is None or processed_doc is None:
-        return 0.0
+        return failed(_unreadable(original, "original") if original_doc is None else _unreadable(processed, "processed"))
     _, original_ids = _train_lines(original_doc)
     _, processed_ids = _train_lines(processed_doc)
-    return float(len(processed_ids) == len(set(processed_ids)) and set(processed_ids) == set(original_ids))
+    if len(processed_ids) != len(set(processed_ids)):
+        return failed(f"repeated train ids {show(sorted({i for i in processed_ids if processed_ids.count(i) > 1}))}")
+    return verdict(set(processed_ids) == set(original_ids),
+                   f"train ids {show(sorted(set(processed_ids)))}, expected {show(sorted(set(original_ids)))}")
 
 
 # ---------------------------------------------------------------------------- OCR
@@ -822,7 +885,7 @@ def _ocr_text(png_path: str) -> str:
 
 
 @metric("compare_image_text")
-def compare_image_text(result: Any, rule: Any = None, **options) -> float:
+def compare_image_text(result: Any, rule: Any = None) -> MetricResult:
     """rule = {"type": "text", "text": T}: the text read from the image (OCR) contains T.
 
     OSWorld uses EasyOCR, whose model weights are downloaded at run time; this uses the
@@ -831,10 +894,10 @@ def compare_image_text(result: Any, rule: Any = None, **options) -> float:
     """
     from PIL import Image, UnidentifiedImageError
     if not isinstance(result, str) or not os.path.isfile(result):
-        return 0.0
+        return failed(f"the result image {show(result)} does not exist")
     if _rules_value(rule, "type") != "text" or not isinstance(rule.get("text"), str):
         logger.warning("compare_image_text: unsupported rule %r", rule)
-        return 0.0
+        return failed(f"unsupported rule {show(rule)} (only type 'text' with a 'text' string)")
     with tempfile.TemporaryDirectory() as tmp:
         # Re-encode as PNG: the agent's file may be any format Pillow reads, under any name.
         png = os.path.join(tmp, "image.png")
@@ -842,7 +905,6 @@ def compare_image_text(result: Any, rule: Any = None, **options) -> float:
             with Image.open(result) as image:
                 image.convert("RGB").save(png)
         except (UnidentifiedImageError, OSError) as e:
-            logger.info("compare_image_text: unreadable image %s (%s)", result, e)
-            return 0.0
-        text = _ocr_text(png)
-    return float(rule["text"] in " ".join(text.split()))
+            return failed(f"the result {os.path.basename(result)} is not a readable image: {e}")
+        text = " ".join(_ocr_text(png).split())
+    return verdict(rule["text"] in text, f"OCR read {show(text)}, looking for {show(rule['text'])}")

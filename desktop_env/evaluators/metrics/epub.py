@@ -7,6 +7,7 @@ from typing import Any
 
 from lxml import etree, html
 
+from ..outcome import MetricResult, failed, first_difference, show
 from ..registry import metric
 
 DOCUMENT_SUFFIXES = (".xhtml", ".html", ".htm")
@@ -33,16 +34,28 @@ def epub_texts(path: Any) -> list[str] | None:
 
 
 @metric("compare_epub")
-def compare_epub(result: Any, expected: Any = None, **options) -> float:
+def compare_epub(result: Any, expected: Any = None) -> MetricResult:
     """Product over the books' documents of their text similarity (1.0 = same text).
 
     Like OSWorld, documents pair up by order; a book with a different number of
     documents scores 0 (OSWorld compared only the shorter list).
     """
     got, want = epub_texts(result), epub_texts(expected)
-    if not got or not want or len(got) != len(want):
-        return 0.0
+    if not got:
+        return failed(f"the result book {show(result)} is missing, unreadable or has no documents")
+    if not want:
+        return failed(f"the expected book {show(expected)} is missing, unreadable or has no documents")
+    if len(got) != len(want):
+        return failed(f"the book has {len(got)} documents, expected {len(want)}")
     score = 1.0
-    for a, b in zip(got, want):
-        score *= 1.0 if a == b else difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
-    return score
+    worst = None
+    for i, (a, b) in enumerate(zip(got, want)):
+        ratio = 1.0 if a == b else difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+        if worst is None or ratio < worst[0]:
+            worst = (ratio, i, a, b)
+        score *= ratio
+    if score == 1.0:
+        return MetricResult(score, f"all {len(got)} documents have the expected text")
+    ratio, i, a, b = worst
+    return MetricResult(score, f"text similarity {score:.3f}; least alike: document {i} ({ratio:.3f}): "
+                               f"{first_difference(a.split(), b.split())}")

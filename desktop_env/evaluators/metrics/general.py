@@ -2,8 +2,9 @@
 
 Most take `(result, rules)`: `result` is what the result getter gave (a command's stdout, a
 local file path, a dict parsed from a page) and `rules` is the task file's `rules` dict as the
-`rule` / `rule_relativeTime` getter returns it. Every metric gives 0.0, never an exception,
-when the result is None, a missing file, or a file that does not parse; a malformed task file
+`rule` / `rule_relativeTime` getter returns it. Every metric gives 0 (a MetricResult saying
+why), never an exception, when the result is None, a missing file, or a file that does not
+parse; a malformed task file
 (an unknown rule method, no selector) raises ValueError, which the scorer records as a harness
 error rather than as the agent's failure.
 
@@ -24,6 +25,7 @@ import sqlite3
 from typing import Any
 
 from ...a11y_namespaces import A11Y_NAMESPACES as UBUNTU_A11Y_NAMESPACES
+from ..outcome import MetricResult, failed, first_difference, passed, show, verdict
 from ..registry import metric
 
 logger = logging.getLogger(__name__)
@@ -101,6 +103,11 @@ def match_value_to_rule(value: Any, rule: dict) -> bool:
     raise ValueError(f"unknown rule method {method!r} in {rule!r}")
 
 
+def missing_file(path: Any, role: str = "result") -> str:
+    """What an explanation says when a file to compare is not there."""
+    return f"the {role} file {show(path)} does not exist" if path else f"no {role} file was given"
+
+
 # -- plain values (command output, getter values) -----------------------------------------------
 
 def _same_text(result: Any, expected: Any) -> bool:
@@ -111,71 +118,77 @@ def _same_text(result: Any, expected: Any) -> bool:
 
 
 @metric("exact_match")
-def exact_match(result: Any, rules: dict | None = None, **options) -> float:
+def exact_match(result: Any, rules: dict | None = None) -> MetricResult:
     """1 when result equals rules["expected"] (strings: ignoring trailing whitespace)."""
     if result is None or rules is None:
-        return 0.0
-    return float(_same_text(result, rules["expected"]))
+        return failed("no result to compare" if result is None else "no rules given")
+    return verdict(_same_text(result, rules["expected"]), f"got {show(result)}, expected {show(rules['expected'])}")
 
 
 @metric("match_in_list")
-def match_in_list(result: Any, rules: dict | None = None, **options) -> float:
+def match_in_list(result: Any, rules: dict | None = None) -> MetricResult:
     """1 when result is one of rules["expected"] (a list of accepted values)."""
     if result is None or rules is None:
-        return 0.0
-    return float(any(_same_text(result, accepted) for accepted in rules["expected"]))
+        return failed("no result to compare" if result is None else "no rules given")
+    return verdict(any(_same_text(result, accepted) for accepted in rules["expected"]),
+                   f"got {show(result)}, expected one of {show(rules['expected'])}")
 
 
 @metric("is_in_list")
-def is_in_list(result: Any, rules: dict | None = None, **options) -> float:
+def is_in_list(result: Any, rules: dict | None = None) -> MetricResult:
     """1 when rules["expected"] is an element of the result list (or a substring of a string)."""
     if result is None or rules is None:
-        return 0.0
+        return failed("no result to compare" if result is None else "no rules given")
     try:
-        return float(rules["expected"] in result)
+        found = rules["expected"] in result
     except TypeError:  # a result that is neither a container nor a string
-        return 0.0
+        return failed(f"the result {show(result)} is not a list or text")
+    return verdict(found, f"{show(rules['expected'])} {'is' if found else 'is not'} in {show(result)}")
 
 
 @metric("literal_match")
-def literal_match(result: Any, expected: Any = None, **options) -> float:
+def literal_match(result: Any, expected: Any = None, type: str = "str", ignore_case: bool = False) -> MetricResult:
     """Compares result and expected as strings (`type: "str"`, default) or element-wise as
     lists of strings (`type: "list"`); `ignore_case` lowercases both sides."""
     if result is None or expected is None:
-        return 0.0
-    literal_type = options.get("type", "str")
-    ignore_case = options.get("ignore_case", False)
+        return failed("no result to compare" if result is None else "no expected value")
+    literal_type = type
+    said = f"got {show(result)}, expected {show(expected)}" + (" (ignoring case)" if ignore_case else "")
 
     def norm(value: Any) -> str:
         return str(value).lower() if ignore_case else str(value)
 
     if literal_type == "str":
-        return float(norm(result) == norm(expected))
+        return verdict(norm(result) == norm(expected), said)
     if literal_type == "list":
         if not isinstance(result, (list, tuple)) or not isinstance(expected, (list, tuple)):
-            return 0.0
-        return float([norm(v) for v in result] == [norm(v) for v in expected])
+            return failed(f"not two lists: {said}")
+        return verdict([norm(v) for v in result] == [norm(v) for v in expected], said)
     raise ValueError(f"literal_match: option type must be 'str' or 'list', got {literal_type!r}")
 
 
 @metric("fuzzy_match")
-def fuzzy_match(result: Any, rules: dict | None = None, **options) -> float:
+def fuzzy_match(result: Any, rules: dict | None = None) -> MetricResult:
     """The rapidfuzz ratio (0..1) between result and rules["expected"]."""
     from rapidfuzz import fuzz
 
     if result is None or rules is None:
-        return 0.0
-    return fuzz.ratio(str(result), str(rules["expected"])) / 100.0
+        return failed("no result to compare" if result is None else "no rules given")
+    score = fuzz.ratio(str(result), str(rules["expected"])) / 100.0
+    return MetricResult(score, f"similarity {score:.3f} of {show(result)} to {show(rules['expected'])}")
 
 
 @metric("check_include_exclude")
-def check_include_exclude(result: Any, rules: dict | None = None, **options) -> float:
+def check_include_exclude(result: Any, rules: dict | None = None) -> MetricResult:
     """1 when the result text contains every rules["include"] string and no rules["exclude"] one."""
     if not isinstance(result, str) or rules is None:
-        return 0.0
-    include = rules.get("include", [])
-    exclude = rules.get("exclude", [])
-    return float(all(s in result for s in include) and not any(s in result for s in exclude))
+        return failed(f"no result text (got {show(result)})" if rules is not None else "no rules given")
+    missing = [s for s in rules.get("include", []) if s not in result]
+    present = [s for s in rules.get("exclude", []) if s in result]
+    if missing or present:
+        return failed(f"the text {show(result)} " + "; ".join(
+            ([f"lacks {show(missing)}"] if missing else []) + ([f"holds excluded {show(present)}"] if present else [])))
+    return passed("the text holds every included string and no excluded one")
 
 
 # -- JSON objects from getters ------------------------------------------------------------------
@@ -211,7 +224,7 @@ def _contains_expected(expected: Any, actual: Any) -> bool:
 
 
 @metric("check_direct_json_object")
-def check_direct_json_object(result: Any, rules: dict | None = None, **options) -> float:
+def check_direct_json_object(result: Any, rules: dict | None = None) -> MetricResult:
     """Compares the result dict (from a page/URL parsing getter) with rules["expected"].
 
     Every expected key must equal the result's value; with `expect_in_result: true`, a string
@@ -222,25 +235,28 @@ def check_direct_json_object(result: Any, rules: dict | None = None, **options) 
     """
     result = _as_object(result)
     if not isinstance(result, dict) or not isinstance(rules, dict):
-        return 0.0
+        return failed(f"the result {show(result)} is not an object" if isinstance(rules, dict) else "no rules given")
     expected = rules["expected"]
     if not isinstance(expected, dict):
         raise ValueError(f"check_direct_json_object: rules['expected'] must be an object, got {expected!r}")
     if EVALUATION_FAILED in expected.values():
-        return 0.0
+        return failed("the expected values could not be computed (the relative-time getter failed)")
     if rules.get("expect_in_result", False):
-        return float(all(_contains_expected(value, result.get(key)) for key, value in expected.items()))
+        for key, value in expected.items():
+            if not _contains_expected(value, result.get(key)):
+                return failed(f"key {key!r}: {show(result.get(key))} does not contain {show(value)}")
+        return passed(f"all {len(expected)} expected keys are in the result")
     for key, value in expected.items():
         actual = result.get(key)
         if rules.get("ignore_list_order", False) and isinstance(value, list) and isinstance(actual, list):
             value, actual = sorted(value, key=repr), sorted(actual, key=repr)
         if value != actual:
-            return 0.0
-    return 1.0
+            return failed(f"key {key!r}: {show(actual)}, expected {show(value)}")
+    return passed(f"all {len(expected)} expected keys have their values")
 
 
 @metric("is_included_all_json_objects")
-def is_included_all_json_objects(first_path: Any, second_path: Any = None, **options) -> float:
+def is_included_all_json_objects(first_path: Any, second_path: Any = None) -> MetricResult:
     """1 when every key of the first JSON file is in the second with an equal value.
 
     OSWorld names the parameters (gold, result) but the scorer passes (result, expected):
@@ -248,61 +264,73 @@ def is_included_all_json_objects(first_path: Any, second_path: Any = None, **opt
     """
     first_text, second_text = read_text(first_path), read_text(second_path)
     if first_text is None or second_text is None:
-        return 0.0
+        return failed(missing_file(first_path if first_text is None else second_path))
     try:
         first, second = json.loads(first_text), json.loads(second_text)
-    except ValueError:
-        return 0.0
+    except ValueError as e:
+        return failed(f"a file is not JSON: {e}")
     if not isinstance(first, dict) or not isinstance(second, dict):
-        return 0.0
-    return float(all(key in second and second[key] == value for key, value in first.items()))
+        return failed("a JSON file does not hold an object")
+    for key, value in first.items():
+        if key not in second or second[key] != value:
+            return failed(f"key {key!r}: {show(value)} in {os.path.basename(str(first_path))}, "
+                          f"{show(second.get(key, '(missing)'))} in {os.path.basename(str(second_path))}")
+    return passed(f"all {len(first)} keys are in the second file with the same values")
 
 
 # -- text files ---------------------------------------------------------------------------------
 
 @metric("diff_text_file")
-def diff_text_file(result: Any, expected: Any = None, **options) -> float:
+def diff_text_file(result: Any, expected: Any = None) -> MetricResult:
     """The difflib similarity (0..1) of the two files' line sequences."""
     result_text, expected_text = read_text(result), read_text(expected)
     if result_text is None or expected_text is None:
-        return 0.0
-    matcher = difflib.SequenceMatcher(a=result_text.splitlines(), b=expected_text.splitlines())
-    return matcher.ratio()
+        return failed(missing_file(result if result_text is None else expected, "expected" if result_text is not None else "result"))
+    got, want = result_text.splitlines(), expected_text.splitlines()
+    score = difflib.SequenceMatcher(a=got, b=want).ratio()
+    if score == 1.0:
+        return passed("the files have the same lines", score)
+    return MetricResult(score, f"line similarity {score:.3f}; first difference at line {first_difference(got, want)}")
 
 
 @metric("file_contains")
-def file_contains(result: Any, rules: dict | None = None, **options) -> float:
+def file_contains(result: Any, rules: dict | None = None) -> MetricResult:
     """1 when the file contains every string of rules["expected"]."""
     text = read_text(result)
     if text is None or rules is None:
-        return 0.0
-    return float(all(s in text for s in rules["expected"]))
+        return failed(missing_file(result) if rules is not None else "no rules given")
+    missing = [s for s in rules["expected"] if s not in text]
+    return verdict(not missing, f"the file lacks {show(missing)}" if missing else "the file holds every expected string")
 
 
 _TIME_OF_DAY = re.compile(r"([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)")
 
 
 @metric("check_line_number")
-def check_line_number(result: Any, rules: dict | None = None, **options) -> float:
+def check_line_number(result: Any, rules: dict | None = None) -> MetricResult:
     """1 when the number of lines holding an HH:MM:SS time equals rules["expected"]
     (e.g. one line per sample of a `sar` report)."""
     text = read_text(result)
     if text is None or rules is None:
-        return 0.0
+        return failed(missing_file(result) if rules is not None else "no rules given")
     try:
         wanted = int(rules["expected"])
     except (TypeError, ValueError):
         raise ValueError(f"check_line_number: rules['expected'] must be a number, got {rules['expected']!r}") from None
-    return float(sum(1 for line in text.splitlines() if _TIME_OF_DAY.search(line)) == wanted)
+    found = sum(1 for line in text.splitlines() if _TIME_OF_DAY.search(line))
+    return verdict(found == wanted, f"{found} lines with a time of day, expected {wanted}")
 
 
 @metric("compare_terminal_and_txt")
-def compare_terminal_and_txt(txt_file: Any, terminal_output: Any = None, **options) -> float:
+def compare_terminal_and_txt(txt_file: Any, terminal_output: Any = None) -> MetricResult:
     """1 when the text file's content equals the terminal output (trailing whitespace aside)."""
     text = read_text(txt_file)
-    if text is None or not isinstance(terminal_output, str) or not terminal_output:
-        return 0.0
-    return float(text.rstrip() == terminal_output.rstrip())
+    if text is None:
+        return failed(missing_file(txt_file))
+    if not isinstance(terminal_output, str) or not terminal_output:
+        return failed(f"no terminal output (got {show(terminal_output)})")
+    return verdict(text.rstrip() == terminal_output.rstrip(),
+                   f"the file {show(text.rstrip())} vs the terminal {show(terminal_output.rstrip())}")
 
 
 _PYTHON_HEADER = re.compile(r"#!|# -\*- coding:|# coding[:=]")
@@ -319,47 +347,58 @@ def _normalize_python_source(text: str) -> str:
 
 
 @metric("compare_python_pure_text")
-def compare_python_pure_text(result: Any, expected: Any = None, **options) -> float:
+def compare_python_pure_text(result: Any, expected: Any = None) -> MetricResult:
     """1 when two Python files are the same code up to blank lines, tabs and header lines."""
     result_text, expected_text = read_text(result), read_text(expected)
     if result_text is None or expected_text is None:
-        return 0.0
-    return float(_normalize_python_source(result_text) == _normalize_python_source(expected_text))
+        return failed(missing_file(result if result_text is None else expected, "expected" if result_text is not None else "result"))
+    got, want = _normalize_python_source(result_text), _normalize_python_source(expected_text)
+    return verdict(got == want, f"code line {first_difference(got.splitlines(), want.splitlines())}"
+                   if got != want else "the same code")
 
 
 @metric("check_list")
-def check_list(result: Any, rules: dict | None = None, **options) -> float:
+def check_list(result: Any, rules: dict | None = None) -> MetricResult:
     """Regexes against the lines of a text file (e.g. a saved command output):
     each rules["expect"] pattern must match some line, no rules["unexpect"] pattern any line."""
     text = read_text(result)
     if text is None or rules is None:
-        return 0.0
+        return failed(missing_file(result) if rules is not None else "no rules given")
     lines = text.splitlines()
     expect = [re.compile(p) for p in rules.get("expect", [])]
     unexpect = [re.compile(p) for p in rules.get("unexpect", [])]
-    found = all(any(p.search(line) for line in lines) for p in expect)
-    clean = not any(p.search(line) for p in unexpect for line in lines)
-    return float(found and clean)
+    for p in expect:
+        if not any(p.search(line) for line in lines):
+            return failed(f"no line matches {p.pattern!r}")
+    for p in unexpect:
+        for line in lines:
+            if p.search(line):
+                return failed(f"line {show(line)} matches the unexpected {p.pattern!r}")
+    return passed(f"{len(expect)} expected patterns found, none of {len(unexpect)} unexpected")
 
 
 @metric("check_csv")
-def check_csv(result: Any, rules: dict | None = None, **options) -> float:
+def check_csv(result: Any, rules: dict | None = None) -> MetricResult:
     """Records of a CSV file with a header row: each rules["expect"] record (a dict of
     column -> value) must match some row, no rules["unexpect"] record any row."""
     text = read_text(result)
     if text is None or rules is None:
-        return 0.0
+        return failed(missing_file(result) if rules is not None else "no rules given")
     try:
         rows = list(csv.DictReader(text.splitlines()))
-    except csv.Error:
-        return 0.0
-    found = all(any(match_record(r, row) for row in rows) for r in rules.get("expect", []))
-    clean = not any(match_record(r, row) for r in rules.get("unexpect", []) for row in rows)
-    return float(found and clean)
+    except csv.Error as e:
+        return failed(f"the file is not CSV: {e}")
+    for r in rules.get("expect", []):
+        if not any(match_record(r, row) for row in rows):
+            return failed(f"no row of {len(rows)} matches {show(r)}")
+    for r in rules.get("unexpect", []):
+        if any(match_record(r, row) for row in rows):
+            return failed(f"a row matches the unexpected {show(r)}")
+    return passed("every expected record is there and no unexpected one")
 
 
 @metric("check_json")
-def check_json(result: Any, rules: dict | None = None, is_yaml: bool = False, **options) -> float:
+def check_json(result: Any, rules: dict | None = None, is_yaml: bool = False) -> MetricResult:
     """Rules on values inside a JSON (or, with `is_yaml`, YAML) file.
 
     rules = {"expect": [{"key": [path...], "method": ..., "ref": ...}], "unexpect": [...]}:
@@ -370,11 +409,11 @@ def check_json(result: Any, rules: dict | None = None, is_yaml: bool = False, **
 
     text = read_text(result)
     if text is None or rules is None:
-        return 0.0
+        return failed(missing_file(result) if rules is not None else "no rules given")
     try:
         data = yaml.safe_load(text) if is_yaml else json.loads(text)
-    except (ValueError, yaml.YAMLError):
-        return 0.0
+    except (ValueError, yaml.YAMLError) as e:
+        return failed(f"the file is not {'YAML' if is_yaml else 'JSON'}: {str(e)[:200]}")
 
     missing = object()
 
@@ -389,19 +428,22 @@ def check_json(result: Any, rules: dict | None = None, is_yaml: bool = False, **
 
     for rule in rules.get("expect", []):
         value = lookup(rule["key"])
-        if value is missing or not match_value_to_rule(value, rule):
-            return 0.0
+        if value is missing:
+            return failed(f"key {rule['key']} is missing")
+        if not match_value_to_rule(value, rule):
+            return failed(f"key {rule['key']} is {show(value)}, expected {rule['method']} {show(rule.get('ref'))}")
     for rule in rules.get("unexpect", []):
         value = lookup(rule["key"])
         if match_value_to_rule(None if value is missing else value, rule):
-            return 0.0
-    return 1.0
+            return failed(f"key {rule['key']} is {show(None if value is missing else value)}, "
+                          f"which it must not be ({rule['method']} {show(rule.get('ref'))})")
+    return passed("every expected key holds its value, no unexpected one")
 
 
 # -- a place list (.docx), a speedtest export ---------------------------------------------------
 
 @metric("fuzzy_place_math")
-def fuzzy_place_math(result: Any, rules: dict | None = None, **options) -> float:
+def fuzzy_place_math(result: Any, rules: dict | None = None) -> MetricResult:
     """A .docx that should list exactly 3 places (whitespace-separated words) from
     rules["expected"]: the mean over its words of the best fuzzy ratio against the list;
     0 unless the document holds exactly 3 words."""
@@ -412,45 +454,47 @@ def fuzzy_place_math(result: Any, rules: dict | None = None, **options) -> float
     from rapidfuzz import fuzz
 
     if rules is None or not isinstance(result, (str, os.PathLike)) or not os.path.isfile(result):
-        return 0.0
+        return failed(missing_file(result) if rules is not None else "no rules given")
     try:
         document = docx.Document(result)
     except (OpcError, zipfile.BadZipFile, KeyError, ValueError) as e:
-        logger.info("fuzzy_place_math: cannot open %s as docx: %s", result, e)
-        return 0.0
+        return failed(f"cannot open {result} as docx: {e}")
     words = [word for paragraph in document.paragraphs for word in paragraph.text.split()]
     if len(words) != 3:
-        return 0.0
+        return failed(f"the document holds {len(words)} words, expected 3 places: {show(words)}")
     accepted = rules["expected"]
-    return sum(max((fuzz.ratio(word, a) / 100.0 for a in accepted), default=0.0) for word in words) / 3
+    score = sum(max((fuzz.ratio(word, a) / 100.0 for a in accepted), default=0.0) for word in words) / 3
+    return MetricResult(score, f"mean best similarity {score:.3f} of {show(words)} to the accepted places")
 
 
 @metric("compare_time_in_speedtest_results")
-def compare_time_in_speedtest_results(result: Any, time_diff: Any = None, **options) -> float:
+def compare_time_in_speedtest_results(result: Any, time_diff: Any = None) -> MetricResult:
     """A speedtest CSV export: 1 when its first record's time (HH:MM at the end of the second
     column) is within `time_diff` minutes of now."""
     text = read_text(result)
     if text is None or time_diff is None:
-        return 0.0
+        return failed(missing_file(result) if time_diff is not None else "no time difference given")
     try:
         rows = list(csv.reader(text.splitlines()))
         stamp = datetime.datetime.strptime(rows[1][1].strip()[-5:], "%H:%M")
         limit = float(time_diff)
-    except (csv.Error, IndexError, TypeError, ValueError):
-        return 0.0
+    except (csv.Error, IndexError, TypeError, ValueError) as e:
+        return failed(f"no HH:MM time at the end of the first record's second column: {e}")
     now = datetime.datetime.now()
     minutes = abs((stamp.hour * 60 + stamp.minute) - (now.hour * 60 + now.minute))
-    return float(min(minutes, 24 * 60 - minutes) < limit)  # times of day wrap at midnight
+    minutes = min(minutes, 24 * 60 - minutes)  # times of day wrap at midnight
+    return verdict(minutes < limit, f"the result's time {stamp:%H:%M} is {minutes} minutes from now, "
+                                    f"expected under {limit:g}")
 
 
 # -- databases ----------------------------------------------------------------------------------
 
 @metric("run_sqlite3")
-def run_sqlite3(result: Any, rules: dict | None = None, **options) -> float:
+def run_sqlite3(result: Any, rules: dict | None = None) -> MetricResult:
     """Runs rules["sql"] on the sqlite database file; the first column of the first row is the
     score (a SQL truth value, so 0 or 1; clamped to [0, 1])."""
     if rules is None or not isinstance(result, (str, os.PathLike)) or not os.path.isfile(result):
-        return 0.0
+        return failed(missing_file(result) if rules is not None else "no rules given")
     # Read-only URI: a bare connect() would create an empty database file for a bad path.
     uri = "file:" + os.path.abspath(result) + "?mode=ro"
     try:
@@ -460,14 +504,14 @@ def run_sqlite3(result: Any, rules: dict | None = None, **options) -> float:
         finally:
             connection.close()
     except sqlite3.DatabaseError as e:  # not a database, or a table the agent's file lacks
-        logger.info("run_sqlite3 on %s: %s", result, e)
-        return 0.0
+        return failed(f"the query fails on {os.path.basename(str(result))}: {e}")
     if not row or row[0] is None:
-        return 0.0
+        return failed(f"the query {show(rules['sql'])} gives no value")
     try:
-        return min(max(float(row[0]), 0.0), 1.0)
+        score = min(max(float(row[0]), 0.0), 1.0)
     except (TypeError, ValueError):
-        return 0.0
+        return failed(f"the query gives {show(row[0])}, not a number")
+    return MetricResult(score, f"the query {show(rules['sql'])} gives {show(row[0])}")
 
 
 # -- accessibility tree -------------------------------------------------------------------------
@@ -478,7 +522,7 @@ A11Y_NAMESPACES = {
 
 
 @metric("check_accessibility_tree")
-def check_accessibility_tree(result: Any, rules: list | None = None, osname: str = "ubuntu", **options) -> float:
+def check_accessibility_tree(result: Any, rules: list | None = None, osname: str = "ubuntu") -> MetricResult:
     """Selects nodes of the accessibility-tree XML, rule by rule; each rule must select something.
 
     A rule has `xpath` (wins when both are given) or `selectors` (CSS selectors joined with
@@ -491,15 +535,14 @@ def check_accessibility_tree(result: Any, rules: list | None = None, osname: str
     from rapidfuzz import fuzz
 
     if not isinstance(result, (str, bytes)) or not result.strip() or rules is None:
-        return 0.0
+        return failed("no accessibility tree" if rules is not None else "no rules given")
     if osname not in A11Y_NAMESPACES:
         raise ValueError(f"check_accessibility_tree: osname must be one of {sorted(A11Y_NAMESPACES)}, got {osname!r}")
     namespaces = A11Y_NAMESPACES[osname]
     try:
         tree = lxml.etree.fromstring(result.encode("utf-8") if isinstance(result, str) else result)
     except lxml.etree.XMLSyntaxError as e:
-        logger.info("check_accessibility_tree: the tree is not XML: %s", e)
-        return 0.0
+        return failed(f"the accessibility tree is not XML: {e}")
 
     score = 1.0
     for rule in rules:
@@ -511,12 +554,14 @@ def check_accessibility_tree(result: Any, rules: list | None = None, osname: str
             raise ValueError(f"check_accessibility_tree: a rule needs 'xpath' or 'selectors': {rule!r}")
         # An XPath may evaluate to a number or string; only elements count as selected nodes.
         nodes = [n for n in nodes if isinstance(n, lxml.etree._Element)] if isinstance(nodes, list) else []
+        what = rule.get("xpath") or rule["selectors"]
         if not nodes:
-            logger.info("check_accessibility_tree: nothing selected by %s", rule.get("xpath") or rule["selectors"])
-            return 0.0
+            return failed(f"no node of the tree is selected by {show(what)}")
         if "text" in rule:
             if rule.get("exact", True):
-                score *= float(any((n.text or "") == rule["text"] for n in nodes))
+                if not any((n.text or "") == rule["text"] for n in nodes):
+                    return failed(f"{len(nodes)} nodes selected by {show(what)}, none with the text {show(rule['text'])} "
+                                  f"(first: {show(nodes[0].text)})")
             else:
                 score *= max(fuzz.ratio(n.text or "", rule["text"]) / 100.0 for n in nodes)
-    return score
+    return MetricResult(score, f"all {len(rules)} rules select nodes" + ("" if score == 1 else f"; text similarity {score:.3f}"))

@@ -1,14 +1,14 @@
 """Image metrics for the GIMP tasks (and image checks other domains borrow).
 
-Calling convention as in OSWorld: `metric(result, expected, **options)`, where
+Calling convention as in OSWorld: `metric(result, expected, option=...)`, where
 `result` is usually the local path of the image the agent saved and `expected`
 either a reference image path or a `rules` dict. Several GIMP metrics name their
 arguments (src, tgt) and the task files put the agent's file first; e.g.
 check_brightness_decrease_and_structure_sim(src, tgt) scores 1 when `src` is
 darker than `tgt` (a task that wants a *brighter* image simply swaps the order).
 
-Every metric returns 0.0, never raises, when an input is None, missing or not
-an image.
+Every metric returns a MetricResult (the score and what was measured); it gives
+0, never raises, when an input is None, missing or not an image, and says which.
 
 "Structure similar" means SSIM >= a threshold on 8-bit RGB, as in OSWorld
 (7x7 window, 0.9 unless a metric says otherwise). One deliberate difference:
@@ -27,6 +27,7 @@ from typing import Any, Iterable
 import numpy as np
 from PIL import Image, ImageChops, UnidentifiedImageError
 
+from ..outcome import MetricResult, failed, passed, show, verdict
 from ..registry import metric
 
 logger = logging.getLogger("desktopenv.metrics.gimp")
@@ -144,6 +145,24 @@ def _images(*paths: Any) -> list[Image.Image] | None:
     return None if any(i is None for i in images) else images
 
 
+def _no_image(*paths: Any) -> MetricResult:
+    """The 0 for a missing or unreadable image, naming the first such file."""
+    for i, path in enumerate(paths):
+        if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+            return failed(f"image {i + 1} {show(path)} does not exist")
+        if open_image(path) is None:
+            return failed(f"image {i + 1} {os.path.basename(path)} is not a readable image")
+    return failed("an image cannot be read")
+
+
+def _ssim_said(img1: Image.Image, img2: Image.Image, threshold: float = DEFAULT_SSIM_THRESHOLD) -> tuple[bool, str]:
+    """Whether two images are structure-similar, and the sentence saying so."""
+    score = ssim(img1, img2)
+    if score is None:
+        return False, f"the images cannot be compared (sizes {img1.size} vs {img2.size})"
+    return score >= threshold, f"SSIM {score:.3f} (needs {threshold:g})"
+
+
 def _rule(rule: Any) -> dict:
     return rule if isinstance(rule, dict) else {}
 
@@ -151,102 +170,106 @@ def _rule(rule: Any) -> dict:
 # ---------------------------------------------------------------- structure
 
 @metric("check_structure_sim")
-def check_structure_sim(src_path: str | None, tgt_path: str | None, **_: Any) -> float:
+def check_structure_sim(src_path: str | None, tgt_path: str | None) -> MetricResult:
     """1 if both images have the same size and SSIM >= 0.9."""
     images = _images(src_path, tgt_path)
-    return float(images is not None and structure_similar(*images))
+    if images is None:
+        return _no_image(src_path, tgt_path)
+    return verdict(*_ssim_said(*images))
 
 
 @metric("check_structure_sim_with_threshold")
 def check_structure_sim_with_threshold(src_path: str | None, tgt_path: str | None,
-                                       ssim_threshold: float = 0.85, **_: Any) -> float:
+                                       ssim_threshold: float = 0.85) -> MetricResult:
     """1 if SSIM >= `ssim_threshold` (default 0.85) after resizing src to tgt's size."""
     images = _images(src_path, tgt_path)
     if images is None:
-        return 0.0
+        return _no_image(src_path, tgt_path)
     src, tgt = images
     if src.size != tgt.size:
         src = src.resize(tgt.size, Image.Resampling.LANCZOS)
-    return float(structure_similar(src, tgt, float(ssim_threshold)))
+    return verdict(*_ssim_said(src, tgt, float(ssim_threshold)))
 
 
 @metric("check_structure_sim_resized")
-def check_structure_sim_resized(src_path: str | None, tgt_path: str | None, **_: Any) -> float:
+def check_structure_sim_resized(src_path: str | None, tgt_path: str | None) -> MetricResult:
     """1 if src, cropped to its opaque content and scaled to tgt's size, has SSIM >= 0.9."""
     images = _images(src_path, tgt_path)
     if images is None:
-        return 0.0
+        return _no_image(src_path, tgt_path)
     src, tgt = images
     content = crop_to_opaque(src)
     if content is None:
-        return 0.0
-    return float(structure_similar(content.resize(tgt.size), tgt))
+        return failed("the image is fully transparent")
+    return verdict(*_ssim_said(content.resize(tgt.size), tgt))
 
 
 @metric("check_file_exists_and_structure_sim")
-def check_file_exists_and_structure_sim(src_path: str | None, tgt_path: str | None,
-                                        **_: Any) -> float:
+def check_file_exists_and_structure_sim(src_path: str | None, tgt_path: str | None) -> MetricResult:
     """1 if the exported file exists and looks like the reference (SSIM >= 0.9)."""
-    return check_structure_sim(src_path, tgt_path)
+    return check_structure_sim(src_path, tgt_path)  # its MetricResult says which it was
 
 
 @metric("check_palette_and_structure_sim")
-def check_palette_and_structure_sim(src_path: str | None, tgt_path: str | None,
-                                    **_: Any) -> float:
+def check_palette_and_structure_sim(src_path: str | None, tgt_path: str | None) -> MetricResult:
     """1 if src is an indexed-colour (palette) image and looks like tgt (SSIM >= 0.9)."""
     images = _images(src_path, tgt_path)
     if images is None:
-        return 0.0
+        return _no_image(src_path, tgt_path)
     src, tgt = images
-    return float(src.mode == "P" and structure_similar(src, tgt))
+    if src.mode != "P":
+        return failed(f"the image is in mode {src.mode}, not indexed colour (P)")
+    return verdict(*_ssim_said(src, tgt))
 
 
 @metric("check_image_mirror")
-def check_image_mirror(src_path: str | None, tgt_path: str | None, **_: Any) -> float:
+def check_image_mirror(src_path: str | None, tgt_path: str | None) -> MetricResult:
     """1 if src is tgt flipped left-right (SSIM >= 0.99, GIMP's flip is not bit-exact)."""
     images = _images(src_path, tgt_path)
     if images is None:
-        return 0.0
+        return _no_image(src_path, tgt_path)
     src, tgt = images
-    return float(structure_similar(src.transpose(Image.Transpose.FLIP_LEFT_RIGHT), tgt, 0.99))
+    ok, said = _ssim_said(src.transpose(Image.Transpose.FLIP_LEFT_RIGHT), tgt, 0.99)
+    return verdict(ok, f"mirrored image against the original: {said}")
 
 
 # ---------------------------------------------------------------- adjustments
 
 @metric("check_brightness_decrease_and_structure_sim")
 def check_brightness_decrease_and_structure_sim(src_path: str | None, tgt_path: str | None,
-                                                threshold: float = 0.03, **_: Any) -> float:
+                                                threshold: float = 0.03) -> MetricResult:
     """1 if src is darker than tgt and, once both are scaled to the same mean
     brightness, their MSE is below `threshold` (default 0.03)."""
     images = _images(src_path, tgt_path)
     if images is None:
-        return 0.0
+        return _no_image(src_path, tgt_path)
     src, tgt = images
     if not mean_brightness(src) < mean_brightness(tgt):
-        return 0.0
+        return failed(f"mean brightness {mean_brightness(src):.1f} is not below the original's {mean_brightness(tgt):.1f}")
     mse = mean_squared_error(normalize_brightness(src), normalize_brightness(tgt))
-    return float(mse < float(threshold))
+    return verdict(mse < float(threshold), f"darker ({mean_brightness(src):.1f} vs {mean_brightness(tgt):.1f}); "
+                                           f"MSE at equal brightness {mse:.4f} (needs below {float(threshold):g})")
 
 
 @metric("check_saturation_increase_and_structure_sim")
-def check_saturation_increase_and_structure_sim(src_path: str | None, tgt_path: str | None,
-                                                **_: Any) -> float:
+def check_saturation_increase_and_structure_sim(src_path: str | None, tgt_path: str | None) -> MetricResult:
     """1 if src is more saturated than tgt while its hue and value channels each
     keep SSIM >= 0.9 with tgt's."""
     images = _images(src_path, tgt_path)
     if images is None:
-        return 0.0
+        return _no_image(src_path, tgt_path)
     src, tgt = images
     if not mean_saturation(src) > mean_saturation(tgt):
-        return 0.0
+        return failed(f"mean saturation {mean_saturation(src):.1f} is not above the original's {mean_saturation(tgt):.1f}")
     src_h, _, src_v = to_rgb(src).convert("HSV").split()
     tgt_h, _, tgt_v = to_rgb(tgt).convert("HSV").split()
-    return float(structure_similar(src_h, tgt_h) and structure_similar(src_v, tgt_v))
+    hue_ok, hue = _ssim_said(src_h, tgt_h)
+    value_ok, value = _ssim_said(src_v, tgt_v)
+    return verdict(hue_ok and value_ok, f"more saturated; hue {hue}; value {value}")
 
 
 @metric("check_contrast_increase_and_structure_sim")
-def check_contrast_increase_and_structure_sim(src_path: str | None, tgt_path: str | None,
-                                              **_: Any) -> float:
+def check_contrast_increase_and_structure_sim(src_path: str | None, tgt_path: str | None) -> MetricResult:
     """1 if src has more contrast (std of RGB values) than tgt and SSIM >= 0.65.
 
     OSWorld takes the std over all channels of the file as stored, so an RGBA
@@ -254,36 +277,48 @@ def check_contrast_increase_and_structure_sim(src_path: str | None, tgt_path: st
     """
     images = _images(src_path, tgt_path)
     if images is None:
-        return 0.0
+        return _no_image(src_path, tgt_path)
     src, tgt = images
-    return float(contrast(src) > contrast(tgt) and structure_similar(src, tgt, 0.65))
+    if not contrast(src) > contrast(tgt):
+        return failed(f"contrast {contrast(src):.1f} is not above the original's {contrast(tgt):.1f}")
+    ok, said = _ssim_said(src, tgt, 0.65)
+    return verdict(ok, f"more contrast ({contrast(src):.1f} vs {contrast(tgt):.1f}); {said}")
 
 
 @metric("check_sharper")
-def check_sharper(src_path: str | None, tgt_path: str | None, **_: Any) -> float:
+def check_sharper(src_path: str | None, tgt_path: str | None) -> MetricResult:
     """1 if src is sharper (higher Laplacian variance) than tgt."""
     images = _images(src_path, tgt_path)
-    return float(images is not None and sharpness(images[0]) > sharpness(images[1]))
+    if images is None:
+        return _no_image(src_path, tgt_path)
+    a, b = sharpness(images[0]), sharpness(images[1])
+    return verdict(a > b, f"sharpness {a:.1f} vs the original's {b:.1f}")
 
 
 @metric("increase_saturation")
-def increase_saturation(image1_path: str | None, image2_path: str | None, **_: Any) -> float:
+def increase_saturation(image1_path: str | None, image2_path: str | None) -> MetricResult:
     """1 if the second image is more saturated than the first."""
     images = _images(image1_path, image2_path)
-    return float(images is not None and mean_saturation(images[0]) < mean_saturation(images[1]))
+    if images is None:
+        return _no_image(image1_path, image2_path)
+    a, b = mean_saturation(images[0]), mean_saturation(images[1])
+    return verdict(a < b, f"mean saturation {a:.1f} then {b:.1f} (must rise)")
 
 
 @metric("decrease_brightness")
-def decrease_brightness(image1_path: str | None, image2_path: str | None, **_: Any) -> float:
+def decrease_brightness(image1_path: str | None, image2_path: str | None) -> MetricResult:
     """1 if the second image is darker than the first."""
     images = _images(image1_path, image2_path)
-    return float(images is not None and mean_brightness(images[0]) > mean_brightness(images[1]))
+    if images is None:
+        return _no_image(image1_path, image2_path)
+    a, b = mean_brightness(images[0]), mean_brightness(images[1])
+    return verdict(a > b, f"mean brightness {a:.1f} then {b:.1f} (must fall)")
 
 
 # ---------------------------------------------------------------- geometry and content
 
 @metric("check_image_size")
-def check_image_size(src_path: str | None, rule: dict | None = None, **_: Any) -> float:
+def check_image_size(src_path: str | None, rule: dict | None = None) -> MetricResult:
     """1 if the image's width/height equal `rule["width"]`/`rule["height"]` (each optional).
 
     With `rule["ignore_transparent"]` the size of the opaque content counts. (OSWorld's
@@ -293,7 +328,7 @@ def check_image_size(src_path: str | None, rule: dict | None = None, **_: Any) -
     img = open_image(src_path)
     rule = _rule(rule)
     if img is None:
-        return 0.0
+        return _no_image(src_path)
     if rule.get("ignore_transparent"):
         content = crop_to_opaque(img)
         width, height = content.size if content is not None else (0, 0)
@@ -302,18 +337,20 @@ def check_image_size(src_path: str | None, rule: dict | None = None, **_: Any) -
     for key, actual in (("width", width), ("height", height)):
         wanted = rule.get(key)
         if wanted is not None and actual != int(wanted):
-            return 0.0
-    return 1.0
+            return failed(f"the image is {width}x{height}; {key} {actual}, expected {int(wanted)}")
+    return passed(f"the image is {width}x{height}")
 
 
 @metric("check_image_file_size")
-def check_image_file_size(src_path: str | None, rule: dict | None = None, **_: Any) -> float:
+def check_image_file_size(src_path: str | None, rule: dict | None = None) -> MetricResult:
     """1 if the file is smaller than `rule["max_size"]` bytes."""
     max_size = _rule(rule).get("max_size")
-    if max_size is None or not isinstance(src_path, (str, os.PathLike)) \
-            or not os.path.isfile(src_path):
-        return 0.0
-    return float(os.path.getsize(src_path) < float(max_size))
+    if max_size is None:
+        return failed("no rule['max_size'] given")
+    if not isinstance(src_path, (str, os.PathLike)) or not os.path.isfile(src_path):
+        return failed(f"the file {show(src_path)} does not exist")
+    size = os.path.getsize(src_path)
+    return verdict(size < float(max_size), f"the file is {size} bytes, expected under {max_size}")
 
 
 def _second_colour_centroid(img: Image.Image) -> tuple[np.ndarray, np.ndarray] | None:
@@ -335,18 +372,22 @@ def _second_colour_centroid(img: Image.Image) -> tuple[np.ndarray, np.ndarray] |
 
 
 @metric("check_triangle_position")
-def check_triangle_position(tgt_path: str | None, **_: Any) -> float:
+def check_triangle_position(tgt_path: str | None) -> MetricResult:
     """1 if the shape (second most common colour) is centred within 5% of each side."""
     img = open_image(tgt_path)
-    found = _second_colour_centroid(img) if img is not None else None
+    if img is None:
+        return _no_image(tgt_path)
+    found = _second_colour_centroid(img)
     if found is None:
-        return 0.0
+        return failed("the image has a single colour: no shape on it")
     centroid, shape = found
-    return float(np.all(np.abs(centroid - shape / 2) < 0.05 * shape))
+    return verdict(bool(np.all(np.abs(centroid - shape / 2) < 0.05 * shape)),
+                   f"the shape's centre (row, col) {tuple(round(float(c)) for c in centroid)} in a "
+                   f"{shape[0]}x{shape[1]} image, expected within 5% of the middle")
 
 
 @metric("compare_triangle_positions")
-def compare_triangle_positions(image1: str | None, image2: str | None, **_: Any) -> float:
+def compare_triangle_positions(image1: str | None, image2: str | None) -> MetricResult:
     """1 if the shape sits closer to the image centre in image2 than in image1.
 
     (OSWorld's version thresholds every pixel as "yellow", finds the whole frame
@@ -355,27 +396,29 @@ def compare_triangle_positions(image1: str | None, image2: str | None, **_: Any)
     """
     images = _images(image1, image2)
     if images is None:
-        return 0.0
+        return _no_image(image1, image2)
     found = [_second_colour_centroid(i) for i in images]
-    if None in found:
-        return 0.0
+    if any(f is None for f in found):
+        return failed("an image has a single colour: no shape on it")
     distances = [float(np.linalg.norm(c - s / 2)) for c, s in found]
-    return float(distances[0] > distances[1])
+    return verdict(distances[0] > distances[1], f"the shape is {distances[0]:.1f} then {distances[1]:.1f} pixels "
+                                                "from the centre (must come closer)")
 
 
 @metric("check_textbox_on_leftside")
-def check_textbox_on_leftside(src_path: str | None, **_: Any) -> float:
+def check_textbox_on_leftside(src_path: str | None) -> MetricResult:
     """1 if the leftmost dark pixel (grey < 128) lies in the left 5% of the image."""
     img = open_image(src_path)
     if img is None:
-        return 0.0
+        return _no_image(src_path)
     dark_columns = np.nonzero((np.asarray(to_rgb(img).convert("L")) < 128).any(axis=0))[0]
     leftmost = dark_columns[0] if len(dark_columns) else img.width
-    return float(leftmost < img.width * 0.05)
+    return verdict(leftmost < img.width * 0.05, f"the leftmost dark pixel is in column {leftmost} of {img.width}, "
+                                                "expected in the left 5%")
 
 
 @metric("check_green_background")
-def check_green_background(src_path: str | None, tgt_path: str | None, **_: Any) -> float:
+def check_green_background(src_path: str | None, tgt_path: str | None) -> MetricResult:
     """1 if every pixel that is not black in the reference (its background) is
     green in src, i.e. G > R and G > B.
 
@@ -383,13 +426,16 @@ def check_green_background(src_path: str | None, tgt_path: str | None, **_: Any)
     non-square ones; we index rows and columns properly.)
     """
     images = _images(src_path, tgt_path)
-    if images is None or images[0].size != images[1].size:
-        return 0.0
+    if images is None:
+        return _no_image(src_path, tgt_path)
+    if images[0].size != images[1].size:
+        return failed(f"the image is {images[0].size}, the reference {images[1].size}")
     src = np.asarray(to_rgb(images[0])).astype(np.int16)
     background = np.asarray(to_rgb(images[1])).any(axis=2)
     r, g, b = src[..., 0], src[..., 1], src[..., 2]
     green = (g > r) & (g > b)
-    return float(np.all(green[background]))
+    not_green = int(np.count_nonzero(~green[background]))
+    return verdict(not_green == 0, f"{not_green} of {int(np.count_nonzero(background))} background pixels are not green")
 
 
 # ---------------------------------------------------------------- files and lists
@@ -412,7 +458,7 @@ def images_identical(pred: Image.Image, gold: Image.Image) -> bool:
 
 @metric("compare_image_list")
 def compare_image_list(pred_img_path_list: str | list | None,
-                       gold_img_path_list: str | list | None, **_: Any) -> float:
+                       gold_img_path_list: str | list | None) -> MetricResult:
     """1 if every predicted image equals its gold counterpart pixel for pixel.
 
     Accepts one path or aligned lists. (OSWorld zips the lists, so a missing
@@ -420,12 +466,14 @@ def compare_image_list(pred_img_path_list: str | list | None,
     """
     preds, golds = _as_list(pred_img_path_list), _as_list(gold_img_path_list)
     if not preds or len(preds) != len(golds):
-        return 0.0
+        return failed(f"{len(preds)} images for {len(golds)} gold ones")
     for pred_path, gold_path in zip(preds, golds):
         images = _images(pred_path, gold_path)
-        if images is None or not images_identical(*images):
-            return 0.0
-    return 1.0
+        if images is None:
+            return _no_image(pred_path, gold_path)
+        if not images_identical(*images):
+            return failed(f"{os.path.basename(str(pred_path))} differs from {os.path.basename(str(gold_path))} in its pixels")
+    return passed(f"the {len(preds)} images equal their gold ones")
 
 
 # ---------------------------------------------------------------- GIMP settings
@@ -456,8 +504,7 @@ def _unquote(value: Any) -> str:
 
 
 @metric("check_config_status")
-def check_config_status(actual_config_path: str | None, rule: dict | None = None,
-                        **_: Any) -> float:
+def check_config_status(actual_config_path: str | None, rule: dict | None = None) -> MetricResult:
     """1 if a line of the GIMP config file (gimprc, sessionrc...) sets `rule["key"]`
     to `rule["value"]`.
 
@@ -468,16 +515,19 @@ def check_config_status(actual_config_path: str | None, rule: dict | None = None
     rule = _rule(rule)
     key, value = rule.get("key"), rule.get("value")
     if key is None or value is None or not isinstance(actual_config_path, (str, os.PathLike)):
-        return 0.0
+        return failed(f"no config file (got {show(actual_config_path)})" if key is not None and value is not None
+                      else f"the rule needs key and value: {show(rule)}")
     try:
         with open(actual_config_path, encoding="utf-8", errors="replace") as f:
             text = f.read()
-    except OSError:
-        return 0.0
+    except OSError as e:
+        return failed(f"the config file cannot be read: {e}")
     key_tokens = [key] if isinstance(key, str) else [str(k) for k in key]
     wanted = _unquote(value)
+    seen = []
     for tokens in _config_entries(text):
-        if len(tokens) > len(key_tokens) and tokens[:len(key_tokens)] == key_tokens \
-                and tokens[-1] == wanted:
-            return 1.0
-    return 0.0
+        if len(tokens) > len(key_tokens) and tokens[:len(key_tokens)] == key_tokens:
+            if tokens[-1] == wanted:
+                return passed(f"{' '.join(key_tokens)} is {wanted!r}")
+            seen.append(tokens[-1])
+    return failed(f"{' '.join(key_tokens)} is {show(seen[-1]) if seen else 'not set'}, expected {wanted!r}")

@@ -15,7 +15,7 @@ from ..scoring import EvaluationError
 
 
 @metric("infeasible")
-def infeasible(*args: Any, **options: Any) -> float:
+def infeasible(*args: Any) -> float:
     raise EvaluationError(
         "metric 'infeasible' is not computed from getters: DesktopEnv.evaluate scores an infeasible "
         "task by the last action (1 if it was FAIL, else 0) before running any metric"

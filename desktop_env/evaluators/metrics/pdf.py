@@ -1,7 +1,7 @@
 """PDF metrics (OSWorld's compare_pdfs, compare_pdf_images, check_pdf_pages and
 is_gold_text_included_in_pdf), read with pypdf.
 
-Every metric returns a float in [0, 1]; a None path, a missing file or a file that does not
+Every metric returns a MetricResult (a score in [0, 1] and why); a None path, a missing file or a file that does not
 parse as a PDF scores 0.0, and nothing here raises on such input.
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 import re
 from typing import Any
 
+from ..outcome import MetricResult, failed, passed, show, verdict
 from ..registry import metric
 
 logger = logging.getLogger("desktopenv.metrics.pdf")
@@ -54,8 +55,14 @@ def pdf_text(path: Any) -> str | None:
         return None
 
 
+def _unreadable(path: Any, role: str = "result") -> str:
+    if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+        return f"the {role} PDF {show(path)} does not exist"
+    return f"the {role} file {os.path.basename(path)} is not a readable PDF"
+
+
 @metric("compare_pdfs")
-def compare_pdfs(result: Any, expected: Any = None, **options) -> float:
+def compare_pdfs(result: Any, expected: Any = None) -> MetricResult:
     """Fuzzy similarity (0..1) of the text of two PDFs.
 
     Either argument may be a list of paths (the files of a multi-file task): the pairs are
@@ -70,13 +77,23 @@ def compare_pdfs(result: Any, expected: Any = None, **options) -> float:
         results = list(result) if isinstance(result, (list, tuple)) else [result]
         golds = list(expected)
     if not golds:
-        return 0.0
+        return failed("no gold PDF given")
     total = 0.0
+    notes = []
     for result_path, gold_path in zip(results, golds):
         text1, text2 = pdf_text(result_path), pdf_text(gold_path)
-        if text1 is not None and text2 is not None:
-            total += fuzz.ratio(text1, text2) / 100.0
-    return total / len(golds)
+        if text1 is None or text2 is None:
+            path, role = (result_path, "result") if text1 is None else (gold_path, "gold")
+            notes.append(f"the {role} PDF {show(path)} is missing or unreadable")
+            continue
+        similarity = fuzz.ratio(text1, text2) / 100.0
+        total += similarity
+        if similarity < 1:
+            notes.append(f"{os.path.basename(str(result_path))}: text similarity {similarity:.3f}")
+    if len(results) < len(golds):
+        notes.append(f"{len(results)} result PDFs for {len(golds)} gold ones")
+    score = total / len(golds)
+    return MetricResult(score, "; ".join(notes) if notes else f"the text of the {len(golds)} PDFs matches")
 
 
 def _embedded_images(reader) -> list:
@@ -89,7 +106,7 @@ def _embedded_images(reader) -> list:
 
 
 @metric("compare_pdf_images")
-def compare_pdf_images(result: Any, expected: Any = None, **options) -> float:
+def compare_pdf_images(result: Any, expected: Any = None) -> MetricResult:
     """The PDFs embed the same pictures: the share of pictures whose perceptual hashes match.
 
     The numbers of embedded pictures must be equal (else 0); two PDFs without pictures score 1.
@@ -98,32 +115,33 @@ def compare_pdf_images(result: Any, expected: Any = None, **options) -> float:
     import imagehash
     reader1, reader2 = open_pdf(result), open_pdf(expected)
     if reader1 is None or reader2 is None:
-        return 0.0
+        return failed(_unreadable(result) if reader1 is None else _unreadable(expected, "expected"))
     try:
         images1, images2 = _embedded_images(reader1), _embedded_images(reader2)
     except _read_errors() as e:
-        logger.info("compare_pdf_images: cannot extract pictures (%s: %s)", type(e).__name__, e)
-        return 0.0
+        return failed(f"cannot extract the pictures ({type(e).__name__}: {e})")
     if len(images1) != len(images2):
-        return 0.0
+        return failed(f"{len(images1)} embedded pictures, expected {len(images2)}")
     if not images1:
-        return 1.0
+        return passed("neither PDF embeds a picture")
     matching = sum(1 for image1, image2 in zip(images1, images2)
                    if imagehash.phash(image1) - imagehash.phash(image2) <= PHASH_MAX_DISTANCE)
-    return matching / len(images1)
+    return MetricResult(matching / len(images1), f"{matching} of {len(images1)} pictures match the gold ones")
 
 
 @metric("check_pdf_pages")
-def check_pdf_pages(result: Any, rules: Any = None, **options) -> float:
+def check_pdf_pages(result: Any, rules: Any = None) -> MetricResult:
     """The page count relates to rules["ref_value"] as rules["relation"] says (eq, ne, lt, le, gt, ge)."""
     if (not isinstance(rules, dict) or rules.get("relation") not in RELATIONS
             or not isinstance(rules.get("ref_value"), (int, float))):
         logger.warning("check_pdf_pages: unusable rules %r", rules)
-        return 0.0
+        return failed(f"unusable rules {show(rules)} (need relation and a numeric ref_value)")
     reader = open_pdf(result)
     if reader is None:
-        return 0.0
-    return float(RELATIONS[rules["relation"]](len(reader.pages), rules["ref_value"]))
+        return failed(_unreadable(result))
+    pages = len(reader.pages)
+    return verdict(RELATIONS[rules["relation"]](pages, rules["ref_value"]),
+                   f"{pages} pages, expected {rules['relation']} {rules['ref_value']}")
 
 
 def _one_spaced(text: str) -> str:
@@ -131,24 +149,25 @@ def _one_spaced(text: str) -> str:
 
 
 @metric("is_gold_text_included_in_pdf")
-def is_gold_text_included_in_pdf(result: Any, expected: Any = None, **options) -> float:
+def is_gold_text_included_in_pdf(result: Any, expected: Any = None) -> MetricResult:
     """Every value of the gold JSON object (file at `expected`) appears in the PDF's text.
 
     Whitespace runs count as one space on both sides, so a value that the PDF breaks across
     lines still matches (OSWorld compares the raw pdfplumber text).
     """
     if not isinstance(expected, (str, os.PathLike)) or not os.path.isfile(expected):
-        return 0.0
+        return failed(f"the gold JSON file {show(expected)} does not exist")
     try:
         with open(expected, encoding="utf-8") as f:
             gold = json.load(f)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        logger.info("is_gold_text_included_in_pdf: unreadable gold file %s (%s)", expected, e)
-        return 0.0
+        return failed(f"the gold file {os.path.basename(expected)} is not readable JSON: {e}")
     if not isinstance(gold, dict):
-        return 0.0
+        return failed("the gold JSON file does not hold an object")
     text = pdf_text(result)
     if text is None:
-        return 0.0
+        return failed(_unreadable(result))
     text = _one_spaced(text)
-    return float(all(_one_spaced(str(value)) in text for value in gold.values()))
+    missing = [value for value in gold.values() if _one_spaced(str(value)) not in text]
+    return verdict(not missing, f"the PDF's text lacks {show(missing)}" if missing
+                   else f"all {len(gold)} gold values are in the PDF")

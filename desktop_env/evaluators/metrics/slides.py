@@ -1,7 +1,7 @@
 """Presentation metrics (OSWorld's `slides` family): .pptx via python-pptx, plus the Impress
 settings LibreOffice keeps in registrymodifications.xcu and Impress's accessibility tree.
 
-Every metric returns a float in [0, 1]; a None path, a missing file or a file that does not
+Every metric returns a MetricResult (a score in [0, 1] and what differed); a None path, a missing file or a file that does not
 parse scores 0.0 and nothing here raises on such input. What each metric checks follows
 OSWorld's metric of the same name; where OSWorld's check is brittle, the docstring says
 what we do instead.
@@ -18,6 +18,7 @@ from typing import Any, Iterator
 
 from lxml import etree
 
+from ..outcome import MetricResult, failed, first_difference, passed, show, verdict
 from ..registry import metric
 
 logger = logging.getLogger("desktopenv.metrics.slides")
@@ -69,6 +70,12 @@ def libreoffice_setting(xcu_path: Any, item_path: str, prop_name: str) -> str | 
     return found
 
 
+def _unreadable(path: Any, role: str = "result") -> str:
+    if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+        return f"the {role} presentation {show(path)} does not exist"
+    return f"the {role} file {os.path.basename(path)} is not a readable .pptx"
+
+
 def _rules_value(rules: Any, key: str) -> Any:
     return rules.get(key) if isinstance(rules, dict) else None
 
@@ -76,24 +83,26 @@ def _rules_value(rules: Any, key: str) -> Any:
 # ----------------------------------------------------------- LibreOffice settings
 
 @metric("check_presenter_console_disable")
-def check_presenter_console_disable(result: Any, *_unused, **options) -> float:
+def check_presenter_console_disable(result: Any, *_unused) -> MetricResult:
     """Impress's presenter console is switched off (Misc/Start/EnablePresenterScreen = false)."""
     value = libreoffice_setting(result, "/org.openoffice.Office.Impress/Misc/Start", "EnablePresenterScreen")
-    return float(value is not None and value.strip().lower() == "false")
+    return verdict(value is not None and value.strip().lower() == "false",
+                   f"EnablePresenterScreen is {show(value) if value is not None else 'not set'}, expected false")
 
 
 @metric("check_libre_locale")
-def check_libre_locale(result: Any, rules: Any = None, **options) -> float:
+def check_libre_locale(result: Any, rules: Any = None) -> MetricResult:
     """LibreOffice's locale setting (Setup/L10N ooSetupSystemLocale, else ooLocale, the UI
     language) matches one of the shell patterns in rules["locale_set"] ("de-*", "en-US")."""
     patterns = _rules_value(rules, "locale_set") or []
     locale = (libreoffice_setting(result, "/org.openoffice.Setup/L10N", "ooSetupSystemLocale")
               or libreoffice_setting(result, "/org.openoffice.Setup/L10N", "ooLocale"))
-    return float(bool(locale) and any(fnmatch.fnmatchcase(locale, str(pattern)) for pattern in patterns))
+    return verdict(bool(locale) and any(fnmatch.fnmatchcase(locale, str(pattern)) for pattern in patterns),
+                   f"LibreOffice's locale is {show(locale)}, expected one of {show(patterns)}")
 
 
 @metric("check_auto_saving_time")
-def check_auto_saving_time(result: Any, rules: Any = None, **options) -> float:
+def check_auto_saving_time(result: Any, rules: Any = None) -> MetricResult:
     """The autosave interval in registrymodifications.xcu is rules["minutes"].
 
     OSWorld reads Common/Save/Document/AutoSaveTimeIntervall; newer LibreOffice versions keep
@@ -101,40 +110,45 @@ def check_auto_saving_time(result: Any, rules: Any = None, **options) -> float:
     """
     minutes = _rules_value(rules, "minutes")
     if minutes is None:
-        return 0.0
+        return failed("no rules['minutes'] given")
     value = libreoffice_setting(result, "/org.openoffice.Office.Common/Save/Document", "AutoSaveTimeIntervall")
     if value is None:
         value = libreoffice_setting(result, "/org.openoffice.Office.Recovery/AutoSave", "TimeIntervall")
+    said = f"the autosave interval is {show(value) if value is not None else 'not set'}, expected {minutes} minutes"
     try:
-        return float(value is not None and int(value) == int(minutes))
+        return verdict(value is not None and int(value) == int(minutes), said)
     except ValueError:
-        return 0.0
+        return failed(said)
 
 
 @metric("check_left_panel")
-def check_left_panel(result: Any, *_unused, **options) -> float:
+def check_left_panel(result: Any, *_unused) -> MetricResult:
     """Impress's slide pane is open: the accessibility tree (XML text) has a "Slides View" document frame."""
     if not isinstance(result, (str, bytes)) or not result:
-        return 0.0
+        return failed("no accessibility tree")
     try:
         root = etree.fromstring(result.encode() if isinstance(result, str) else result)
-    except etree.XMLSyntaxError:
-        return 0.0
-    return float(any(etree.QName(e).localname == "document-frame" and e.get("name") == "Slides View"
-                     for e in root.iter() if isinstance(e.tag, str)))
+    except etree.XMLSyntaxError as e:
+        return failed(f"the accessibility tree is not XML: {e}")
+    return verdict(any(etree.QName(e).localname == "document-frame" and e.get("name") == "Slides View"
+                       for e in root.iter() if isinstance(e.tag, str)),
+                   "a 'Slides View' document frame in the accessibility tree (the slide pane)")
 
 
 # --------------------------------------------------------------- slide properties
 
 @metric("check_slide_orientation_Portrait")
-def check_slide_orientation_Portrait(result: Any, *_unused, **options) -> float:
+def check_slide_orientation_Portrait(result: Any, *_unused) -> MetricResult:
     """Slides are taller than wide."""
     prs = open_pptx(result)
-    return float(prs is not None and prs.slide_width < prs.slide_height)
+    if prs is None:
+        return failed(_unreadable(result))
+    return verdict(prs.slide_width < prs.slide_height, f"slides are {prs.slide_width} x {prs.slide_height} EMU "
+                                                      "(width x height), expected taller than wide")
 
 
 @metric("check_transition")
-def check_transition(result: Any, rules: Any = None, **options) -> float:
+def check_transition(result: Any, rules: Any = None) -> MetricResult:
     """Slide rules["slide_idx"] (0-based) has a transition of type rules["transition_type"] (e.g. "dissolve").
 
     The transition may sit in a markup-compatibility block, as PowerPoint and LibreOffice
@@ -143,16 +157,20 @@ def check_transition(result: Any, rules: Any = None, **options) -> float:
     prs = open_pptx(result)
     index, kind = _rules_value(rules, "slide_idx"), _rules_value(rules, "transition_type")
     if prs is None or not isinstance(index, int) or not kind or not 0 <= index < len(prs.slides):
-        return 0.0
+        return failed(_unreadable(result) if prs is None else f"no slide {index} (of {len(prs.slides)}) or no "
+                                                              f"transition type in {show(rules)}")
     slide = prs.slides[index]._element
+    found = []
     for transition in slide.iter(f"{{{P_NS}}}transition"):
-        if any(isinstance(e.tag, str) and etree.QName(e).localname == kind for e in transition.iterdescendants()):
-            return 1.0
-    return 0.0
+        names = [etree.QName(e).localname for e in transition.iterdescendants() if isinstance(e.tag, str)]
+        if kind in names:
+            return passed(f"slide {index} has a {kind} transition")
+        found += names
+    return failed(f"slide {index} has no {kind} transition (found: {show(found) if found else 'none'})")
 
 
 @metric("check_strikethrough")
-def check_strikethrough(result: Any, rules: Any = None, **options) -> float:
+def check_strikethrough(result: Any, rules: Any = None) -> MetricResult:
     """Every listed paragraph is struck through (its first run).
 
     rules: slide_index_s, shape_index_s, paragraph_index_s (lists of 0-based indices; every
@@ -164,21 +182,23 @@ def check_strikethrough(result: Any, rules: Any = None, **options) -> float:
     shapes = _rules_value(rules, "shape_index_s")
     paragraphs = _rules_value(rules, "paragraph_index_s")
     if prs is None or not slides or not shapes or not paragraphs:
-        return 0.0
+        return failed(_unreadable(result) if prs is None else f"rules need slide, shape and paragraph indices: {show(rules)}")
     try:
         for slide_index in slides:
             slide = prs.slides[slide_index]
             for shape_index in shapes:
                 shape = slide.shapes[shape_index]
                 if not shape.has_text_frame:
-                    return 0.0
+                    return failed(f"slide {slide_index} shape {shape_index} has no text")
                 for paragraph_index in paragraphs:
-                    runs = shape.text_frame.paragraphs[paragraph_index].runs
+                    paragraph = shape.text_frame.paragraphs[paragraph_index]
+                    runs = paragraph.runs
                     if not runs or runs[0].font._rPr.get("strike", "noStrike") == "noStrike":
-                        return 0.0
-    except (IndexError, TypeError):
-        return 0.0
-    return 1.0
+                        return failed(f"slide {slide_index} shape {shape_index} paragraph {paragraph_index} "
+                                      f"{show(paragraph.text)} is not struck through")
+    except (IndexError, TypeError) as e:
+        return failed(f"a listed slide, shape or paragraph does not exist ({e})")
+    return passed("every listed paragraph is struck through")
 
 
 # ----------------------------------------------------------------------- colours
@@ -226,7 +246,7 @@ def _rgb(hex_colour: str) -> tuple[int, int, int] | None:
 
 
 @metric("evaluate_presentation_fill_to_rgb_distance")
-def evaluate_presentation_fill_to_rgb_distance(result: Any, rules: Any = None, **options) -> float:
+def evaluate_presentation_fill_to_rgb_distance(result: Any, rules: Any = None) -> MetricResult:
     """1 minus the mean distance of the slides' background colours from rules["rgb"].
 
     Per slide the distance is the RGB Euclidean distance scaled to [0, 1]; a slide whose
@@ -237,7 +257,8 @@ def evaluate_presentation_fill_to_rgb_distance(result: Any, rules: Any = None, *
     target = _rules_value(rules, "rgb")
     original = _rules_value(rules, "original_rgb")
     if prs is None or not target or len(prs.slides) == 0:
-        return 0.0
+        return failed(_unreadable(result) if prs is None else "no rules['rgb'] given" if not target
+                      else "the presentation has no slides")
     target = tuple(target)
     original = tuple(original) if original else None
     full_scale = math.sqrt(3 * 255 ** 2)
@@ -249,7 +270,11 @@ def evaluate_presentation_fill_to_rgb_distance(result: Any, rules: Any = None, *
             return 1.0
         return math.dist(rgb, target) / full_scale
 
-    return 1.0 - sum(distance(s) for s in prs.slides) / len(prs.slides)
+    distances = [distance(s) for s in prs.slides]
+    backgrounds = [slide_background(s) for s in prs.slides]
+    return MetricResult(1.0 - sum(distances) / len(distances),
+                        f"slide backgrounds {show(backgrounds)}; mean distance {sum(distances) / len(distances):.3f} "
+                        f"from rgb{tuple(target)}")
 
 
 def _placeholder(part_element, ph_type: str):
@@ -305,7 +330,7 @@ def _shows_slide_numbers(prs) -> bool:
 
 
 @metric("check_slide_numbers_color")
-def check_slide_numbers_color(result: Any, *_unused, **options) -> float:
+def check_slide_numbers_color(result: Any, *_unused) -> MetricResult:
     """Slides show numbers, and the numbers are pure red (FF0000).
 
     OSWorld reads the master placeholder's paragraph default colour, which LibreOffice does
@@ -313,8 +338,9 @@ def check_slide_numbers_color(result: Any, *_unused, **options) -> float:
     """
     prs = open_pptx(result)
     if prs is None or not _shows_slide_numbers(prs):
-        return 0.0
-    return float(all(c == ("srgb", "FF0000") for c in slide_number_colours(prs)))
+        return failed(_unreadable(result) if prs is None else "no slide shows a slide number")
+    colours = slide_number_colours(prs)
+    return verdict(all(c == ("srgb", "FF0000") for c in colours), f"slide number colours {show(colours)}, expected srgb FF0000")
 
 
 def _colour_is(name: str, rgb: tuple[int, int, int], margin: int = 50) -> bool:
@@ -328,7 +354,7 @@ def _colour_is(name: str, rgb: tuple[int, int, int], margin: int = 50) -> bool:
 
 
 @metric("check_page_number_colors")
-def check_page_number_colors(result: Any, rules: Any = None, **options) -> float:
+def check_page_number_colors(result: Any, rules: Any = None) -> MetricResult:
     """Slide numbers are of the colour family rules["color"]: red, green, blue or black.
 
     A family holds when its channel exceeds both others by more than 50 (black: all below 50).
@@ -338,10 +364,11 @@ def check_page_number_colors(result: Any, rules: Any = None, **options) -> float
     prs = open_pptx(result)
     family = _rules_value(rules, "color")
     if prs is None or not family:
-        return 0.0
+        return failed(_unreadable(result) if prs is None else "no rules['color'] given")
     colours = slide_number_colours(prs)
     rgbs = [_rgb(c[1]) if c and c[0] == "srgb" else None for c in colours]
-    return float(all(rgb is not None and _colour_is(family, rgb) for rgb in rgbs))
+    return verdict(all(rgb is not None and _colour_is(family, rgb) for rgb in rgbs),
+                   f"slide number colours {show(colours)}, expected {family}")
 
 
 # ------------------------------------------------------------------------ images
@@ -363,7 +390,7 @@ def _picture_blob(picture) -> bytes | None:
 
 
 @metric("check_image_stretch_and_center")
-def check_image_stretch_and_center(result: Any, original: Any = None, **options) -> float:
+def check_image_stretch_and_center(result: Any, original: Any = None) -> MetricResult:
     """The first picture of the original's first slide now fills the slide and is centred.
 
     The picture is found in the result's first slide by its image bytes; its size must be
@@ -371,24 +398,27 @@ def check_image_stretch_and_center(result: Any, original: Any = None, **options)
     """
     prs, original_prs = open_pptx(result), open_pptx(original)
     if prs is None or original_prs is None or not len(prs.slides) or not len(original_prs.slides):
-        return 0.0
+        return failed(_unreadable(result) if prs is None else _unreadable(original, "original")
+                      if original_prs is None else "a presentation has no slides")
     from pptx.enum.shapes import MSO_SHAPE_TYPE
     def pictures(slide):
         return [s for s in slide.shapes if _shape_type(s) == MSO_SHAPE_TYPE.PICTURE]
     originals = pictures(original_prs.slides[0])
     blob = _picture_blob(originals[0]) if originals else None
     if blob is None:
-        return 0.0
+        return failed("the original's first slide has no embedded picture")
     matches = [p for p in pictures(prs.slides[0]) if _picture_blob(p) == blob]
     if not matches:
-        return 0.0
+        return failed("the original picture is not on the result's first slide")
     picture = matches[-1]
     width, height = original_prs.slide_width, original_prs.slide_height
     tolerance = EMU_PER_INCH / 2
-    return float(abs(picture.width - width) <= tolerance
-                 and abs(picture.height - height) <= tolerance
-                 and abs(picture.left - (width - picture.width) / 2) <= tolerance
-                 and abs(picture.top - (height - picture.height) / 2) <= tolerance)
+    return verdict(abs(picture.width - width) <= tolerance
+                   and abs(picture.height - height) <= tolerance
+                   and abs(picture.left - (width - picture.width) / 2) <= tolerance
+                   and abs(picture.top - (height - picture.height) / 2) <= tolerance,
+                   f"the picture is {picture.width}x{picture.height} at ({picture.left}, {picture.top}) EMU on a "
+                   f"{width}x{height} slide; expected to fill it, centred, within half an inch")
 
 
 # ------------------------------------------------------------ compare_pptx_files
@@ -639,13 +669,13 @@ def _tables_differ(table1, table2, ex: dict) -> str | None:
 def _slides_differ(slide1, slide2, slide_number: int, ex: dict, tolerance: float) -> str | None:
     from pptx.enum.shapes import MSO_SHAPE_TYPE
     if ex["examine_background_color"] and slide_background(slide1) != slide_background(slide2):
-        return "background colour"
+        return f"background colour {slide_background(slide1)} vs {slide_background(slide2)}"
     if ex["examine_note"] and _notes(slide1) != _notes(slide2):
-        return "notes"
+        return f"notes {show(_notes(slide1))} vs {show(_notes(slide2))}"
     if len(slide1.shapes) != len(slide2.shapes):
-        return "number of shapes"
+        return f"{len(slide1.shapes)} shapes vs {len(slide2.shapes)}"
     if ex["examine_bullets"] and _bullets(slide1) != _bullets(slide2):
-        return "bullets"
+        return f"bullets (level, bullet, text) {first_difference(_bullets(slide1), _bullets(slide2))}"
     for shape1, shape2 in zip(slide1.shapes, slide2.shapes):
         problem = _positions_differ(shape1, shape2, slide_number, ex, tolerance)
         if problem:
@@ -667,7 +697,7 @@ def _slides_differ(slide1, slide2, slide_number: int, ex: dict, tolerance: float
     # Text inside groups is only reachable this way (OSWorld's "additional" pass).
     texts1, texts2 = list(_text_shapes(slide1.shapes)), list(_text_shapes(slide2.shapes))
     if len(texts1) != len(texts2):
-        return "number of text shapes"
+        return f"{len(texts1)} text shapes vs {len(texts2)}"
     if ex["examine_alignment"]:
         for shape1, shape2 in zip(texts1, texts2):
             problem = _grouped_text_differs(shape1.text_frame, shape2.text_frame, ex)
@@ -688,7 +718,29 @@ def _grouped_text_differs(frame1, frame2, ex: dict) -> str | None:
 
 
 @metric("compare_pptx_files")
-def compare_pptx_files(result: Any, expected: Any = None, **options) -> float:
+def compare_pptx_files(result: Any, expected: Any = None, approximately_tolerance: float = 0.005, *,
+                       examine_number_of_slides: bool = True,
+                       examine_shape: bool = True,
+                       examine_text: bool = True,
+                       examine_indent: bool = True,
+                       examine_font_name: bool = True,
+                       examine_font_size: bool = True,
+                       examine_font_bold: bool = True,
+                       examine_font_italic: bool = True,
+                       examine_color_rgb: bool = True,
+                       examine_font_underline: bool = True,
+                       examine_strike_through: bool = True,
+                       examine_alignment: bool = True,
+                       examine_bullets: bool = True,
+                       examine_background_color: bool = True,
+                       examine_note: bool = True,
+                       examine_title_bottom_position: bool = False,
+                       examine_table_bottom_position: bool = False,
+                       examine_right_position: bool = False,
+                       examine_top_position: bool = False,
+                       examine_shape_for_shift_size: bool = False,
+                       examine_image_size: bool = False,
+                       examine_modify_height: bool = False) -> MetricResult:
     """1 if the result presentation matches the gold one on everything examined, else 0.
 
     Slide by slide: background colour, notes, number of shapes, bullets (level, bullet
@@ -697,8 +749,7 @@ def compare_pptx_files(result: Any, expected: Any = None, **options) -> float:
     default 0.005), table cells, and text: paragraph count, alignment (none = left), text,
     indent level, and per run font name, size, bold, italic, RGB colour, underline and
     strike-through. Each `examine_*` option (defaults in EXAMINE_DEFAULTS, as OSWorld's)
-    turns one check off or, for the task-specific geometry checks, on. Unknown options
-    (such as a "_note") are ignored.
+    turns one check off or, for the task-specific geometry checks, on.
 
     Where this differs from OSWorld, to stop rejecting equal slides or accepting different ones:
     - adjacent runs that agree on every examined property are merged before runs are
@@ -714,15 +765,14 @@ def compare_pptx_files(result: Any, expected: Any = None, **options) -> float:
     """
     prs1, prs2 = open_pptx(result), open_pptx(expected)
     if prs1 is None or prs2 is None:
-        return 0.0
-    ex = {name: bool(options.get(name, default)) for name, default in EXAMINE_DEFAULTS.items()}
-    tolerance = float(options.get("approximately_tolerance", 0.005))
+        return failed(_unreadable(result) if prs1 is None else _unreadable(expected, "expected"))
+    given = locals()
+    ex = {name: bool(given[name]) for name in EXAMINE_DEFAULTS}
+    tolerance = float(approximately_tolerance)
     if ex["examine_number_of_slides"] and len(prs1.slides) != len(prs2.slides):
-        logger.info("compare_pptx_files: %d slides vs %d", len(prs1.slides), len(prs2.slides))
-        return 0.0
+        return failed(f"{len(prs1.slides)} slides, expected {len(prs2.slides)}")
     for number, (slide1, slide2) in enumerate(zip(prs1.slides, prs2.slides), start=1):
         problem = _slides_differ(slide1, slide2, number, ex, tolerance)
         if problem:
-            logger.info("compare_pptx_files: slide %d differs: %s", number, problem)
-            return 0.0
-    return 1.0
+            return failed(f"slide {number} differs: {problem}")
+    return passed(f"the {len(prs1.slides)} slides match on everything examined")

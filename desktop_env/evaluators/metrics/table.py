@@ -18,6 +18,7 @@ since that is a mistake in the task file rather than in the agent's work.
 """
 from __future__ import annotations
 
+import difflib
 import logging
 import operator
 import re
@@ -42,6 +43,7 @@ from openpyxl.worksheet.cell_range import CellRange, MultiCellRange
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import extensions
+from ..outcome import MetricResult, failed, first_difference, passed, show
 from ..registry import metric
 from .general import match_value_to_rule
 
@@ -581,19 +583,30 @@ def _values_equal(a: Any, b: Any, precision: int) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _frames_equal(a: pd.DataFrame, b: pd.DataFrame, precision: int) -> bool:
-    """Same shape, same header and the same values, numbers compared after rounding to
-    `precision` decimals (OSWorld: DataFrame.round + equals). Unlike DataFrame.equals, an int
-    column equals a float column holding the same numbers."""
+def _frames_difference(a: pd.DataFrame, b: pd.DataFrame, precision: int) -> str | None:
+    """None when the frames have the same shape, header and values, numbers compared after
+    rounding to `precision` decimals (OSWorld: DataFrame.round + equals; unlike DataFrame.equals,
+    an int column equals a float column holding the same numbers); else the first difference:
+    the shape, a header, or the first differing cell (row by row) with both values."""
     if a.shape != b.shape:
-        return False
-    if not all(_values_equal(x, y, precision) for x, y in zip(a.columns, b.columns)):
-        return False
-    for column in range(a.shape[1]):
-        left, right = a.iloc[:, column].tolist(), b.iloc[:, column].tolist()
-        if not all(_values_equal(x, y, precision) for x, y in zip(left, right)):
-            return False
-    return True
+        return f"{a.shape[0] + 1} rows x {a.shape[1]} columns vs expected {b.shape[0] + 1} x {b.shape[1]}"
+    for column, (x, y) in enumerate(zip(a.columns, b.columns)):
+        if not _values_equal(x, y, precision):
+            return f"header cell {get_column_letter(column + 1)}1 {show(x)} vs expected {show(y)}"
+    left = [a.iloc[:, column].tolist() for column in range(a.shape[1])]
+    right = [b.iloc[:, column].tolist() for column in range(b.shape[1])]
+    for row in range(a.shape[0]):
+        for column in range(a.shape[1]):
+            x, y = left[column][row], right[column][row]
+            if not _values_equal(x, y, precision):
+                # pandas took row 1 as the header, so data row 0 is the sheet's row 2.
+                return f"cell {get_column_letter(column + 1)}{row + 2} {show(_plain(x))} vs expected {show(_plain(y))}"
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars as Python values, so an explanation reads 3 rather than np.int64(3)."""
+    return value.item() if isinstance(value, numpy.generic) else value
 
 
 # --------------------------------------------------------------------------------------------
@@ -831,29 +844,48 @@ def _sheet_pair(rule: dict, books: _Books) -> tuple[Worksheet | None, Worksheet 
     return books.worksheet(rule["sheet_idx0"]), books.worksheet(rule["sheet_idx1"])
 
 
-def _check_sheet_name(rule: dict, books: _Books) -> bool:
-    return books.expected is not None and books.result.sheet_names == books.expected.sheet_names
+def _missing_sheets(rule: dict, books: _Books, *keys: str) -> str | None:
+    """Which of the rule's sheets does not exist (None when all do)."""
+    for key in keys or ("sheet_idx0", "sheet_idx1"):
+        if books.worksheet(rule[key]) is None:
+            side = "expected" if isinstance(rule[key], str) and rule[key].startswith("E") else "result"
+            return f"sheet {rule[key]!r} ({key}) does not exist in the {side} workbook"
+    return None
 
 
-def _check_sheet_data(rule: dict, books: _Books) -> bool:
+# Each check gives None when its rule holds, else why not (the sheet, the cell, both values).
+RuleCheck = Callable[[dict, _Books], "str | None"]
+
+
+def _check_sheet_name(rule: dict, books: _Books) -> str | None:
+    if books.expected is None:
+        return "no expected workbook to compare sheet names with"
+    got, want = books.result.sheet_names, books.expected.sheet_names
+    return None if got == want else f"sheet names {got} vs expected {want}"
+
+
+def _check_sheet_data(rule: dict, books: _Books) -> str | None:
     frames = []
     for ref in (rule["sheet_idx0"], rule["sheet_idx1"]):
         book, name = books.resolve(ref)
         frames.append(None if book is None else book.frame(name))
     if frames[0] is None or frames[1] is None:
-        return False
-    return _frames_equal(frames[0], frames[1], int(rule.get("precision", 4)))
+        return _missing_sheets(rule, books) or "a sheet could not be read as a table"
+    difference = _frames_difference(frames[0], frames[1], int(rule.get("precision", 4)))
+    return None if difference is None else f"sheet {rule['sheet_idx0']!r} vs {rule['sheet_idx1']!r}: {difference}"
 
 
-def _check_sheet_print(rule: dict, books: _Books) -> bool:
+def _check_sheet_print(rule: dict, books: _Books) -> str | None:
     printed = []
     for ref in (rule["sheet_idx0"], rule["sheet_idx1"]):
         book, name = books.resolve(ref)
         lines = None if book is None else book.printed_lines(name)
         if lines is None:
-            return False
+            return f"no csv export of sheet {ref!r} ({name}) beside its workbook"
         printed.append([line.lower() for line in lines] if rule.get("ignore_case") else lines)
-    return printed[0] == printed[1]
+    if printed[0] == printed[1]:
+        return None
+    return f"printed sheet {rule['sheet_idx0']!r} vs {rule['sheet_idx1']!r}: line {first_difference(*printed)}"
 
 
 def _normalized_text(text: str, rule: dict) -> str:
@@ -868,6 +900,9 @@ def _normalized_text(text: str, rule: dict) -> str:
     if rule.get("ignore_case"):
         text = text.lower()
     return text
+
+
+FUZZY_MATCH_TYPES = ("exact_match", "includes", "included_by", "fuzzy_match")
 
 
 def _texts_match(first: str, second: str, rule: dict) -> bool:
@@ -885,12 +920,12 @@ def _texts_match(first: str, second: str, rule: dict) -> bool:
     raise ValueError(f"compare_table: unknown sheet_fuzzy match type {kind!r}")
 
 
-def _check_sheet_fuzzy(rule: dict, books: _Books) -> bool:
+def _check_sheet_fuzzy(rule: dict, books: _Books) -> str | None:
     """Cell-by-cell text matching over ranges. An empty cell is the empty text, which an
     `includes` match accepts only in an empty cell (upstream compares the text "None")."""
     (book0, name0), (book1, name1) = books.resolve(rule["sheet_idx0"]), books.resolve(rule["sheet_idx1"])
     if book0 is None or book1 is None or book0.worksheet(name0) is None or book1.worksheet(name1) is None:
-        return False
+        return _missing_sheets(rule, books) or "no expected workbook"
     for sub_rule in rule["rules"]:
         ranges = sub_rule["range"]
         for area in [ranges] if isinstance(ranges, str) else ranges:
@@ -899,17 +934,16 @@ def _check_sheet_fuzzy(rule: dict, books: _Books) -> bool:
                 first = _normalized_text(_cell_text(book0.value(name0, coordinate)), sub_rule)
                 second = _normalized_text(_cell_text(book1.value(name1, coordinate)), sub_rule)
                 if not _texts_match(first, second, sub_rule):
-                    log.info("sheet_fuzzy: %s %r vs %r fails %s", coordinate, first, second,
-                             sub_rule["type"])
-                    return False
-    return True
+                    return (f"{name0}!{coordinate} {show(first)} vs expected {show(second)} "
+                            f"(no {sub_rule['type']})")
+    return None
 
 
-def _check_cell(rule: dict, books: _Books) -> bool:
+def _check_cell(rule: dict, books: _Books) -> str | None:
     book, name = books.resolve(rule["sheet_idx"])
     ws = None if book is None else book.worksheet(name)
     if ws is None:
-        return False
+        return _missing_sheets(rule, books, "sheet_idx")
     coordinate = rule["coordinate"]
     for prop, match_rule in rule["props"].items():
         if prop == "value":
@@ -917,20 +951,19 @@ def _check_cell(rule: dict, books: _Books) -> bool:
         else:
             actual = _read_style(prop, ws[coordinate], None, book.palette)
         if not _matches(actual, match_rule):
-            log.info("check_cell: %s!%s %s = %r fails %r", name, coordinate, prop, actual,
-                     match_rule)
-            return False
-    return True
+            return (f"{name}!{coordinate} {prop} is {show(actual)}, expected {match_rule.get('method')} "
+                    f"{show(match_rule.get('ref'))}")
+    return None
 
 
-def _check_style(rule: dict, books: _Books) -> bool:
+def _check_style(rule: dict, books: _Books) -> str | None:
     props = list(rule.get("props", []))
     sides = []
     for ref in (rule["sheet_idx0"], rule["sheet_idx1"]):
         book, name = books.resolve(ref)
         ws = None if book is None else book.worksheet(name)
         if ws is None:
-            return False
+            return _missing_sheets(rule, books)
         sides.append((book, ws, _sheet_styles(book, ws, props)))
 
     def style_at(side, coordinate: str) -> tuple:
@@ -941,96 +974,110 @@ def _check_style(rule: dict, books: _Books) -> bool:
 
     # A cell only one file stores (say a formatted empty cell) is compared with the other
     # file's plain cell there; upstream fails whenever the two used ranges differ.
-    for coordinate in sides[0][2].keys() | sides[1][2].keys():
+    for coordinate in sorted(sides[0][2].keys() | sides[1][2].keys(), key=_coordinate_order):
         first, second = style_at(sides[0], coordinate), style_at(sides[1], coordinate)
         if first != second:
-            log.info("style: %s %r vs %r (%s)", coordinate, first, second, props)
-            return False
-    return True
+            return f"style {props} of cell {coordinate}: {show(first)} vs expected {show(second)}"
+    return None
 
 
-def _check_freeze(rule: dict, books: _Books) -> bool:
+def _coordinate_order(coordinate: str) -> tuple[int, int]:
+    col, row = _column_row(coordinate)
+    return row, col
+
+
+def _check_freeze(rule: dict, books: _Books) -> str | None:
     first, second = _sheet_pair(rule, books)
-    return first is not None and second is not None and _freeze_key(first) == _freeze_key(second)
+    if first is None or second is None:
+        return _missing_sheets(rule, books)
+    got, want = _freeze_key(first), _freeze_key(second)
+    return None if got == want else f"frozen panes {show(got)} vs expected {show(want)}"
 
 
-def _check_zoom(rule: dict, books: _Books) -> bool:
+def _check_zoom(rule: dict, books: _Books) -> str | None:
     ws = books.worksheet(rule["sheet_idx"])
-    return ws is not None and _matches(ws.sheet_view.zoomScale or 100.0, rule)
+    if ws is None:
+        return _missing_sheets(rule, books, "sheet_idx")
+    zoom = ws.sheet_view.zoomScale or 100.0
+    return None if _matches(zoom, rule) else f"zoom {zoom:g} is not {rule['method']} {show(rule.get('ref'))}"
 
 
-def _check_data_validation(rule: dict, books: _Books) -> bool:
+def _check_data_validation(rule: dict, books: _Books) -> str | None:
     """Each validation on the sheet must fit one of `dv_props`, and there must be at least as
     many validations as `dv_props` entries (OSWorld's reading of the rule)."""
     ws = books.worksheet(rule["sheet_idx"])
     if ws is None:
-        return False
+        return _missing_sheets(rule, books, "sheet_idx")
     validations = ws.data_validations.dataValidation
     wanted = rule["dv_props"]
     if len(validations) < len(wanted):
-        return False
-    return all(any(all(_matches(getattr(validation, attribute, None), match_rule)
+        return f"{len(validations)} data validations on the sheet, expected at least {len(wanted)}"
+    for validation in validations:
+        if not any(all(_matches(getattr(validation, attribute, None), match_rule)
                        for attribute, match_rule in spec.items())
-                   for spec in wanted)
-               for validation in validations)
+                   for spec in wanted):
+            return f"data validation on {validation.sqref} ({validation.type}) fits none of dv_props"
+    return None
 
 
-def _dimension_checker(kind: str) -> Callable[[dict, _Books], bool]:
-    def check(rule: dict, books: _Books) -> bool:
+def _dimension_checker(kind: str) -> RuleCheck:
+    def check(rule: dict, books: _Books) -> str | None:
         first, second = _sheet_pair(rule, books)
         if first is None or second is None:
-            return False
+            return _missing_sheets(rule, books)
         props = list(rule.get("props", []))
         dims0, dims1 = _dimensions(first, kind, props), _dimensions(second, kind, props)
-        for key in dims0.keys() | dims1.keys():
+        for key in sorted(dims0.keys() | dims1.keys(), key=str):
             a = dims0.get(key) or _default_dimension(first, kind, key, props)
             b = dims1.get(key) or _default_dimension(second, kind, key, props)
             if a != b:
-                log.info("%s_props: %s %r vs %r", kind, key, a, b)
-                return False
-        return True
+                return f"{kind} {key}: {show(a)} vs expected {show(b)}"
+        return None
     return check
 
 
-def _check_filter(rule: dict, books: _Books) -> bool:
+def _check_filter(rule: dict, books: _Books) -> str | None:
     first, second = _sheet_pair(rule, books)
-    return first is not None and second is not None and _filters(first) == _filters(second)
+    if first is None or second is None:
+        return _missing_sheets(rule, books)
+    got, want = _filters(first), _filters(second)
+    return None if got == want else f"autofilter {show(got)} vs expected {show(want)}"
 
 
-def _check_sparkline(rule: dict, books: _Books) -> bool:
+def _check_sparkline(rule: dict, books: _Books) -> str | None:
     found = []
     for ref in (rule["sheet_idx0"], rule["sheet_idx1"]):
         book, name = books.resolve(ref)
         sparklines = None if book is None or name is None else _sparklines(book.path, name)
         if sparklines is None:
-            return False
+            return f"sparklines of sheet {ref!r} cannot be read"
         found.append(sparklines)
-    return found[0] == found[1]
+    return None if found[0] == found[1] else f"sparklines {show(found[0])} vs expected {show(found[1])}"
 
 
-def _check_chart(rule: dict, books: _Books) -> bool:
+def _check_chart(rule: dict, books: _Books) -> str | None:
     first, second = _sheet_pair(rule, books)
     if first is None or second is None:
-        return False
+        return _missing_sheets(rule, books)
     props = rule.get("chart_props", [])
     charts0, charts1 = _charts(first, props), _charts(second, props)
-    if charts0 != charts1:
-        log.info("chart: %r vs %r", charts0, charts1)
-    return charts0 == charts1
+    if charts0 == charts1:
+        return None
+    return f"charts ({', '.join(props) or 'data'}) {show(charts0, 300)} vs expected {show(charts1, 300)}"
 
 
-def _check_pivot_table(rule: dict, books: _Books) -> bool:
+def _check_pivot_table(rule: dict, books: _Books) -> str | None:
     first, second = _sheet_pair(rule, books)
     if first is None or second is None:
-        return False
+        return _missing_sheets(rule, books)
     props = rule.get("pivot_props", [])
     pivots0, pivots1 = _pivot_tables(first, props), _pivot_tables(second, props)
-    if pivots0 != pivots1:
-        log.info("pivot_table: %r vs %r", pivots0, pivots1)
-    return pivots0 == pivots1
+    if pivots0 == pivots1:
+        return None
+    return f"pivot tables {show(pivots0, 300)} vs expected {show(pivots1, 300)}"
 
 
-_BUILTIN_RULES: dict[str, Callable[[dict, _Books], bool]] = {
+_BUILTIN_RULES: dict[str, RuleCheck] = {
     "sheet_name": _check_sheet_name,
     "sheet_data": _check_sheet_data,
     "sheet_print": _check_sheet_print,
@@ -1053,29 +1100,103 @@ for _type, _check in _BUILTIN_RULES.items():
 _RULE_CHECKS = extensions.KindView("table_rule")
 RULE_TYPES = tuple(_BUILTIN_RULES)
 
+# The fields each rule type reads (besides "type"): required, then optional. Task validation
+# checks rules against these, so a misspelled field is an error before any desktop starts.
+_PAIR = ("sheet_idx0", "sheet_idx1")
+RULE_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "sheet_name": ((), _PAIR),
+    "sheet_data": (_PAIR, ("precision",)),
+    "sheet_print": (_PAIR, ("ignore_case",)),
+    "sheet_fuzzy": (_PAIR + ("rules",), ()),
+    "check_cell": (("sheet_idx", "coordinate", "props"), ()),
+    "style": (_PAIR, ("props",)),
+    "freeze": (_PAIR, ()),
+    "zoom": (("sheet_idx", "method", "ref"), ()),
+    "data_validation": (("sheet_idx", "dv_props"), ()),
+    "row_props": (_PAIR, ("props",)),
+    "col_props": (_PAIR, ("props",)),
+    "filter": (_PAIR, ()),
+    "sparkline": (_PAIR, ()),
+    "chart": (_PAIR, ("chart_props",)),
+    "pivot_table": (_PAIR, ("pivot_props",)),
+}
+FUZZY_FIELDS = (("range", "type"), ("normalization", "trim_leadings", "trim_trailings", "ignore_chars",
+                                    "ignore_case", "threshold"))
+assert set(RULE_FIELDS) == set(RULE_TYPES)
+
+
+def _fields_problems(where: str, item: Any, known_types: tuple[str, ...],
+                     fields: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] | None,
+                     shared: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> list[tuple]:
+    """(field, value, reason, close names) for one rule: its type, missing and unknown fields."""
+    if not isinstance(item, dict):
+        return [(where, repr(item)[:200], "a rule must be an object", ())]
+    kind = item.get("type")
+    if kind not in known_types:
+        close = difflib.get_close_matches(str(kind), known_types, n=3, cutoff=0.6)
+        return [(f"{where}.type", str(kind), f"unknown rule type (known: {', '.join(known_types)})", close)]
+    if fields is not None and kind not in fields:
+        return []  # a plugin's rule type: it declares no fields, so there is nothing to check
+    required, optional = fields[kind] if fields is not None else shared
+    problems = [(where, kind, f"a {kind} rule needs {name!r}", ()) for name in required if name not in item]
+    allowed = ("type",) + required + optional
+    for name in item:
+        if name not in allowed:
+            close = difflib.get_close_matches(str(name), allowed, n=3, cutoff=0.6)
+            problems.append((f"{where}.{name}", str(name),
+                             f"a {kind} rule has no field {name!r} (it reads: {', '.join(allowed)})", close))
+    return problems
+
+
+def rules_problems(options: dict) -> list[tuple]:
+    """compare_table's rules as validation sees them: (field, value, reason, close names) for a
+    missing or non-list `rules`, an unknown rule type, a missing or unknown field, and the same
+    for sheet_fuzzy's inner rules."""
+    rules = options.get("rules")
+    if not isinstance(rules, list):
+        return [("rules", repr(rules)[:200], "compare_table needs 'rules', a list of rules", ())]
+    problems = []
+    for i, rule in enumerate(rules):
+        found = _fields_problems(f"rules[{i}]", rule, tuple(_RULE_CHECKS), RULE_FIELDS)
+        problems += found
+        if not found and rule["type"] == "sheet_fuzzy":
+            inner = rule["rules"] if isinstance(rule["rules"], list) else [rule["rules"]]
+            for j, sub_rule in enumerate(inner):
+                problems += _fields_problems(f"rules[{i}].rules[{j}]", sub_rule, FUZZY_MATCH_TYPES, None,
+                                             FUZZY_FIELDS)
+    return problems
+
 
 # --------------------------------------------------------------------------------------------
 # Metrics
 # --------------------------------------------------------------------------------------------
 
+def rule_failure(answer: Any) -> str | None:
+    """A rule check's answer as "why it does not hold" (None: it holds). Built-in checks give a
+    sentence or None; a plugin's may give a bool, as table rules did before they explained."""
+    if answer is True:
+        return None
+    if answer is False:
+        return "the rule's check says it does not hold (it gives no reason)"
+    return answer
+
+
 @metric("compare_table")
-def compare_table(result: Any, expected: Any = None, **options) -> float:
-    """1.0 when every rule in `options["rules"]` holds for the result workbook (see the module
+def compare_table(result: Any, expected: Any = None, rules: list | None = None) -> MetricResult:
+    """1.0 when every rule in `rules` holds for the result workbook (see the module
     docstring); 0.0 at the first failing rule or when the result is missing or unreadable.
 
     `result`/`expected` are xlsx paths, or lists whose first entry is the xlsx and the others
     companion files such as the csv export that `sheet_print` reads."""
-    if not isinstance(options.get("rules"), list):
+    if not isinstance(rules, list):
         raise ValueError("compare_table: options.rules must be a list of rules")
-    rules = options["rules"]
     for rule in rules:
         if rule.get("type") not in _RULE_CHECKS:
             raise ValueError(f"compare_table: unknown rule type {rule.get('type')!r} "
-                             f"(known: {', '.join(RULE_TYPES)})")
+                             f"(known: {', '.join(_RULE_CHECKS)})")
     result_book = _open_book(result)
     if result_book is None:
-        log.info("compare_table: no readable result workbook (%r)", result)
-        return 0.0
+        return failed(f"the result workbook {show(result)} is missing or cannot be read")
     expected_book = None
     if expected is not None:
         expected_book = _open_book(expected)
@@ -1083,37 +1204,45 @@ def compare_table(result: Any, expected: Any = None, **options) -> float:
             log.warning("compare_table: expected workbook %r cannot be read", expected)
     books = _Books(result_book, expected_book)
     for number, rule in enumerate(rules):
-        if not _RULE_CHECKS[rule["type"]](rule, books):
-            log.info("compare_table: rule %d (%s) does not hold", number, rule["type"])
-            return 0.0
-    return 1.0
+        why = rule_failure(_RULE_CHECKS[rule["type"]](rule, books))
+        if why is not None:
+            return failed(f"rule {number} ({rule['type']}) does not hold: {why}")
+    return passed(f"all {len(rules)} rules hold ({', '.join(r['type'] for r in rules)})")
+
+
+compare_table.check_options = rules_problems  # task validation checks the rules (tasks/validation.py)
 
 
 @metric("compare_csv")
-def compare_csv(result: Any, expected: Any, **options) -> float:
+def compare_csv(result: Any, expected: Any, strict: bool = True, ignore_case: bool = False) -> MetricResult:
     """1.0 when the result csv has the same lines as the expected csv, or as any of them when
     `expected` is a list. Options: `strict` (default true; false strips each line),
     `ignore_case` (default false). A byte-order mark is ignored."""
     if not isinstance(result, (str, Path)):
-        return 0.0
+        return failed(f"no result csv (got {show(result)})")
     result_lines = _read_text_lines(str(result))
     if result_lines is None:
-        return 0.0
+        return failed(f"the result csv {result} cannot be read")
     candidates = expected if isinstance(expected, (list, tuple)) else [expected]
 
     def normalized(lines: list[str]) -> list[str]:
-        if not options.get("strict", True):
+        if not strict:
             lines = [line.strip() for line in lines]
-        if options.get("ignore_case", False):
+        if ignore_case:
             lines = [line.lower() for line in lines]
         return lines
 
     wanted = normalized(result_lines)
+    differences = []
     for candidate in candidates:
         lines = _read_text_lines(str(candidate)) if isinstance(candidate, (str, Path)) else None
-        if lines is not None and normalized(lines) == wanted:
-            return 1.0
-    return 0.0
+        if lines is None:
+            differences.append(f"expected csv {show(candidate)} cannot be read")
+        elif normalized(lines) == wanted:
+            return passed(f"the csv has the same {len(lines)} lines as {Path(str(candidate)).name}")
+        else:
+            differences.append(f"line {first_difference(wanted, normalized(lines))}")
+    return failed(f"the csv matches none of {len(candidates)} expected: " + "; ".join(differences))
 
 
 def _plain_city(value: Any) -> str:
@@ -1124,7 +1253,7 @@ def _plain_city(value: Any) -> str:
 
 
 @metric("compare_conference_city_in_order")
-def compare_conference_city_in_order(result: Any, expected: Any, **options) -> float:
+def compare_conference_city_in_order(result: Any, expected: Any) -> MetricResult:
     """The cities in column C of the active sheet, from C2 down, must contain the expected
     ones in order. `expected` is the rule dict {"expected": [city or [alternatives], ...]}.
     Upstream always reads C2:C22 and fails when the list is shorter; here the list's length
@@ -1134,12 +1263,11 @@ def compare_conference_city_in_order(result: Any, expected: Any, **options) -> f
                          "{'expected': [city, ...]}")
     book = _open_book(result)
     if book is None:
-        return 0.0
+        return failed(f"the result workbook {show(result)} is missing or cannot be read")
     ws = book.workbook.active
     for row, wanted in enumerate(expected["expected"], start=2):
         actual = _plain_city(ws.cell(row=row, column=3).value)
         alternatives = [wanted] if isinstance(wanted, str) else list(wanted)
         if not any(_plain_city(city) and _plain_city(city) in actual for city in alternatives):
-            log.info("compare_conference_city_in_order: C%d %r is not %r", row, actual, wanted)
-            return 0.0
-    return 1.0
+            return failed(f"cell C{row} is {show(actual)}, expected {show(wanted)}")
+    return passed(f"cells C2:C{len(expected['expected']) + 1} hold the {len(expected['expected'])} cities in order")

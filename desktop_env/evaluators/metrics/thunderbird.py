@@ -7,8 +7,9 @@ import re
 from collections import Counter
 from typing import Any
 
+from ..outcome import MetricResult, failed, passed, show
 from ..registry import metric
-from .general import match_record, match_value_to_rule, read_text
+from .general import match_record, match_value_to_rule, missing_file, read_text
 
 logger = logging.getLogger(__name__)
 
@@ -36,23 +37,23 @@ def parse_prefs(text: str) -> dict[str, Any]:
 
 
 @metric("check_thunderbird_prefs")
-def check_thunderbird_prefs(result: Any, rules: dict | None = None, **options) -> float:
+def check_thunderbird_prefs(result: Any, rules: dict | None = None) -> MetricResult:
     """rules = {"expect": {pref: {"method", "ref"}}, "unexpect": {pref: {...}}}: every expected
     pref is set and matches its rule; no unexpected pref is set to a value matching its rule
     (an unset pref, i.e. the default, is fine). Methods: see match_value_to_rule."""
     text = read_text(result)
     if text is None or rules is None:
-        return 0.0
+        return failed(missing_file(result) if rules is not None else "no rules given")
     prefs = parse_prefs(text)
     for key, rule in rules.get("expect", {}).items():
-        if key not in prefs or not match_value_to_rule(prefs[key], rule):
-            logger.info("check_thunderbird_prefs: %s = %r does not satisfy %r", key, prefs.get(key), rule)
-            return 0.0
+        if key not in prefs:
+            return failed(f"pref {key!r} is not set, expected {rule.get('method')} {show(rule.get('ref'))}")
+        if not match_value_to_rule(prefs[key], rule):
+            return failed(f"pref {key!r} is {show(prefs[key])}, expected {rule.get('method')} {show(rule.get('ref'))}")
     for key, rule in rules.get("unexpect", {}).items():
         if key in prefs and match_value_to_rule(prefs[key], rule):
-            logger.info("check_thunderbird_prefs: %s = %r is unexpected", key, prefs[key])
-            return 0.0
-    return 1.0
+            return failed(f"pref {key!r} is {show(prefs[key])}, which it must not be")
+    return passed("every expected pref is set as required, no unexpected one")
 
 
 # -- msgFilterRules.dat -------------------------------------------------------------------------
@@ -105,7 +106,7 @@ def _filter_matches(wanted: dict, found: dict) -> bool:
 
 
 @metric("check_thunderbird_filter")
-def check_thunderbird_filter(result: Any, rules: dict | None = None, **options) -> float:
+def check_thunderbird_filter(result: Any, rules: dict | None = None) -> MetricResult:
     """rules = {"expect": [filter], "unexpect": [filter]}, a filter given by some of name,
     enabled, type, action, actionValue, condition (a list of terms like
     "AND (subject,contains,discount)" or "ALL"): each expected filter exists, no unexpected one.
@@ -113,11 +114,15 @@ def check_thunderbird_filter(result: Any, rules: dict | None = None, **options) 
     only the last action)."""
     text = read_text(result)
     if text is None or rules is None:
-        return 0.0
+        return failed(missing_file(result) if rules is not None else "no rules given")
     filters = parse_filters(text)
-    found = all(any(_filter_matches(r, f) for f in filters) for r in rules.get("expect", []))
-    clean = not any(_filter_matches(r, f) for r in rules.get("unexpect", []) for f in filters)
-    return float(found and clean)
+    for r in rules.get("expect", []):
+        if not any(_filter_matches(r, f) for f in filters):
+            return failed(f"no filter matches {show(r)} (filters: {show([f.get('name') for f in filters])})")
+    for r in rules.get("unexpect", []):
+        if any(_filter_matches(r, f) for f in filters):
+            return failed(f"a filter matches the unexpected {show(r)}")
+    return passed("every expected filter exists, no unexpected one")
 
 
 # -- mbox folders -------------------------------------------------------------------------------
@@ -141,22 +146,32 @@ def _is_deleted(message: str) -> bool:
     return match is not None and bool(int(match.group(1), 16) & _MSG_FLAG_EXPUNGED)
 
 
-def _folder_messages(text: str, options: dict) -> Counter:
+def _folder_messages(text: str, remove_deleted: bool, remove_duplicate: bool, ignore_status: bool,
+                     ignore_keys: bool) -> Counter:
     messages = _messages(text)
-    if options.get("remove_deleted", True):
+    if remove_deleted:
         messages = [m for m in messages if not _is_deleted(m)]
-    if options.get("ignore_status", False):
+    if ignore_status:
         messages = [_STATUS_LINE.sub("", m) for m in messages]
-    if options.get("ignore_keys", False):
+    if ignore_keys:
         messages = [_KEYS_LINE.sub("", m) for m in messages]
     counted = Counter(m.strip() for m in messages)
-    if options.get("remove_duplicate", True):
+    if remove_duplicate:
         counted = Counter(set(counted))
     return counted
 
 
+_SUBJECT = re.compile(r"^Subject: *(.*)$", re.MULTILINE)
+
+
+def _subjects(messages: Counter) -> list[str]:
+    return sorted((m.group(1) if (m := _SUBJECT.search(text)) else text[:60]) for text in messages.elements())
+
+
 @metric("check_thunderbird_folder")
-def check_thunderbird_folder(result: Any, expected: Any = None, **options) -> float:
+def check_thunderbird_folder(result: Any, expected: Any = None, remove_deleted: bool = True,
+                             remove_duplicate: bool = True, ignore_status: bool = False,
+                             ignore_keys: bool = False) -> MetricResult:
     """Each mail folder file (mbox; or .eml) holds the same messages as its gold twin, in any
     order. Lists of files are compared pairwise. Options: `remove_deleted` (default true)
     drops messages flagged expunged, `remove_duplicate` (default true) compares sets,
@@ -166,16 +181,18 @@ def check_thunderbird_folder(result: Any, expected: Any = None, **options) -> fl
     compared whole files and dropped a whole folder when any message in it was deleted;
     this splits on the mbox separator."""
     if result is None or expected is None:
-        return 0.0
+        return failed("no result folder" if result is None else "no expected folder")
     if not isinstance(expected, list):
         result, expected = [result], [expected]
     if not isinstance(result, list) or len(result) != len(expected):
-        return 0.0
+        return failed(f"{len(result) if isinstance(result, list) else 1} result folders for {len(expected)} expected")
     for produced, gold in zip(result, expected):
         produced_text, gold_text = read_text(produced), read_text(gold)
         if produced_text is None or gold_text is None:
-            return 0.0
-        if _folder_messages(produced_text, options) != _folder_messages(gold_text, options):
-            logger.info("check_thunderbird_folder: %s differs from %s", produced, gold)
-            return 0.0
-    return 1.0
+            return failed(missing_file(produced) if produced_text is None else missing_file(gold, "expected"))
+        flags = (remove_deleted, remove_duplicate, ignore_status, ignore_keys)
+        got, want = _folder_messages(produced_text, *flags), _folder_messages(gold_text, *flags)
+        if got != want:
+            return failed(f"folder {show(str(produced).rsplit('/', 1)[-1])}: messages {show(_subjects(got))}, "
+                          f"expected {show(_subjects(want))}")
+    return passed(f"the {len(result)} folders hold the expected messages")

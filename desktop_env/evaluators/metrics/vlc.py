@@ -12,7 +12,8 @@ Inputs, as OSWorld's getters hand them over:
 - `vm_screen_size` / `vm_window_size` give `{"width": W, "height": H}` dicts.
 - file getters give local paths of images, audio and video files.
 
-Every metric returns 0.0, never raises, for a None, missing or unreadable input.
+Every metric returns a MetricResult (the score and what was compared); a None,
+missing or unreadable input gives 0 and says which, never an exception.
 Audio and video are decoded with the ffmpeg executable (it must be on PATH).
 """
 from __future__ import annotations
@@ -30,6 +31,7 @@ from xml.etree import ElementTree
 import numpy as np
 from PIL import Image
 
+from ..outcome import MetricResult, failed, passed, show, verdict
 from ..registry import metric
 from .gimp import open_image
 
@@ -122,7 +124,7 @@ def _playing_url_matches(meta: dict[str, str], expected: str) -> bool:
 
 
 @metric("is_vlc_playing")
-def is_vlc_playing(actual_status_path: Any, rule: dict | None = None, **_: Any) -> float:
+def is_vlc_playing(actual_status_path: Any, rule: dict | None = None) -> MetricResult:
     """1 if VLC's state is "playing" and the current item is the expected one.
 
     rule `{"type": "file_name", "file_name": NAME}`: a meta field (filename, title,
@@ -134,27 +136,31 @@ def is_vlc_playing(actual_status_path: Any, rule: dict | None = None, **_: Any) 
     """
     status = read_vlc_status(actual_status_path)
     if status is None or not isinstance(rule, dict):
-        return 0.0
+        return failed(f"no readable VLC status ({show(actual_status_path)})" if isinstance(rule, dict)
+                      else "no rule given")
     state, categories = status
     if state != "playing":
-        return 0.0
+        return failed(f"VLC's state is {state!r}, expected 'playing'")
     meta = categories.get("meta", {})
+    shown = show({k: v for k, v in meta.items() if k in ("filename", "title", "url", "uri", "URI", "location", "name")})
     if rule.get("type") == "file_name" and rule.get("file_name"):
-        return float(_playing_file_matches(meta, str(rule["file_name"])))
+        return verdict(_playing_file_matches(meta, str(rule["file_name"])),
+                       f"playing {shown}, expected the file {rule['file_name']!r}")
     if rule.get("type") == "url" and rule.get("url"):
-        return float(_playing_url_matches(meta, str(rule["url"])))
+        return verdict(_playing_url_matches(meta, str(rule["url"])), f"playing {shown}, expected {rule['url']!r}")
     logger.error("is_vlc_playing: unknown rule %r", rule)
-    return 0.0
+    return failed(f"unknown rule {show(rule)} (type file_name or url)")
 
 
 @metric("is_vlc_fullscreen")
-def is_vlc_fullscreen(actual_window_size: Any, screen_size: Any = None, **_: Any) -> float:
+def is_vlc_fullscreen(actual_window_size: Any, screen_size: Any = None) -> MetricResult:
     """1 if the VLC window's width and height equal the screen's."""
     try:
-        return float(all(int(actual_window_size[k]) == int(screen_size[k])
-                         for k in ("width", "height")))
+        same = all(int(actual_window_size[k]) == int(screen_size[k]) for k in ("width", "height"))
     except (TypeError, KeyError, ValueError):
-        return 0.0
+        return failed(f"no window and screen sizes to compare ({show(actual_window_size)}, {show(screen_size)})")
+    return verdict(same, f"the window is {actual_window_size['width']}x{actual_window_size['height']}, "
+                         f"the screen {screen_size['width']}x{screen_size['height']}")
 
 
 # ---------------------------------------------------------------- vlcrc settings
@@ -174,12 +180,18 @@ def read_vlcrc(path: Any) -> dict[str, str] | None:
     return settings
 
 
-def _setting_equals(config_path: Any, key: str, default: str, expected: Any) -> float:
+def _no_vlcrc(config_path: Any) -> MetricResult:
+    return failed(f"the vlcrc {show(config_path)} does not exist or cannot be read")
+
+
+def _setting_equals(config_path: Any, key: str, default: str, expected: Any) -> MetricResult:
     """1 if vlcrc's `key` (or VLC's `default` when it is unset) equals `expected`."""
     settings = read_vlcrc(config_path)
     if settings is None or expected is None:
-        return 0.0
-    return float(settings.get(key, default) == str(expected).strip())
+        return _no_vlcrc(config_path) if settings is None else failed(f"the rule gives no expected {key}")
+    value = settings.get(key, default)
+    return verdict(value == str(expected).strip(), f"{key} is {value!r}" + ("" if key in settings else " (the default)")
+                   + f", expected {str(expected).strip()!r}")
 
 
 def _rule_value(rule: Any, name: str) -> Any:
@@ -187,71 +199,72 @@ def _rule_value(rule: Any, name: str) -> Any:
 
 
 @metric("is_vlc_recordings_folder")
-def is_vlc_recordings_folder(actual_config_path: Any, rule: dict | None = None,
-                             **_: Any) -> float:
+def is_vlc_recordings_folder(actual_config_path: Any, rule: dict | None = None) -> MetricResult:
     """1 if vlcrc's input-record-path is `rule["recording_file_path"]`
     (trailing slashes aside). Unset means VLC's default folder: 0."""
     settings = read_vlcrc(actual_config_path)
     expected = _rule_value(rule, "recording_file_path")
     if settings is None or not expected or not settings.get("input-record-path"):
-        return 0.0
-    return float(os.path.normpath(settings["input-record-path"]) == os.path.normpath(expected))
+        return _no_vlcrc(actual_config_path) if settings is None else failed(
+            "the rule gives no recording_file_path" if not expected else "input-record-path is not set")
+    folder = settings["input-record-path"]
+    return verdict(os.path.normpath(folder) == os.path.normpath(expected),
+                   f"input-record-path is {folder!r}, expected {expected!r}")
 
 
 @metric("check_qt_bgcone")
-def check_qt_bgcone(actual_config_path: Any, rule: dict | None = None, **_: Any) -> float:
+def check_qt_bgcone(actual_config_path: Any, rule: dict | None = None) -> MetricResult:
     """1 if qt-bgcone (cone on the splash/background; default 1) is `expected_qt_bgcone`."""
     return _setting_equals(actual_config_path, "qt-bgcone", "1",
                            _rule_value(rule, "expected_qt_bgcone"))
 
 
 @metric("check_qt_max_volume")
-def check_qt_max_volume(actual_config_path: Any, rule: dict | None = None, **_: Any) -> float:
+def check_qt_max_volume(actual_config_path: Any, rule: dict | None = None) -> MetricResult:
     """1 if qt-max-volume (default 125) is `expected_qt_max_volume`."""
     return _setting_equals(actual_config_path, "qt-max-volume", "125",
                            _rule_value(rule, "expected_qt_max_volume"))
 
 
 @metric("check_qt_minimal_view")
-def check_qt_minimal_view(actual_config_path: Any, rule: dict | None = None, **_: Any) -> float:
+def check_qt_minimal_view(actual_config_path: Any, rule: dict | None = None) -> MetricResult:
     """1 if qt-minimal-view (default 0) is `expected_qt_minimal_view`."""
     return _setting_equals(actual_config_path, "qt-minimal-view", "0",
                            _rule_value(rule, "expected_qt_minimal_view"))
 
 
 @metric("check_play_and_exit")
-def check_play_and_exit(actual_config_path: Any, rule: dict | None = None, **_: Any) -> float:
+def check_play_and_exit(actual_config_path: Any, rule: dict | None = None) -> MetricResult:
     """1 if play-and-exit (quit at the end of the playlist; default 0) is `expected_play_and_exit`."""
     return _setting_equals(actual_config_path, "play-and-exit", "0",
                            _rule_value(rule, "expected_play_and_exit"))
 
 
 @metric("check_one_instance_when_started_from_file")
-def check_one_instance_when_started_from_file(actual_config_path: Any, rule: dict | None = None,
-                                              **_: Any) -> float:
+def check_one_instance_when_started_from_file(actual_config_path: Any, rule: dict | None = None) -> MetricResult:
     """1 if one-instance-when-started-from-file (default 1) is the expected value."""
     return _setting_equals(actual_config_path, "one-instance-when-started-from-file", "1",
                            _rule_value(rule, "expected_one_instance_when_started_from_file"))
 
 
 @metric("check_global_key_play_pause")
-def check_global_key_play_pause(actual_config_path: Any, rule: dict | None = None,
-                                **_: Any) -> float:
+def check_global_key_play_pause(actual_config_path: Any, rule: dict | None = None) -> MetricResult:
     """1 if a global play/pause hotkey is set (1) or not (0), as `expected_global_key_play_pause` says."""
     settings = read_vlcrc(actual_config_path)
     expected = _rule_value(rule, "expected_global_key_play_pause")
     if settings is None or expected is None:
-        return 0.0
+        return _no_vlcrc(actual_config_path) if settings is None else failed("the rule gives no expected value")
     has_key = "1" if settings.get("global-key-play-pause", "") else "0"
-    return float(has_key == str(expected).strip())
+    return verdict(has_key == str(expected).strip(), f"global-key-play-pause is "
+                   f"{show(settings.get('global-key-play-pause', '(unset)'))}, expected "
+                   f"{'a key' if str(expected).strip() == '1' else 'none'}")
 
 
 DEFAULT_SLIDER_COLOURS = "153;210;153;20;210;20;255;199;15;245;39;29"
 
 
 @metric("check_qt_slider_colours")
-def check_qt_slider_colours(actual_config_path: Any, rule: dict | None = None,
-                            **_: Any) -> float:
+def check_qt_slider_colours(actual_config_path: Any, rule: dict | None = None) -> MetricResult:
     """Checks qt-slider-colours (the volume slider's gradient, `r;g;b;r;g;b;...`).
 
     rule `{"type": "match", "expected_qt_slider_colours": "..."}`: exact string;
@@ -259,17 +272,19 @@ def check_qt_slider_colours(actual_config_path: Any, rule: dict | None = None,
     """
     settings = read_vlcrc(actual_config_path)
     if settings is None or not isinstance(rule, dict):
-        return 0.0
+        return _no_vlcrc(actual_config_path) if settings is None else failed("no rule given")
     colours = settings.get("qt-slider-colours", DEFAULT_SLIDER_COLOURS)
     if rule.get("type") == "match":
-        return float(colours == str(rule.get("expected_qt_slider_colours", "")).strip())
+        wanted = str(rule.get("expected_qt_slider_colours", "")).strip()
+        return verdict(colours == wanted, f"qt-slider-colours is {colours!r}, expected {wanted!r}")
     if rule.get("type") == "blackish":
         try:
             values = [int(v) for v in colours.split(";")]
         except ValueError:
-            return 0.0
-        return float(bool(values) and all(v < 100 for v in values))
-    return 0.0
+            return failed(f"qt-slider-colours {colours!r} is not r;g;b numbers")
+        return verdict(bool(values) and all(v < 100 for v in values),
+                       f"qt-slider-colours is {colours!r}, expected every component below 100")
+    return failed(f"unknown rule type {rule.get('type')!r} (match or blackish)")
 
 
 # ---------------------------------------------------------------- images
@@ -285,8 +300,7 @@ def _ssim_grey(a: np.ndarray, b: np.ndarray) -> float | None:
 
 
 @metric("compare_images")
-def compare_images(image1_path: Any, image2_path: Any, reference_base_result: float | None = None,
-                   **_: Any) -> float:
+def compare_images(image1_path: Any, image2_path: Any, reference_base_result: float | None = None) -> MetricResult:
     """Grey-level SSIM of two images (the first frame of a GIF), clipped to [0, 1].
 
     Both images are scaled to the smaller one's size first. With
@@ -296,20 +310,22 @@ def compare_images(image1_path: Any, image2_path: Any, reference_base_result: fl
     score, a fraction, as in OSWorld.
     """
     images = [open_image(image1_path), open_image(image2_path)]
-    if None in images:
-        return 0.0
+    if any(i is None for i in images):
+        path = image1_path if images[0] is None else image2_path
+        return failed(f"image {1 if images[0] is None else 2} {show(path)} is missing or unreadable")
     size = min((i.size for i in images), key=lambda s: s[0] * s[1])
     a, b = (np.asarray(i.convert("L").resize(size, Image.Resampling.LANCZOS)) for i in images)
     similarity = _ssim_grey(a, b)
     if similarity is None:
-        return 0.0
+        return failed(f"the images are too small to compare ({size[0]}x{size[1]})")
     similarity = min(max(similarity, 0.0), 1.0)
     if reference_base_result is None:
-        return similarity
+        return MetricResult(similarity, f"grey SSIM {similarity:.3f}")
     base = float(reference_base_result)
+    said = f"grey SSIM {similarity:.3f} against the base {base:g} of an untouched screen"
     if base >= 1 or similarity < base + 0.01:
-        return 0.0
-    return (similarity - base) / (1 - base)
+        return failed(f"{said}: no improvement")
+    return MetricResult((similarity - base) / (1 - base), said)
 
 
 # ---------------------------------------------------------------- audio
@@ -442,16 +458,17 @@ def audio_similarity(path1: Any, path2: Any) -> float | None:
 
 
 @metric("compare_audios")
-def compare_audios(audio_path_1: Any, audio_path_2: Any, threshold: float = 0.9,
-                   **_: Any) -> float:
+def compare_audios(audio_path_1: Any, audio_path_2: Any, threshold: float = 0.9) -> MetricResult:
     """1 if the two files hold the same sound (MFCC/DTW similarity >= `threshold`).
 
     See the notes above on the measure and the threshold. (OSWorld scores two
     unreadable files as identical; here any unreadable input scores 0.)
     """
     similarity = audio_similarity(audio_path_1, audio_path_2)
-    logger.info("audio similarity %s (threshold %s)", similarity, threshold)
-    return float(similarity is not None and similarity >= float(threshold))
+    if similarity is None:
+        path = audio_path_1 if decode_audio(audio_path_1) is None else audio_path_2
+        return failed(f"no audio can be decoded from {show(path)}")
+    return verdict(similarity >= float(threshold), f"audio similarity {similarity:.3f} (needs {float(threshold):g})")
 
 
 # ---------------------------------------------------------------- video
@@ -487,7 +504,7 @@ def video_frame_hashes(path: Any, max_frames: int) -> np.ndarray | None:
 
 @metric("compare_videos")
 def compare_videos(video_path1: Any, video_path2: Any, max_frames_to_check: int = 100,
-                   threshold: int = 5, **_: Any) -> float:
+                   threshold: int = 5) -> MetricResult:
     """1 if the videos show the same frames: of the first `max_frames_to_check`,
     at most `threshold` differ by more than `threshold` bits of their 64-bit
     perceptual hash, and neither video ends before the other within that span.
@@ -495,10 +512,15 @@ def compare_videos(video_path1: Any, video_path2: Any, max_frames_to_check: int 
     max_frames = int(max_frames_to_check)
     first = video_frame_hashes(video_path1, max_frames)
     second = video_frame_hashes(video_path2, max_frames) if first is not None else None
-    if first is None or second is None or len(first) != len(second):
-        return 0.0
+    if first is None or second is None:
+        path = video_path1 if first is None else video_path2
+        return failed(f"no video frames can be decoded from {show(path)}")
+    if len(first) != len(second):
+        return failed(f"{len(first)} frames vs {len(second)} (within the first {max_frames})")
     differing_bits = np.count_nonzero(first != second, axis=1)
-    return float(np.count_nonzero(differing_bits > threshold) <= threshold)
+    differing = int(np.count_nonzero(differing_bits > threshold))
+    return verdict(differing <= threshold, f"{differing} of {len(first)} frames differ by more than {threshold} "
+                                           f"hash bits (at most {threshold} may)")
 
 
 # ---------------------------------------------------------------- MP3 tags
@@ -524,7 +546,7 @@ def _value_matches_rule(value: str, rule: dict) -> bool:
 
 
 @metric("check_mp3_meta")
-def check_mp3_meta(result: Any, meta: dict | None = None, **_: Any) -> float:
+def check_mp3_meta(result: Any, meta: dict | None = None) -> MetricResult:
     """1 if every ID3 tag named in `meta` (EasyID3 names: title, artist, album,
     date, genre, ...) satisfies its rule; several values are joined with ",".
 
@@ -534,19 +556,19 @@ def check_mp3_meta(result: Any, meta: dict | None = None, **_: Any) -> float:
     from mutagen.easyid3 import EasyID3
     from mutagen.id3 import ID3NoHeaderError
 
-    if not isinstance(meta, dict) or not isinstance(result, (str, os.PathLike)) \
-            or not os.path.isfile(result):
-        return 0.0
+    if not isinstance(meta, dict):
+        return failed("no tag rules given")
+    if not isinstance(result, (str, os.PathLike)) or not os.path.isfile(result):
+        return failed(f"the MP3 file {show(result)} does not exist")
     try:
         tags = EasyID3(result)
     except ID3NoHeaderError:
         tags = {}
     except MutagenError as exc:
-        logger.warning("cannot read ID3 tags of %s: %s", result, exc)
-        return 0.0
+        return failed(f"cannot read the ID3 tags of {os.path.basename(result)}: {exc}")
     for key, rule in meta.items():
         value = tags.get(key, "")
         text = ",".join(value) if isinstance(value, list) else str(value)
         if not isinstance(rule, dict) or not _value_matches_rule(text, rule):
-            return 0.0
-    return 1.0
+            return failed(f"tag {key} is {text!r}, expected {show(rule)}")
+    return passed(f"all {len(meta)} tags match")

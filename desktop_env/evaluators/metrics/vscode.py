@@ -13,8 +13,9 @@ import zipfile
 from difflib import SequenceMatcher
 from typing import Any
 
+from ..outcome import MetricResult, failed, first_difference, passed, show, verdict
 from ..registry import metric
-from .general import read_text
+from .general import missing_file, read_text
 
 logger = logging.getLogger(__name__)
 
@@ -61,23 +62,31 @@ def _load_jsonc_file(path: Any) -> Any:
         return None
 
 
+def _no_json(path: Any, what: str) -> str:
+    return missing_file(path) if read_text(path) is None else f"the file {os.path.basename(str(path))} is not a JSON {what}"
+
+
 @metric("check_json_settings")
-def check_json_settings(result: Any, expected: dict | None = None, **options) -> float:
+def check_json_settings(result: Any, expected: dict | None = None) -> MetricResult:
     """Every setting in expected["expected"] has that exact value in settings.json."""
     settings = _load_jsonc_file(result)
     if not isinstance(settings, dict) or expected is None:
-        return 0.0
-    return float(all(key in settings and settings[key] == value for key, value in expected["expected"].items()))
+        return failed(_no_json(result, "settings object") if expected is not None else "no expected settings given")
+    for key, value in expected["expected"].items():
+        if key not in settings or settings[key] != value:
+            return failed(f"setting {key!r} is {show(settings.get(key, '(not set)'))}, expected {show(value)}")
+    return passed(f"all {len(expected['expected'])} settings have the expected values")
 
 
 @metric("check_json_keybindings")
-def check_json_keybindings(result: Any, expected: dict | None = None, **options) -> float:
+def check_json_keybindings(result: Any, expected: dict | None = None) -> MetricResult:
     """keybindings.json (a list, usually after a // comment line) holds an entry equal to
     expected["expected"] ({key, command, when})."""
     bindings = _load_jsonc_file(result)
     if not isinstance(bindings, list) or expected is None:
-        return 0.0
-    return float(expected["expected"] in bindings)
+        return failed(_no_json(result, "list of keybindings") if expected is not None else "no expected binding given")
+    return verdict(expected["expected"] in bindings, f"a binding {show(expected['expected'])} among {len(bindings)} "
+                                                     f"(keys bound: {show([b.get('key') for b in bindings if isinstance(b, dict)])})")
 
 
 def _collapse_blanks(text: str) -> str:
@@ -85,18 +94,19 @@ def _collapse_blanks(text: str) -> str:
 
 
 @metric("compare_text_file")
-def compare_text_file(result: Any, expected: Any = None, ignore_blanks: bool = False, ignore_case: bool = False,
-                      **options) -> float:
+def compare_text_file(result: Any, expected: Any = None, ignore_blanks: bool = False, ignore_case: bool = False) -> MetricResult:
     """1 when the two text files are equal; `ignore_blanks` treats every run of whitespace
     as one space (and ignores it at the ends), `ignore_case` ignores letter case."""
     produced, gold = read_text(result), read_text(expected)
     if produced is None or gold is None:
-        return 0.0
+        return failed(missing_file(result) if produced is None else missing_file(expected, "expected"))
     if ignore_blanks:
         produced, gold = _collapse_blanks(produced), _collapse_blanks(gold)
     if ignore_case:
         produced, gold = produced.lower(), gold.lower()
-    return float(produced == gold)
+    if produced == gold:
+        return passed("the files have the same text")
+    return failed(f"line {first_difference(produced.splitlines(), gold.splitlines())}")
 
 
 def _is_subset(expected: Any, actual: Any) -> bool:
@@ -107,7 +117,7 @@ def _is_subset(expected: Any, actual: Any) -> bool:
 
 
 @metric("compare_config")
-def compare_config(result: Any, rules: dict | None = None, containment_ok: bool = False, **options) -> float:
+def compare_config(result: Any, rules: dict | None = None, containment_ok: bool = False) -> MetricResult:
     """The file's text equals rules["expected"] (trailing whitespace aside).
 
     With `containment_ok`, it is enough that the expected JSON is contained in the file's
@@ -115,35 +125,38 @@ def compare_config(result: Any, rules: dict | None = None, containment_ok: bool 
     settings.json; when either side is not JSON, that the expected text is a substring."""
     text = read_text(result)
     if text is None or rules is None or not isinstance(rules.get("expected"), str):
-        return 0.0
+        return failed(missing_file(result) if text is None else f"rules['expected'] must be text, got {show(rules)}")
     wanted = rules["expected"]
+    said = f"the file {show(text.rstrip())} vs expected {show(wanted.rstrip())}"
     if not containment_ok:
-        return float(text.rstrip() == wanted.rstrip())
+        return verdict(text.rstrip() == wanted.rstrip(), said)
     try:
-        return float(_is_subset(json.loads(wanted), parse_jsonc(text)))
+        return verdict(_is_subset(json.loads(wanted), parse_jsonc(text)), f"containment: {said}")
     except ValueError:
-        return float(wanted.strip() in text)
+        return verdict(wanted.strip() in text, f"substring: {said}")
 
 
 @metric("compare_answer")
-def compare_answer(result: Any, rules: dict | None = None, **options) -> float:
+def compare_answer(result: Any, rules: dict | None = None) -> MetricResult:
     """1 when the result string equals rules["expected"]."""
     if not result or rules is None:
-        return 0.0
-    return float(result == rules["expected"])
+        return failed(f"no answer (got {show(result)})" if rules is not None else "no rules given")
+    return verdict(result == rules["expected"], f"the answer is {show(result)}, expected {show(rules['expected'])}")
 
 
 @metric("is_extension_installed")
-def is_extension_installed(result: Any, rules: dict | None = None, **options) -> float:
+def is_extension_installed(result: Any, rules: dict | None = None) -> MetricResult:
     """A command's output (e.g. `code --list-extensions`) contains rules["expected"]
     (`type: "contain"`) or does not (`type: "not_contain"`). No output at all (None) scores 0."""
     if not isinstance(result, str) or rules is None:
-        return 0.0
+        return failed(f"no command output (got {show(result)})" if rules is not None else "no rules given")
     rule_type = rules.get("type")
+    present = rules["expected"] in result
+    said = f"{show(rules['expected'])} is {'' if present else 'not '}in the output {show(result)}"
     if rule_type == "contain":
-        return float(rules["expected"] in result)
+        return verdict(present, said)
     if rule_type == "not_contain":
-        return float(rules["expected"] not in result)
+        return verdict(not present, said)
     raise ValueError(f"is_extension_installed: rule type must be 'contain' or 'not_contain', got {rule_type!r}")
 
 
@@ -159,72 +172,79 @@ def _pdf_bytes_text(data: bytes) -> str | None:
         return None
 
 
-def _pdf_bytes_similar(first: bytes, second: bytes, threshold: float = 0.95) -> bool:
+def _pdf_bytes_similarity(first: bytes, second: bytes) -> float | None:
     first_text, second_text = _pdf_bytes_text(first), _pdf_bytes_text(second)
     if first_text is None or second_text is None:
-        return False
-    return SequenceMatcher(None, first_text, second_text).ratio() >= threshold
+        return None
+    return SequenceMatcher(None, first_text, second_text).ratio()
+
+
+PDF_MEMBER_THRESHOLD = 0.95
 
 
 @metric("compare_zip_files")
-def compare_zip_files(result: Any, expected: Any = None, **options) -> float:
+def compare_zip_files(result: Any, expected: Any = None) -> MetricResult:
     """The zip files hold the same member names, each with the same bytes; PDF members need
     only text that is at least 95% similar (a re-exported PDF differs in its metadata)."""
-    if not all(isinstance(p, str) and os.path.isfile(p) for p in (result, expected)):
-        return 0.0
+    for role, path in (("result", result), ("expected", expected)):
+        if not (isinstance(path, str) and os.path.isfile(path)):
+            return failed(missing_file(path, role))
     try:
         with zipfile.ZipFile(result) as produced, zipfile.ZipFile(expected) as gold:
             names = set(produced.namelist())
             if names != set(gold.namelist()):
-                return 0.0
-            for name in names:
+                return failed(f"the zip holds {show(sorted(names))}, expected {show(sorted(gold.namelist()))}")
+            for name in sorted(names):
                 a, b = produced.read(name), gold.read(name)
                 if name.lower().endswith(".pdf"):
-                    if not _pdf_bytes_similar(a, b):
-                        return 0.0
+                    similarity = _pdf_bytes_similarity(a, b)
+                    if similarity is None or similarity < PDF_MEMBER_THRESHOLD:
+                        return failed(f"member {name}: " + ("not a readable PDF" if similarity is None else
+                                      f"text similarity {similarity:.3f}, below {PDF_MEMBER_THRESHOLD}"))
                 elif a != b:
-                    return 0.0
+                    return failed(f"member {name} differs from the gold one")
     except (zipfile.BadZipFile, OSError) as e:
-        logger.info("compare_zip_files: %s", e)
-        return 0.0
-    return 1.0
+        return failed(f"a zip file cannot be read: {e}")
+    return passed(f"the {len(names)} members match")
 
 
 @metric("compare_result_files")
-def compare_result_files(result: Any, expected: Any = None, **options) -> float:
+def compare_result_files(result: Any, expected: Any = None) -> MetricResult:
     """A program's output file against the gold one: when the gold is a number, the output
     may contain it as text or equal it within 1e-4; otherwise the (stripped) texts are equal."""
     produced, gold = read_text(result), read_text(expected)
     if produced is None or gold is None:
-        return 0.0
+        return failed(missing_file(result) if produced is None else missing_file(expected, "expected"))
     produced, gold = produced.strip(), gold.strip()
+    said = f"the output {show(produced)}, expected {show(gold)}"
     try:
         gold_number = float(gold)
     except ValueError:
-        return float(produced == gold)
+        return verdict(produced == gold, said)
     if gold in produced:  # e.g. "The answer is 42.5" for 42.5
-        return 1.0
+        return passed(f"the output contains {gold}")
     try:
-        return float(abs(float(produced) - gold_number) < 1e-4)
+        return verdict(abs(float(produced) - gold_number) < 1e-4, said)
     except ValueError:
-        return 0.0
+        return failed(said)
 
 
 @metric("check_html_background_image")
-def check_html_background_image(result: Any, rule: dict | None = None, **options) -> float:
+def check_html_background_image(result: Any, rule: dict | None = None) -> MetricResult:
     """A <style> element of the HTML file sets `background-image: url('<rule["value"]>')`."""
     import lxml.etree
     import lxml.html
 
     text = read_text(result)
     if text is None or rule is None:
-        return 0.0
+        return failed(missing_file(result) if rule is not None else "no rule given")
     try:
         root = lxml.html.document_fromstring(text)
-    except (lxml.etree.ParserError, ValueError):
-        return 0.0
+    except (lxml.etree.ParserError, ValueError) as e:
+        return failed(f"the file is not HTML: {e}")
     wanted = f"background-image: url('{rule['value']}')"
-    return float(any(wanted in (style.text or "") for style in root.iter("style")))
+    return verdict(any(wanted in (style.text or "") for style in root.iter("style")),
+                   f"a <style> with {wanted!r}")
 
 
 _RESULT_MARK = "OSWORLD_TEST_SUITE_RESULT="
@@ -243,7 +263,7 @@ print("{_RESULT_MARK}" + repr(min(max(float(outcome), 0.0), 1.0)))
 
 @metric("check_python_file_by_test_suite")
 def check_python_file_by_test_suite(result: Any, test_file: Any = None, test_function_name: str = "test",
-                                    timeout: float = 300, **options) -> float:
+                                    timeout: float = 300) -> MetricResult:
     """Runs the gold test file's `test_function_name` function (default `test`), which
     imports the agent's Python files fetched beside it; its return value is the score
     (true/false, or a number clamped to [0, 1]).
@@ -252,9 +272,9 @@ def check_python_file_by_test_suite(result: Any, test_file: Any = None, test_fun
     the harness as in OSWorld: a crashing or hanging suite (limit `timeout` seconds) scores
     0 and cannot change the harness's working directory or modules."""
     if not isinstance(test_file, str) or not os.path.isfile(test_file):
-        return 0.0
+        return failed(missing_file(test_file, "test suite"))
     if result is None or (isinstance(result, list) and any(p is None for p in result)):
-        return 0.0  # the agent's files were not fetched
+        return failed("the agent's Python files were not fetched")
     test_file = os.path.abspath(test_file)
     try:
         run = subprocess.run(
@@ -262,14 +282,13 @@ def check_python_file_by_test_suite(result: Any, test_file: Any = None, test_fun
             cwd=os.path.dirname(test_file), capture_output=True, text=True, timeout=timeout,
         )
     except subprocess.TimeoutExpired:
-        logger.info("check_python_file_by_test_suite: %s ran over %s s", test_file, timeout)
-        return 0.0
+        return failed(f"the test suite {os.path.basename(test_file)} ran over {timeout} s")
     marks = [line for line in run.stdout.splitlines() if line.startswith(_RESULT_MARK)]
     if run.returncode != 0 or not marks:
-        logger.info("check_python_file_by_test_suite: %s failed (exit %s): %s",
-                    test_file, run.returncode, run.stderr.strip()[-2000:])
-        return 0.0
-    return float(marks[-1][len(_RESULT_MARK):])
+        return failed(f"the test suite {os.path.basename(test_file)} crashed (exit {run.returncode}): "
+                      f"{run.stderr.strip()[-500:]}")
+    score = float(marks[-1][len(_RESULT_MARK):])
+    return MetricResult(score, f"{test_function_name}() of {os.path.basename(test_file)} gives {score:g}")
 
 
 def _python_code(path: Any) -> str | None:
@@ -292,11 +311,14 @@ def _python_code(path: Any) -> str | None:
 
 
 @metric("check_python_file_by_gold_file")
-def check_python_file_by_gold_file(result: Any, gold_file: Any = None, **options) -> float:
+def check_python_file_by_gold_file(result: Any, gold_file: Any = None) -> MetricResult:
     """1 when the agent's Python file is the gold file's program: the same syntax tree, so
     layout, comments and docstrings do not count. `result` may be a list of fetched files
     (the first is compared). OSWorld exports this name with no body (it scores None)."""
     if isinstance(result, list):
         result = result[0] if result else None
     actual, gold = _python_code(result), _python_code(gold_file)
-    return float(actual is not None and actual == gold)
+    if actual is None:
+        return failed(f"the result {show(result)} is missing or not Python")
+    return verdict(actual == gold, "the same program as the gold file" if actual == gold
+                   else "the program differs from the gold file (syntax trees differ)")
