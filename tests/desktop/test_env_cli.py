@@ -4,41 +4,20 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
-import subprocess
-import sys
-import time
 
 import pytest
 import requests
 
+from tests.serve_cli import free_port, osworld, wait_until_served
+
 pytestmark = pytest.mark.desktop
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def osworld(*args: str, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "osworld_cli.main", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"}, **kwargs)
 
 
 def test_serve_forwards_the_server_over_tcp_and_ctrl_c_cleans_up():
     port = free_port()
     proc = osworld("env", "serve", "--port", str(port), "--screen-size", "1024x768")
-    lines = []
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            assert line, f"serve exited early: {''.join(lines)}"
-            lines.append(line)
-            if "Ctrl-C stops" in line:
-                break
-        output = "".join(lines)
+        output = wait_until_served(proc, timeout=60)
         assert f"http://127.0.0.1:{port}" in output
         sockets = re.search(r"env server: unix:(\S+)/server-\d+\.sock", output).group(1)
         assert requests.get(f"http://127.0.0.1:{port}/platform", timeout=10).text == "Linux"

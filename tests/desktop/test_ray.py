@@ -13,7 +13,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from desktop_env.tasks import load_task_set
 from desktop_env.tasks.loader import BUILTIN_ROOT
 from runner.results import TaskState, task_state
 from runner.run import RunConfig, run_benchmark
+from tests.serve_cli import free_port
 
 pytest.importorskip("ray")
 pytestmark = pytest.mark.desktop
@@ -36,12 +36,6 @@ VENV_BIN = Path(sys.executable).parent
 SMALL = BUILTIN_ROOT / "test_small.json"
 NODE_OPTIONS = ["--node-ip-address=127.0.0.1", "--num-cpus=1", "--disable-usage-stats"]
 OS_TASKS = load_task_set(BUILTIN_ROOT / "test_all.json").index["os"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def processes_matching(text: str) -> list[int]:

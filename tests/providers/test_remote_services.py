@@ -4,18 +4,14 @@ at its --vm-address the ports a VM has answer too."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from runner.run import RunConfig, run_benchmark
+from tests.serve_cli import free_port, osworld, wait_until_served
 
 pytestmark = pytest.mark.desktop
 
@@ -29,28 +25,13 @@ CHROME = [{"type": "execute", "parameters": {"command": ["pkill", "chrome"]}},
           {"type": "sleep", "parameters": {"seconds": 4}}]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def served():
     """(URL with only the env server, URL at the VM-like address) of one served desktop."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "osworld_cli.main", "env", "serve", "--port", str(port),
-                             "--vm-address", "auto"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "COLUMNS": "200"})
-    lines = []
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        assert line, f"serve exited early: {''.join(lines)}"
-        lines.append(line)
-        if "Ctrl-C stops" in line:
-            break
-    vm_url = re.search(r"as a VM: env server (http://[\d.]+:5000)", "".join(lines)).group(1)
+    proc = osworld("env", "serve", "--port", str(port), "--vm-address", "auto")
+    output = wait_until_served(proc, timeout=120)
+    vm_url = re.search(r"as a VM: env server (http://[\d.]+:5000)", output).group(1)
     yield f"http://127.0.0.1:{port}", vm_url
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)

@@ -11,10 +11,11 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.serve_cli import osworld, wait_until_served
 
 CHECKOUT = os.environ.get("OSWORLD_CHECKOUT")
 DRIVER = Path(__file__).with_name("upstream_client_driver.py")
@@ -26,18 +27,9 @@ pytestmark = [pytest.mark.desktop,
 
 @pytest.fixture(scope="module")
 def vm_address():
-    proc = subprocess.Popen([sys.executable, "-m", "osworld_cli.main", "env", "serve", "--vm-address", "auto"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "COLUMNS": "200"})
-    lines = []
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        assert line, f"serve exited early: {''.join(lines)}"
-        lines.append(line)
-        if "Ctrl-C stops" in line:
-            break
-    yield re.search(r"as a VM: env server http://([\d.]+):5000", "".join(lines)).group(1)
+    proc = osworld("env", "serve", "--vm-address", "auto")
+    output = wait_until_served(proc, timeout=120)
+    yield re.search(r"as a VM: env server http://([\d.]+):5000", output).group(1)
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)
 

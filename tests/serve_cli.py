@@ -1,0 +1,33 @@
+"""Running `osworld env serve` (and other commands) as a user runs them, for tests that need a served desktop."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def osworld(*args: str, **kwargs) -> subprocess.Popen:
+    """`osworld ARGS` in a child process, its output merged and wide enough not to wrap."""
+    return subprocess.Popen([sys.executable, "-m", "osworld_cli.main", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"}, **kwargs)
+
+
+def wait_until_served(proc: subprocess.Popen, timeout: float) -> str:
+    """What `env serve` printed up to its "Ctrl-C stops" line (the desktop is then up)."""
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        assert line, f"serve exited early: {''.join(lines)}"
+        lines.append(line)
+        if "Ctrl-C stops" in line:
+            break
+    return "".join(lines)
