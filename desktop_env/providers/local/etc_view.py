@@ -13,10 +13,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
-from .paths import cache_dir
+from .paths import build_aside, cache_dir
 from .sandbox import ETC_ALLOWED, SANDBOX_HOME, SANDBOX_UID, SANDBOX_USER
 
 # What root's tools read, beyond what every desktop gets: su's PAM stack, useradd's and
@@ -69,7 +68,10 @@ def ensure_etc_view() -> Path:
     target = cache_dir() / f"etc-view-{_signature(entries)}"
     if target.is_dir():
         return target
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    return build_aside(target, lambda staging: _fill_view(staging, entries))
+
+
+def _fill_view(staging: Path, entries: list[str]) -> None:
     for name in entries:
         source, destination = Path("/etc") / name, staging / name
         destination.parent.mkdir(parents=True, exist_ok=True)
@@ -83,8 +85,3 @@ def ensure_etc_view() -> Path:
     # mkdtemp made the top 0700, and parents of nested entries (ssl/, default/) come from our umask
     for folder in {staging, *((staging / name).parent for name in entries)}:
         os.chmod(folder, 0o755)
-    try:
-        staging.rename(target)
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)  # made concurrently by another env
-    return target

@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .paths import cache_dir
+from .paths import build_aside, cache_dir
 
 # Bump when the template's content changes: a new folder is built beside the old one.
 TEMPLATE_VERSION = 8
@@ -267,14 +267,7 @@ def ensure_home_template() -> Path:
     target = cache_dir() / f"home-template-v{TEMPLATE_VERSION}"
     if target.is_dir():
         return target
-    # Unique per builder: parallel envs may build the same version at once.
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    write_template(staging)
-    try:
-        staging.rename(target)
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)  # built concurrently by another env
-    return target
+    return build_aside(target, write_template)
 
 
 def restore_home(home: Path, owner: tuple[int, int] | None = None) -> None:

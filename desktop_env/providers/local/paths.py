@@ -11,10 +11,30 @@ Three places, by who may see them:
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import tempfile
 from pathlib import Path
+from typing import Callable
 
 from ...errors import UnsafeRuntimeDir
+
+
+def build_aside(target: Path, fill: Callable[[Path], None]) -> Path:
+    """`target`, built by `fill(staging)` in a fresh folder beside it and then renamed into place,
+    so nobody sees it half made. Parallel envs may build the same target at once: each builds its
+    own staging folder, the first rename wins and the others' copies are thrown away."""
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        fill(staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    try:
+        staging.rename(target)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)  # built concurrently by another env
+    return target
 
 
 def cache_dir() -> Path:

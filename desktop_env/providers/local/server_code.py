@@ -12,10 +12,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
-from .paths import sandbox_share_dir
+from .paths import build_aside, sandbox_share_dir
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2]  # desktop_env/
 SHARED_MODULES = ("__init__.py", "a11y_namespaces.py")
@@ -45,7 +44,10 @@ def ensure_server_code() -> Path:
     target = sandbox_share_dir() / f"server-src-{_digest(files)}"
     if target.is_dir():
         return target
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    return build_aside(target, lambda staging: _copy_files(staging, files))
+
+
+def _copy_files(staging: Path, files: list[Path]) -> None:
     for relative in files:
         destination = staging / relative
         destination.parent.mkdir(parents=True, exist_ok=True)
@@ -55,8 +57,3 @@ def ensure_server_code() -> Path:
         for name in names:
             path = os.path.join(folder, name)
             os.chmod(path, 0o755 if os.stat(path).st_mode & 0o100 else 0o644)
-    try:
-        staging.rename(target)
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)  # made concurrently by another env
-    return target

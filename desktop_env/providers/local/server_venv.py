@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 from ...errors import MissingDependency
-from .paths import sandbox_share_dir
+from .paths import build_aside, sandbox_share_dir
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 REQUIREMENTS = Path(__file__).resolve().parents[2] / "server" / "requirements.txt"
@@ -44,21 +42,18 @@ def ensure_server_venv() -> Path:
     if (target / "bin" / "python").exists():
         return target
     check_system_python()
-    # Unique per builder: parallel envs may build the same venv at once.
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", str(staging)],
-                       check=True, capture_output=True, text=True)
-        subprocess.run([str(staging / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                        "--no-deps", "-r", str(REQUIREMENTS)], check=True, capture_output=True, text=True)
-    except subprocess.CalledProcessError as e:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise MissingDependency(
-            f"could not build the env server's venv at {target}: {' '.join(e.cmd)} failed: "
-            f"{(e.stderr or e.stdout).strip()[-500:]} (is python3-venv installed?)") from None
-    os.chmod(staging, 0o755)  # mkdtemp made it 0700; the desktops' uid must read it
-    try:
-        staging.rename(target)
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)  # another process won the race; use its venv
-    return target
+
+    def build(staging: Path) -> None:
+        try:
+            subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", str(staging)],
+                           check=True, capture_output=True, text=True)
+            subprocess.run([str(staging / "bin" / "python"), "-m", "pip", "install", "-q",
+                            "--disable-pip-version-check", "--no-deps", "-r", str(REQUIREMENTS)],
+                           check=True, capture_output=True, text=True)
+        except subprocess.CalledProcessError as e:
+            raise MissingDependency(
+                f"could not build the env server's venv at {target}: {' '.join(e.cmd)} failed: "
+                f"{(e.stderr or e.stdout).strip()[-500:]} (is python3-venv installed?)") from None
+        os.chmod(staging, 0o755)  # mkdtemp made it 0700; the desktops' uid must read it
+
+    return build_aside(target, build)
