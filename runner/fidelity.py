@@ -161,16 +161,14 @@ class FidelityReport:
 
 
 def _outcome(task_dir: Path, domain: str, task_id: str) -> TaskOutcome:
-    from .results import read_status, read_task
+    from .results import error_text, read_status, read_task
 
     record = read_task(task_dir)
     if record is None:
         return TaskOutcome(domain, task_id, "incomplete")
     outcome = TaskOutcome(domain, task_id, record.status, record.score)
     if record.status == "error":
-        error = (read_status(task_dir) or {}).get("error")
-        outcome.error = (f"{error.get('type', 'Error')}: {error.get('message', '')}" if isinstance(error, dict)
-                         else str(error or "an error record without a message"))
+        outcome.error = error_text(read_status(task_dir))
     return outcome
 
 

@@ -123,6 +123,14 @@ def read_status(task_dir: Path) -> dict | None:
         return None
 
 
+def error_text(status: dict | None) -> str:
+    """An error record's "Type: message", as every reader shows it."""
+    error = (status or {}).get("error")
+    if isinstance(error, dict):
+        return f"{error.get('type', 'Error')}: {error.get('message', '')}".strip()
+    return str(error) if error else "the task ended in an error (no error recorded)"
+
+
 @dataclass
 class TaskRecord:
     """What a task folder says, the same for every reader (resume, summaries, reports, tables)."""

@@ -18,7 +18,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .results import TaskRecord, find_task_folders, read_status, read_task
+from .results import TaskRecord, error_text, find_task_folders, read_status, read_task
 
 CATEGORIES = {
     "OS": ("os",),
@@ -202,13 +202,6 @@ def explanation_of(status: dict | None) -> str:
     return NO_EXPLANATION
 
 
-def error_of(status: dict | None) -> str:
-    error = (status or {}).get("error")
-    if isinstance(error, dict):
-        return f"{error.get('type', 'Error')}: {error.get('message', '')}".strip()
-    return str(error) if error else "the task ended in an error (no error recorded)"
-
-
 def failures(run: RunResults) -> list[TaskFailure]:
     """Every task of the run that scored below 1 or ended in an error, with why, in task order."""
     found = []
@@ -217,7 +210,7 @@ def failures(run: RunResults) -> list[TaskFailure]:
             continue
         status = read_status(run.path / record.domain / record.task_id)
         if record.status == "error":
-            found.append(TaskFailure(run.label, record.domain, record.task_id, "error", None, error_of(status)))
+            found.append(TaskFailure(run.label, record.domain, record.task_id, "error", None, error_text(status)))
         else:
             score = record.score or 0.0
             found.append(TaskFailure(run.label, record.domain, record.task_id, "partial" if score > 0 else "fail",

@@ -16,7 +16,7 @@ from typing import Callable
 
 from .config import RunConfig
 from .events import Event, Finished
-from .results import read_status, read_task
+from .results import error_text, read_status, read_task
 from .run import run_benchmark
 
 # Enough steps for the longest reference solution: a verify must never cut one off.
@@ -56,8 +56,7 @@ def _outcome(config: RunConfig, domain: str, task_id: str) -> tuple[float | None
         return None, "did not finish", 0.0
     seconds = record.seconds or 0.0
     if record.status == "error":
-        error = (read_status(task_dir) or {}).get("error") or {}
-        return None, f"{error.get('type', 'Error')}: {error.get('message', 'no record')}", seconds
+        return None, error_text(read_status(task_dir)), seconds
     return record.score, None, seconds
 
 
