@@ -43,7 +43,10 @@ def aligned(value: Any, length: int, field: str) -> list:
     return [value] * length
 
 
-def metric_calls(evaluator: dict) -> list[MetricCall]:
+def metric_entries(evaluator: dict) -> list[tuple[Any, Any, Any, Any]]:
+    """(func, result, expected, options) of each metric, as the task file wrote them (options may
+    be anything there: validation reports what is not an object); EvaluationError when a list's
+    length does not match the funcs."""
     funcs = evaluator["func"] if isinstance(evaluator["func"], list) else [evaluator["func"]]
     n = len(funcs)
     if isinstance(evaluator["func"], list):
@@ -52,7 +55,11 @@ def metric_calls(evaluator: dict) -> list[MetricCall]:
         options = aligned(evaluator.get("options", {}), n, "options")
     else:
         results, expecteds, options = [evaluator.get("result")], [evaluator.get("expected")], [evaluator.get("options", {})]
-    return [MetricCall(f, r, e, o or {}) for f, r, e, o in zip(funcs, results, expecteds, options)]
+    return list(zip(funcs, results, expecteds, options))
+
+
+def metric_calls(evaluator: dict) -> list[MetricCall]:
+    return [MetricCall(f, r, e, o or {}) for f, r, e, o in metric_entries(evaluator)]
 
 
 def run_getter(env: Any, config: dict | None, role: str, func: str) -> Any:

@@ -39,6 +39,16 @@ class Usage(Exception):
     pass
 
 
+def _value(args: list[str], i: int, inline: str, missing: str) -> tuple[str, int]:
+    """An option's value: written with it (`-uroot`, `--user=root`), else the next argument
+    (then `i` moves past it)."""
+    if inline:
+        return inline, i
+    if i + 1 >= len(args):
+        raise Usage(missing)
+    return args[i + 1], i + 1
+
+
 def parse(args: list[str]) -> tuple[set[str], dict[str, str], list[str]]:
     flags: set[str] = set()
     values: dict[str, str] = {}
@@ -54,12 +64,7 @@ def parse(args: list[str]) -> tuple[set[str], dict[str, str], list[str]]:
                 raise Usage(f"sudo: unrecognized option '{arg}'")
             short = LONG[name]
             if short in WITH_VALUE:
-                if not value:
-                    i += 1
-                    if i >= len(args):
-                        raise Usage(f"sudo: option '{name}' requires an argument")
-                    value = args[i]
-                values[WITH_VALUE[short]] = value
+                values[WITH_VALUE[short]], i = _value(args, i, value, f"sudo: option '{name}' requires an argument")
             else:
                 flags.add(short)
             i += 1
@@ -70,13 +75,8 @@ def parse(args: list[str]) -> tuple[set[str], dict[str, str], list[str]]:
         while j < len(arg):
             short = "-" + arg[j]
             if short in WITH_VALUE:
-                value = arg[j + 1:]
-                if not value:
-                    i += 1
-                    if i >= len(args):
-                        raise Usage(f"sudo: option requires an argument -- '{arg[j]}'")
-                    value = args[i]
-                values[WITH_VALUE[short]] = value
+                values[WITH_VALUE[short]], i = _value(args, i, arg[j + 1:],
+                                                      f"sudo: option requires an argument -- '{arg[j]}'")
                 break
             flags.add(short)
             j += 1

@@ -124,26 +124,21 @@ def option_problems(path: Path, field: str, func: str, options, positional: int)
 
 
 def _metric_option_problems(task: Task, known: list[str]) -> list[Problem]:
+    from ..evaluators.scoring import EvaluationError, metric_entries
+
     evaluator = task.evaluator
-    func = evaluator.get("func")
-    funcs = func if isinstance(func, list) else [func]
-    per_metric = isinstance(func, list)
-
-    def aligned(role: str) -> list:
-        value = evaluator.get(role, {} if role == "options" else None)
-        if per_metric and isinstance(value, list):
-            return value if len(value) == len(funcs) else []
-        return [value] * len(funcs)
-
-    options, expecteds = aligned("options"), aligned("expected")
-    if not options or not expecteds:  # a length mismatch; the evaluator reports it when it runs
+    if "func" not in evaluator:
         return []
+    try:  # each metric with its options and expected, aligned as the scorer aligns them
+        entries = metric_entries(evaluator)
+    except EvaluationError:  # a length mismatch; the evaluator reports it when it runs
+        return []
+    per_metric_options = isinstance(evaluator.get("func"), list) and isinstance(evaluator.get("options"), list)
     problems = []
-    for i, (name, opts, expected) in enumerate(zip(funcs, options, expecteds)):
+    for i, (name, _, expected, opts) in enumerate(entries):
         if not isinstance(name, str) or name not in known:
             continue  # the name's own problem is reported already
-        field = f"evaluator.options[{i}]" if per_metric and isinstance(evaluator.get("options"), list) \
-            else "evaluator.options"
+        field = f"evaluator.options[{i}]" if per_metric_options else "evaluator.options"
         problems += option_problems(task.path, field, name, opts, 2 if expected is not None else 1)
     return problems
 
