@@ -12,3 +12,8 @@ A11Y_NAMESPACES = {
     "val": "https://accessibility.ubuntu.example.org/ns/value",
     "act": "https://accessibility.ubuntu.example.org/ns/action",
 }
+
+
+def xmlns_declarations(*prefixes: str) -> str:
+    """` xmlns:PREFIX="URI"` for each prefix named (every one when none is), as the tree's root declares them."""
+    return "".join(f' xmlns:{prefix}="{A11Y_NAMESPACES[prefix]}"' for prefix in prefixes or A11Y_NAMESPACES)
