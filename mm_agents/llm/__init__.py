@@ -1,7 +1,8 @@
 """Model clients behind one interface (see base.py); `create_client` picks one by model name or provider."""
 from __future__ import annotations
 
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from desktop_env import extensions
 from mm_agents.llm.base import (Completion, ContextTooLong, GenerationParams, ImagePart, LLMClient, LLMError,

@@ -1,4 +1,5 @@
-"""Local stand-ins for the three model APIs (and Ollama's own, which the model-client example speaks), close enough on the wire for the official SDKs.
+"""Local stand-ins for the three model APIs, close enough on the wire for the official SDKs (and for Ollama's
+own API, which the model-client example of docs/EXTENDING.md speaks).
 
 Each server runs `http.server` in a thread on 127.0.0.1 (ephemeral port), records every request
 (method, path, headers, JSON body) and answers from a script: a queue of `Reply`s, each a text

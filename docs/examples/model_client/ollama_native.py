@@ -14,8 +14,18 @@ from typing import Any
 
 import requests
 
-from mm_agents.llm import (Completion, GenerationParams, ImagePart, LLMError, Message, RetryPolicy, TextPart, ToolSpec,
-                           Usage, model_client)
+from mm_agents.llm import (
+    Completion,
+    GenerationParams,
+    ImagePart,
+    LLMError,
+    Message,
+    RetryPolicy,
+    TextPart,
+    ToolSpec,
+    Usage,
+    model_client,
+)
 from mm_agents.llm.retry import Failure, call_with_retries, mentions_context_overflow, parse_retry_after
 
 DEFAULT_URL = "http://127.0.0.1:11434"
