@@ -1,4 +1,4 @@
-"""The XML namespaces of the accessibility tree (PROTOCOL.md): one definition for the env
+"""The XML namespaces of the accessibility tree (desktop_env/server/PROTOCOL.md): one definition for the env
 server that writes the tree and the metrics and agents that read it. Standard library
 only, since the env server imports it on the system Python."""
 

@@ -1,4 +1,4 @@
-"""The AT-SPI accessibility tree as OSWorld's XML (PROTOCOL.md, "Accessibility tree XML").
+"""The AT-SPI accessibility tree as OSWorld's XML (desktop_env/server/PROTOCOL.md, "Accessibility tree XML").
 
 `dump_accessibility_tree()` serves GET /accessibility and `terminal_text()` GET /terminal.
 
