@@ -134,6 +134,18 @@ def test_a_missing_api_key_is_one_line_before_any_desktop(tmp_path, monkeypatch)
         check_agent(RunConfig(agent="claude-computer-use", model="claude-sonnet-4-6", observation_type="screenshot"))
 
 
+def test_a_run_with_nothing_left_to_run_needs_no_api_key(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    finished = tmp_path / "pyautogui" / "screenshot_a11y_tree" / "gpt-4o" / "os" / "os-organize-invoices"
+    finished.mkdir(parents=True)
+    (finished / "result.txt").write_text("1.0\n")  # as OSWorld's harness leaves a finished task
+    result = invoke("run", "--agent", "prompt", "--model", "gpt-4o", "--task-id", "os-organize-invoices",
+                    "--result-dir", str(tmp_path))
+    assert result.exit_code == OK, result.output
+    assert "Error" not in result.output
+
+
 def test_an_agent_that_refuses_its_arguments_is_one_line_before_any_desktop(tmp_path):
     result = invoke("run", "--agent", "oracle", "--action-space", "computer_13", "--result-dir", str(tmp_path))
     assert_mistake(result, "--agent: constructing oracle failed: ValueError:", "plays pyautogui solutions")
