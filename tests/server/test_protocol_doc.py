@@ -38,7 +38,7 @@ def section(title: str) -> str:
 
 
 def documented_endpoints() -> set[tuple[str, str]]:
-    found = set()
+    found: set[tuple[str, str]] = set()
     for line in section("Routes").splitlines():
         match = ROUTE_CELL.match(line)
         if match:
