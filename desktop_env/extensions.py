@@ -1,5 +1,5 @@
 """Everything the harness finds by name, in one registry: getters, metrics, setup steps,
-providers, agents and compare_table's rule types.
+providers, agents, model clients and compare_table's rule types.
 
 A task file or a command line names a part as a string (`"func": "compare_table"`,
 `--agent oracle`, `--provider local`); `get(kind, name)` turns it into the object. Parts come
@@ -52,6 +52,7 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     Kind("setup_step", "setup step type", "osworld.setup_steps", ("desktop_env.controllers.setup",)),
     Kind("provider", "provider", "osworld.providers", ("desktop_env.providers",)),
     Kind("agent", "agent", "osworld.agents", ("mm_agents.loader",)),
+    Kind("model_client", "model client", "osworld.model_clients", ("mm_agents.llm",)),
     Kind("table_rule", "compare_table rule type", "osworld.table_rules", ("desktop_env.evaluators.metrics.table",)),
 )}
 

@@ -1,6 +1,6 @@
 """What a prompt agent shows the model: the linearized accessibility tree and set-of-marks screenshots.
 
-The linearized tree is PROTOCOL.md's table: one row per on-screen node a user could act on or
+The linearized tree is desktop_env/server/PROTOCOL.md's table: one row per on-screen node a user could act on or
 read, with its tag, name, text, class, description, position and size. Set-of-marks draws a
 numbered box around each such node on the screenshot, so the model can name a node (`tag_3`)
 instead of guessing pixel coordinates; `SetOfMarks.centers` turns the numbers back into points.
@@ -77,7 +77,7 @@ class SetOfMarks:
 
 
 def visible_nodes(xml: str, include_unnamed_images: bool = False) -> list[TreeNode]:
-    """The nodes PROTOCOL.md's filter keeps, in document order.
+    """The nodes desktop_env/server/PROTOCOL.md's filter keeps, in document order.
 
     `include_unnamed_images` also keeps nodes that have neither name nor text but are images
     (set-of-marks boxes them: an icon without a label is still something to click).

@@ -1,4 +1,4 @@
-"""`osworld env ...`: set up, check, serve and benchmark the local desktop."""
+"""`osworld env ...`: set up, check, serve and benchmark the local desktop, and clean up after killed runs."""
 from __future__ import annotations
 
 import json
@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .limit_options import desktop_limit_options
+from .prune_command import prune_command
 
 console = Console()
 
@@ -31,7 +32,7 @@ screen_size_option = click.option("--screen-size", default="1920x1080", show_def
 
 @click.group("env")
 def env_group() -> None:
-    """The local desktop: setup, doctor, serve, bench."""
+    """The local desktop: setup, doctor, serve, bench; prune what killed runs left behind."""
 
 
 @env_group.command("setup")
@@ -146,9 +147,4 @@ def bench_command(as_json: bool, screen_size: tuple[int, int], resets: int, samp
     console.print(table)
 
 
-def _register_prune() -> None:
-    from .prune_command import prune_command
-    env_group.add_command(prune_command)
-
-
-_register_prune()
+env_group.add_command(prune_command)

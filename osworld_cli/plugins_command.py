@@ -18,7 +18,7 @@ console = Console()
 @click.option("--external", is_flag=True, help="Only what plugins add: leave out the built-ins.")
 @plugin_option
 def plugins_command(kinds: tuple[str, ...], external: bool, plugins: tuple[str, ...]) -> None:
-    """List getters, metrics, setup steps, providers, agents and compare_table rule types by name, each
+    """List getters, metrics, setup steps, providers, agents, model clients and compare_table rule types by name, each
     with where it comes from: built-in, an installed distribution's entry point (group osworld.<kind>s),
     a --plugin file, or another module; and the OSWorld names known here but not supported, with why."""
     load_plugins(plugins)

@@ -95,29 +95,53 @@ def make_backend(config: RunConfig) -> Backend:
     return LocalBackend(config)
 
 
+def check_agent_class(config: RunConfig) -> None:
+    """Finds the agent class: a typo in --agent, or an option it would ignore, fails before planning."""
+    from mm_agents.loader import AgentLoadError, accepts_argument, load_agent_class
+
+    try:
+        agent_class = load_agent_class(config.agent)
+    except AgentLoadError as e:
+        raise RunOptionError("--agent", str(e)) from e
+    if config.screenshot_scale != 1.0 and not accepts_argument(agent_class, "screenshot_scale"):
+        raise RunOptionError("--screenshot-scale", f"agent {config.agent!r} does not take screenshot_scale, so "
+                             f"{config.screenshot_scale:g} would be ignored")
+
+
+def check_agent(config: RunConfig) -> None:
+    """Builds the agent once, as each desktop's worker will: a missing API key, a model no client serves or
+    an argument the agent refuses fails the run before any desktop starts, instead of once per task.
+    The agent built here is dropped; workers build their own."""
+    from mm_agents.llm import LLMError
+    from mm_agents.loader import AgentLoadError, build_agent
+
+    check_agent_class(config)
+    try:
+        build_agent(config.agent, **config.agent_kwargs())
+    except AgentLoadError as e:
+        if isinstance(e.__cause__, LLMError):  # the model's client: its key, its name, its SDK
+            raise RunOptionError("--model", str(e.__cause__)) from e
+        raise RunOptionError("--agent", str(e)) from e
+
+
 def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
                   backend: Backend | None = None) -> RunSummary:
     """Runs the selected tasks; `report` receives the run's events (runner.events) for a progress display.
     `backend` runs them (default: worker processes, or Ray with config.backend "ray"); a Python caller
     with its own environments passes ThreadBackend.with_env_factory(config, make_env)."""
     from desktop_env.evaluators.registry import PluginError, load_plugin
-    from mm_agents.loader import AgentLoadError, accepts_argument, load_agent_class
 
     for plugin in config.plugins:  # here too: the plan checks the names they register
         try:
             load_plugin(plugin)
         except PluginError as e:
             raise RunOptionError("--plugin", str(e)) from e
-    try:
-        agent_class = load_agent_class(config.agent)  # a typo in --agent fails now, not once per task
-    except AgentLoadError as e:
-        raise RunOptionError("--agent", str(e)) from e
-    if config.screenshot_scale != 1.0 and not accepts_argument(agent_class, "screenshot_scale"):
-        raise RunOptionError("--screenshot-scale", f"agent {config.agent!r} does not take screenshot_scale, so "
-                             f"{config.screenshot_scale:g} would be ignored")
+    check_agent_class(config)
     forced = check_resume(config)
     plan = plan_tasks(config)
     to_run, skipped = plan.to_run, plan.skipped
+    if to_run:  # nothing to run needs no agent: a finished run re-read without its API key is fine
+        check_agent(config)
     check_writable(config.layout.model_dir)
     summary = RunSummary(planned=len(to_run), skipped_done=sum(p.state is TaskState.DONE for p in skipped),
                          skipped_errors=sum(p.state is TaskState.ERROR for p in skipped), invalid=plan.invalid,

@@ -1,4 +1,4 @@
-"""The harness's client for the env server (PROTOCOL.md).
+"""The harness's client for the env server (desktop_env/server/PROTOCOL.md).
 
 Method names follow OSWorld's controller so its getters and runners port over,
 but failures are not swallowed into None: a desktop that is gone raises

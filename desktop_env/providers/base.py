@@ -7,7 +7,7 @@ from ..controllers.transport import Endpoint
 
 
 class Provider(ABC):
-    """Creates, reverts and stops one desktop whose env server speaks PROTOCOL.md."""
+    """Creates, reverts and stops one desktop whose env server speaks desktop_env/server/PROTOCOL.md."""
 
     @abstractmethod
     def start_emulator(self, path_to_vm: str | None, headless: bool, os_type: str) -> None:

@@ -1,4 +1,4 @@
-"""A desktop someone else runs: any server speaking PROTOCOL.md at a URL (e.g. an OSWorld VM)."""
+"""A desktop someone else runs: any server speaking desktop_env/server/PROTOCOL.md at a URL (e.g. an OSWorld VM)."""
 from __future__ import annotations
 
 import os

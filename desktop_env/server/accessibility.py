@@ -1,4 +1,4 @@
-"""The AT-SPI accessibility tree as OSWorld's XML (PROTOCOL.md, "Accessibility tree XML").
+"""The AT-SPI accessibility tree as OSWorld's XML (desktop_env/server/PROTOCOL.md, "Accessibility tree XML").
 
 `dump_accessibility_tree()` serves GET /accessibility and `terminal_text()` GET /terminal.
 
@@ -29,10 +29,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Generator
 
-from ..a11y_namespaces import A11Y_NAMESPACES
+from ..a11y_namespaces import xmlns_declarations
 from .dbus_wire import CallFailed, Connection, DBusConnectionError, MethodCall, Pipeline
-
-NAMESPACES = A11Y_NAMESPACES
 
 MAX_DEPTH = 50
 MAX_CHILDREN = 1024
@@ -589,9 +587,8 @@ def _write_element(node: Node, out: list[str], namespaces: str = "") -> None:
 
 def to_xml(desktop: Node) -> str:
     """The tree as XML: root `desktop-frame` declaring every OSWorld namespace."""
-    declarations = "".join(f' xmlns:{prefix}="{uri}"' for prefix, uri in NAMESPACES.items())
     out: list[str] = []
-    _write_element(desktop, out, declarations)
+    _write_element(desktop, out, xmlns_declarations())
     # Tags and attribute names are sanitised already; this strips control characters
     # (which XML 1.0 cannot carry at all) from every name, value and text at once.
     return _INVALID_XML.sub("", "".join(out))

@@ -487,6 +487,10 @@ class Router:
     def paths(self) -> set[str]:
         return {path for _, path in self._routes}
 
+    def endpoints(self) -> list[tuple[str, str]]:
+        """(method, path) of every route, sorted: what PROTOCOL.md must document."""
+        return sorted(self._routes)
+
     def lookup(self, method: str, path: str) -> Route:
         route = self._routes.get((method, path))
         if route is None:

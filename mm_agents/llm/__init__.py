@@ -1,6 +1,10 @@
-"""Model clients behind one interface (see base.py); `create_client` picks one by model name."""
+"""Model clients behind one interface (see base.py); `create_client` picks one by model name or provider."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
+from desktop_env import extensions
 from mm_agents.llm.base import (Completion, ContextTooLong, GenerationParams, ImagePart, LLMClient, LLMError,
                                 Message, Part, TextPart, ToolCall, ToolResult, ToolSpec, Usage)
 from mm_agents.llm.pricing import Price, cost_usd, price_for
@@ -9,32 +13,49 @@ from mm_agents.llm.retry import RetryPolicy
 __all__ = [
     "Completion", "ContextTooLong", "GenerationParams", "ImagePart", "LLMClient", "LLMError", "Message", "Part",
     "TextPart", "ToolCall", "ToolResult", "ToolSpec", "Usage", "Price", "cost_usd", "price_for", "RetryPolicy",
-    "PROVIDERS", "provider_for", "create_client",
+    "BUILTIN_CLIENTS", "model_client", "provider_for", "create_client",
 ]
 
-# Canonical provider names, and the other names users reach for.
-PROVIDERS = ("openai", "anthropic", "google")
-_ALIASES = {
-    "openai": "openai", "openai-compatible": "openai", "vllm": "openai", "ollama": "openai",
-    "anthropic": "anthropic", "claude": "anthropic",
-    "google": "google", "gemini": "google", "genai": "google",
+# Model clients are a kind of the extension registry: the built-in ones under the names users reach
+# for, and a plugin's under its own (`@model_client("name")`, or an `osworld.model_clients` entry point).
+_OPENAI = "mm_agents.llm.openai_client:OpenAIClient"
+_ANTHROPIC = "mm_agents.llm.anthropic_client:AnthropicClient"
+_GOOGLE = "mm_agents.llm.google_client:GoogleClient"
+BUILTIN_CLIENTS = {
+    "openai": _OPENAI, "openai-compatible": _OPENAI, "vllm": _OPENAI, "ollama": _OPENAI,
+    "anthropic": _ANTHROPIC, "claude": _ANTHROPIC,
+    "google": _GOOGLE, "gemini": _GOOGLE, "genai": _GOOGLE,
 }
-_SDK_PACKAGES = {"openai": "openai", "anthropic": "anthropic", "google": "google-genai"}
+for _name, _target in BUILTIN_CLIENTS.items():  # imported when first asked for: each pulls in its SDK
+    extensions.register("model_client", _name, extensions.Lazy(_target))
 _FAMILIES = (
     (("gpt-", "o1", "o3", "o4", "chatgpt-"), "openai"),
     (("claude-",), "anthropic"),
     (("gemini-",), "google"),
 )
+# Distributions to install for a missing SDK module, where they are named otherwise.
+_SDK_PACKAGES = {"google": "google-genai", "google.genai": "google-genai"}
+
+C = TypeVar("C", bound=type)
+
+
+def model_client(name: str) -> Callable[[C], C]:
+    """Registers a model client class as `name`, which `provider=` (`--agent-arg model_provider=name`) picks.
+
+    The class takes `(model, *, api_key, base_url, max_retries, timeout, retry_policy)` and implements
+    LLMClient (base.py): `provider`, `model` and `complete(messages, params, tools)`."""
+    return extensions.decorator("model_client", name)
 
 
 def provider_for(model: str, provider: str | None = None, base_url: str | None = None) -> str:
-    """`provider` if given; else the family of the model name; else, with a base_url, an
-    OpenAI-compatible server (what vLLM, Ollama and most local servers speak)."""
+    """The registered model client's name: `provider` if given; else the family of the model name;
+    else, with a base_url, an OpenAI-compatible server (what vLLM, Ollama and most local servers speak)."""
     if provider:
-        try:
-            return _ALIASES[provider.strip().lower()]
-        except KeyError:
-            raise LLMError(f"unknown model provider {provider!r}; use one of {', '.join(PROVIDERS)}") from None
+        clients = extensions.KindView("model_client")
+        for name in dict.fromkeys((provider.strip(), provider.strip().lower())):
+            if name in clients:
+                return name
+        raise LLMError(f"unknown model provider {provider!r}; use one of {', '.join(extensions.names('model_client'))}")
     name = model.rsplit("/", 1)[-1].lower()
     for prefixes, family in _FAMILIES:
         if name.startswith(prefixes):
@@ -42,26 +63,20 @@ def provider_for(model: str, provider: str | None = None, base_url: str | None =
     if base_url:
         return "openai"
     raise LLMError(f"cannot tell the provider of model {model!r} from its name; pass a provider "
-                   f"({', '.join(PROVIDERS)}) or a base_url of an OpenAI-compatible server")
+                   f"({', '.join(extensions.names('model_client'))}) or a base_url of an OpenAI-compatible server")
 
 
 def create_client(model: str, provider: str | None = None, base_url: str | None = None, api_key: str | None = None,
                   max_retries: int = 5, timeout: float = 120, retry_policy: RetryPolicy | None = None) -> LLMClient:
     """A client for `model`. `retry_policy`, if given, replaces the default policy built from
     `max_retries` (tests pass one with an instant `sleep`)."""
-    family = provider_for(model, provider, base_url)
-    kwargs = dict(api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout,
-                  retry_policy=retry_policy)
-    # SDKs are imported on demand: a run with one provider does not need the other two installed.
-    try:
-        if family == "openai":
-            from mm_agents.llm.openai_client import OpenAIClient
-            return OpenAIClient(model, **kwargs)
-        if family == "anthropic":
-            from mm_agents.llm.anthropic_client import AnthropicClient
-            return AnthropicClient(model, **kwargs)
-        from mm_agents.llm.google_client import GoogleClient
-        return GoogleClient(model, **kwargs)
-    except ImportError as exc:
-        raise LLMError(f"{family} model {model!r} needs the {_SDK_PACKAGES[family]} package: "
-                       f"pip install {_SDK_PACKAGES[family]} ({exc})") from exc
+    name = provider_for(model, provider, base_url)
+    try:  # SDKs are imported on demand: a run with one provider does not need the others installed
+        client_class = extensions.get("model_client", name)
+    except extensions.ExtensionError as exc:
+        missing = exc.__cause__.name if isinstance(exc.__cause__, ImportError) else None
+        hint = f"; pip install {_SDK_PACKAGES.get(missing, missing)}" if missing else ""
+        raise LLMError(f"model client {name!r} for model {model!r} cannot be loaded{hint} ({exc})",
+                       provider=name, model=model) from exc
+    return client_class(model, api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout,
+                        retry_policy=retry_policy)

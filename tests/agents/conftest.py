@@ -1,3 +1,3 @@
-"""Fixtures for agent and model-client tests: local OpenAI / Anthropic / Gemini wire servers."""
-from tests.agents.wire_servers import (anthropic_server, gemini_server, openai_server,  # noqa: F401
-                                      responses_server, vllm_server)
+"""Fixtures for agent and model-client tests: local OpenAI / Anthropic / Gemini (and Ollama) wire servers."""
+from tests.agents.wire_servers import (anthropic_server, gemini_server, ollama_server,  # noqa: F401
+                                      openai_server, responses_server, vllm_server)

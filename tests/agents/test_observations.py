@@ -8,19 +8,10 @@ from xml.sax.saxutils import quoteattr
 import pytest
 from PIL import Image
 
+from desktop_env.a11y_namespaces import xmlns_declarations
 from mm_agents.observations import (MARKS_HEADER, TABLE_HEADER, AccessibilityTreeError, linearize, scale_screenshot,
                                     set_of_marks, visible_nodes)
 
-NAMESPACES = {
-    "st": "https://accessibility.ubuntu.example.org/ns/state",
-    "attr": "https://accessibility.ubuntu.example.org/ns/attributes",
-    "cp": "https://accessibility.ubuntu.example.org/ns/component",
-    "doc": "https://accessibility.ubuntu.example.org/ns/document",
-    "docattr": "https://accessibility.ubuntu.example.org/ns/document/attributes",
-    "txt": "https://accessibility.ubuntu.example.org/ns/text",
-    "val": "https://accessibility.ubuntu.example.org/ns/value",
-    "act": "https://accessibility.ubuntu.example.org/ns/action",
-}
 VISIBLE = ("showing", "visible", "enabled")
 
 
@@ -38,8 +29,7 @@ def node(tag: str, name: str = "", text: str = "", states=VISIBLE, position=(0, 
 
 
 def desktop(*applications: str) -> str:
-    declarations = "".join(f' xmlns:{prefix}="{uri}"' for prefix, uri in NAMESPACES.items())
-    return f'<desktop-frame name="main"{declarations}>{"".join(applications)}</desktop-frame>'
+    return f'<desktop-frame name="main"{xmlns_declarations()}>{"".join(applications)}</desktop-frame>'
 
 
 def gedit_tree() -> str:

@@ -10,16 +10,16 @@ import time
 import pytest
 from PIL import Image
 
+from desktop_env.a11y_namespaces import xmlns_declarations
 from mm_agents.desktop_tool import anthropic_tool_schema, openai_tool_schema
-from mm_agents.loader import build_agent, load_agent_class
 from mm_agents.llm.base import ContextTooLong, Usage
 from mm_agents.llm.pricing import cost_usd
+from mm_agents.loader import build_agent, load_agent_class
 from mm_agents.tool_agent import ToolAgent
 from tests.agents.wire_servers import reply_context_too_long, reply_text, reply_tool_calls
 
 SCREEN = (1280, 720)
-TREE = ('<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state" '
-        'xmlns:cp="https://accessibility.ubuntu.example.org/ns/component">'
+TREE = (f'<desktop-frame{xmlns_declarations("st", "cp")}>'
         '<push-button name="Save" st:showing="true" st:visible="true" st:enabled="true" '
         'cp:screencoord="(10, 20)" cp:size="(80, 30)"/></desktop-frame>')
 

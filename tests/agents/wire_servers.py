@@ -1,4 +1,5 @@
-"""Local stand-ins for the three model APIs, close enough on the wire for the official SDKs.
+"""Local stand-ins for the three model APIs, close enough on the wire for the official SDKs (and for Ollama's
+own API, which the model-client example of docs/EXTENDING.md speaks).
 
 Each server runs `http.server` in a thread on 127.0.0.1 (ephemeral port), records every request
 (method, path, headers, JSON body) and answers from a script: a queue of `Reply`s, each a text
@@ -503,6 +504,37 @@ class GeminiWireServer(WireServer):
             "modelVersion": request.path.split("/models/")[-1].split(":")[0]})
 
 
+class OllamaWireServer(WireServer):
+    """POST /api/chat, Ollama's own chat API (non-streaming): images as base64 strings beside a message's
+    text, errors as {"error": "..."}; what docs/examples/model_client/ollama_native.py speaks."""
+    provider = "ollama"
+
+    def handles(self, method: str, path: str) -> bool:
+        return method == "POST" and path == "/api/chat"
+
+    def validate(self, request: RecordedRequest) -> str | None:
+        body = request.body or {}
+        if body.get("stream") is not False:
+            return "this server answers only non-streaming requests (stream: false)"
+        for index, message in enumerate(body.get("messages") or []):
+            if not isinstance(message.get("content"), str):
+                return f"messages[{index}].content must be a string"
+            for image in message.get("images") or []:
+                base64.b64decode(image, validate=True)
+        return None
+
+    def render(self, reply: Reply, request: RecordedRequest) -> Answer:
+        if reply.kind == "error":
+            return Answer(reply.status, {"error": reply.message}, _error_headers(reply))
+        if reply.kind == "context_too_long":
+            return Answer(400, {"error": "the input length exceeds the context length"})
+        body = request.body or {}
+        return Answer(200, {"model": body.get("model", "unknown"), "created_at": "2026-01-01T00:00:00Z",
+                            "message": {"role": "assistant", "content": reply.text}, "done": True,
+                            "done_reason": "stop", "prompt_eval_count": reply.input_tokens,
+                            "eval_count": reply.output_tokens})
+
+
 @pytest.fixture
 def openai_server():
     server = OpenAIWireServer()
@@ -534,5 +566,12 @@ def anthropic_server():
 @pytest.fixture
 def gemini_server():
     server = GeminiWireServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def ollama_server():
+    server = OllamaWireServer()
     yield server
     server.close()

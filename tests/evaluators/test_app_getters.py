@@ -18,9 +18,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from desktop_env.a11y_namespaces import xmlns_declarations
 from desktop_env.evaluators.context import LiveContext
-from desktop_env.evaluators.recording import RecordingContext, ReplayContext
 from desktop_env.evaluators.getters import chrome, gimp, vlc
+from desktop_env.evaluators.recording import RecordingContext, ReplayContext
 from desktop_env.providers.local.sandbox import SANDBOX_SRC
 
 SHIM = f"{SANDBOX_SRC}/desktop_env/server/shims/google-chrome"
@@ -351,7 +352,7 @@ def test_gimp_config_file_fetches_a_file_of_gimps_config_folder(env):
 
 # -- reading the address bar (no desktop needed) -------------------------------------------------
 
-TREE = """<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state">
+TREE = f"""<desktop-frame{xmlns_declarations("st")}>
 <application name="Thunar"><entry name="Address and search bar">not a browser</entry></application>
 <application name="Chromium"><frame name="Page B - Chromium"><tool-bar name="">
 <entry name="Address and search bar" st:focusable="true">drugs.com/npc/</entry>

@@ -8,6 +8,7 @@ import sqlite3
 
 import pytest
 
+from desktop_env.a11y_namespaces import xmlns_declarations
 from desktop_env.evaluators.metrics import general
 from desktop_env.evaluators.metrics.general import (
     check_accessibility_tree, check_csv, check_direct_json_object, check_include_exclude, check_json,
@@ -376,9 +377,7 @@ def test_run_sqlite3_missing_or_broken_database_scores_0(tmp_path):
 
 # -- accessibility tree ------------------------------------------------------------------------
 
-NS = ('xmlns:st="https://accessibility.ubuntu.example.org/ns/state" '
-      'xmlns:attr="https://accessibility.ubuntu.example.org/ns/attributes" '
-      'xmlns:cp="https://accessibility.ubuntu.example.org/ns/component"')
+NS = xmlns_declarations("st", "attr", "cp")
 
 
 def thunderbird_tree(recipients: list[str], tab: str = "Inbox") -> str:
@@ -386,7 +385,7 @@ def thunderbird_tree(recipients: list[str], tab: str = "Inbox") -> str:
         f'<section attr:class="address-pill" st:showing="true">'
         f'<label attr:class="pill-label" name="{html.escape(r)}" cp:screencoord="(400, 300)" cp:size="(120, 20)"/></section>'
         for r in recipients)
-    return (f'<desktop-frame {NS} name="main">'
+    return (f'<desktop-frame{NS} name="main">'
             f'<application name="Thunderbird"><frame name="{tab} - Mozilla Thunderbird" st:active="true">'
             f'<page-tab-list attr:id="tabmail-tabs"><page-tab name="{tab}" st:selected="true"/></page-tab-list>'
             f'<tool-bar attr:id="MsgHeadersToolbar"><label name="To">To</label>{pills}</tool-bar>'

@@ -15,6 +15,7 @@ from pptx.dml.color import RGBColor
 from pptx.enum.text import PP_ALIGN
 from pptx.util import Inches, Pt
 
+from desktop_env.a11y_namespaces import xmlns_declarations
 from desktop_env.evaluators import registry
 from desktop_env.evaluators.metrics import slides
 
@@ -472,7 +473,7 @@ def test_check_presenter_console_disable(tmp_path):
 
 def accessibility_tree(frames: list[str]) -> str:
     children = "".join(f'<document-frame name="{name}" st:showing="true"/>' for name in frames)
-    return ('<desktop-frame xmlns:st="https://accessibility.ubuntu.example.org/ns/state">'
+    return (f'<desktop-frame{xmlns_declarations("st")}>'
             f'<application name="soffice"><frame name="deck.pptx - LibreOffice Impress">{children}</frame>'
             '</application></desktop-frame>')
 

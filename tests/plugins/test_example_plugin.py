@@ -1,4 +1,4 @@
-"""A plugin package adds a metric and an agent by being installed: no --plugin, no edit of the harness.
+"""A plugin package adds a metric, an agent and a model client by being installed: no --plugin, no edit of the harness.
 
 The package in osworld_example_plugin/ is pip-installed into a folder of its own, which the
 `osworld` commands below get on their PYTHONPATH: importlib.metadata finds its entry points there,
@@ -14,6 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from desktop_env.extensions import KINDS
+from tests.agents.wire_servers import OpenAIWireServer, reply_text
 
 HERE = Path(__file__).parent
 PACKAGE = HERE / "osworld_example_plugin"
@@ -55,11 +58,30 @@ def test_osworld_plugins_lists_what_the_distribution_adds(site):
     listed = osworld("plugins", "--external", site=site)
     assert listed.returncode == 0, listed.stderr
     rows = {line.split("│")[1].strip(): line for line in listed.stdout.splitlines() if line.count("│") == 4}
-    assert set(rows) == {"example_note_matches", "example-note-writer"}
+    assert set(rows) == {"example_note_matches", "example-note-writer", "example-service"}
     assert f"entry point of {DIST}" in rows["example_note_matches"]
     assert "osworld_example_plugin.metrics:10" in rows["example_note_matches"]
     assert "osworld_example_plugin.agent:NoteWriterAgent" in rows["example-note-writer"]
-    assert osworld("plugins", "--external").stdout.count("none") == 6  # not installed: nothing
+    assert "osworld_example_plugin.model_client:ExampleServiceClient" in rows["example-service"]
+    assert osworld("plugins", "--external").stdout.count("none") == len(KINDS)  # not installed: nothing
+
+
+def test_the_installed_model_client_answers_through_its_entry_point(site):
+    server = OpenAIWireServer()
+    server.script(reply_text("hello from the example service"))
+    script = ("from mm_agents.llm import GenerationParams, Message, create_client\n"
+              f"client = create_client('my-model', provider='example-service', base_url={server.base_url!r})\n"
+              "print(type(client).__name__, client.complete([Message.text('user', 'hi')], GenerationParams()).text)\n")
+    try:
+        env = dict(os.environ, EXAMPLE_SERVICE_KEY="sk-example", PYTHONPATH=os.pathsep.join(
+            filter(None, [str(site), os.environ.get("PYTHONPATH")])))
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        server.close()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ExampleServiceClient hello from the example service"
+    assert server.requests[0].headers["authorization"] == "Bearer sk-example"
+    assert server.requests[0].body["model"] == "my-model"
 
 
 @pytest.mark.desktop

@@ -217,3 +217,12 @@ def test_a_dry_run_lists_the_env_folders_and_port_reservations_prune_removes(fak
     real = prune(include_vms=False, port_allocator=allocator)
     assert (real.env_dirs_removed, real.ports_reclaimed) == (dry.env_dirs_removed, dry.ports_reclaimed)
     assert not (root / "env-dead").exists() and (root / "env-alive").is_dir() and list(allocator.held()) == [low + 1]
+
+
+def test_env_help_names_prune_among_its_commands():
+    from osworld_cli.main import cli
+
+    help_text = CliRunner().invoke(cli, ["env", "--help"], terminal_width=200).output
+    summary = help_text.split("Options:")[0]
+    assert "prune" in summary, help_text
+    assert any(line.split()[:1] == ["prune"] for line in help_text.split("Commands:")[1].splitlines()), help_text

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from osworld_cli.errors import CANNOT_START, OK, TASK_ERRORS
 from osworld_cli.main import cli
 from osworld_cli.run_commands import run_exit_status
-from runner.run import RunConfig, RunOptionError, RunSummary
+from runner.run import RunConfig, RunOptionError, RunSummary, check_agent
 
 AGENT_FILE = '''
 class Agent:
@@ -122,6 +122,34 @@ def test_a_result_dir_that_cannot_be_written(tmp_path, agent_file):
 def test_a_screenshot_scale_the_agent_cannot_take(tmp_path, agent_file):
     result = invoke("run", "--agent", f"{agent_file}:Agent", "--screenshot-scale", "0.5", "--result-dir", str(tmp_path))
     assert_mistake(result, "--screenshot-scale", "does not take screenshot_scale")
+
+
+def test_a_missing_api_key_is_one_line_before_any_desktop(tmp_path, monkeypatch):
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    result = invoke("run", "--agent", "prompt", "--model", "gpt-4o", "--result-dir", str(tmp_path))
+    assert_mistake(result, "--model: openai model 'gpt-4o': no API key; set OPENAI_API_KEY")
+    assert list(tmp_path.iterdir()) == []  # no args.json, no task folder: nothing ran
+    with pytest.raises(RunOptionError, match="--model: anthropic model .* no API key; set ANTHROPIC_API_KEY"):
+        check_agent(RunConfig(agent="claude-computer-use", model="claude-sonnet-4-6", observation_type="screenshot"))
+
+
+def test_a_run_with_nothing_left_to_run_needs_no_api_key(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    finished = tmp_path / "pyautogui" / "screenshot_a11y_tree" / "gpt-4o" / "os" / "os-organize-invoices"
+    finished.mkdir(parents=True)
+    (finished / "result.txt").write_text("1.0\n")  # as OSWorld's harness leaves a finished task
+    result = invoke("run", "--agent", "prompt", "--model", "gpt-4o", "--task-id", "os-organize-invoices",
+                    "--result-dir", str(tmp_path))
+    assert result.exit_code == OK, result.output
+    assert "Error" not in result.output
+
+
+def test_an_agent_that_refuses_its_arguments_is_one_line_before_any_desktop(tmp_path):
+    result = invoke("run", "--agent", "oracle", "--action-space", "computer_13", "--result-dir", str(tmp_path))
+    assert_mistake(result, "--agent: constructing oracle failed: ValueError:", "plays pyautogui solutions")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_plugin_that_cannot_be_imported(tmp_path):

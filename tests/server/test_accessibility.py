@@ -1,5 +1,5 @@
 """GET /accessibility and GET /terminal on a real desktop: the XML follows OSWorld's
-conventions (PROTOCOL.md, "Accessibility tree XML"), windows show up by name, and a
+conventions (desktop_env/server/PROTOCOL.md, "Accessibility tree XML"), windows show up by name, and a
 spreadsheet contributes only the cells on screen."""
 from __future__ import annotations
 
@@ -10,18 +10,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from desktop_env.a11y_namespaces import A11Y_NAMESPACES as NAMESPACES
+
 pytestmark = pytest.mark.desktop
 
-NAMESPACES = {
-    "st": "https://accessibility.ubuntu.example.org/ns/state",
-    "attr": "https://accessibility.ubuntu.example.org/ns/attributes",
-    "cp": "https://accessibility.ubuntu.example.org/ns/component",
-    "doc": "https://accessibility.ubuntu.example.org/ns/document",
-    "docattr": "https://accessibility.ubuntu.example.org/ns/document/attributes",
-    "txt": "https://accessibility.ubuntu.example.org/ns/text",
-    "val": "https://accessibility.ubuntu.example.org/ns/value",
-    "act": "https://accessibility.ubuntu.example.org/ns/action",
-}
 ST = "{%s}" % NAMESPACES["st"]
 CP = "{%s}" % NAMESPACES["cp"]
 VAL = "{%s}" % NAMESPACES["val"]

@@ -1,5 +1,5 @@
 """POST /execute on a real desktop: OSWorld's action commands run in the persistent interpreter,
-anything else in a subprocess. (Timeouts and crashes are covered in tests/unit/test_executor.py.)"""
+anything else in a subprocess. (Timeouts and crashes are covered in tests/server/test_executor.py.)"""
 from __future__ import annotations
 
 import pytest

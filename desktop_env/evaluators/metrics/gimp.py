@@ -84,13 +84,6 @@ def ssim(img1: Image.Image, img2: Image.Image) -> float | None:
     return float(structural_similarity(a, b, win_size=window, channel_axis=2, data_range=255))
 
 
-def structure_similar(img1: Image.Image, img2: Image.Image,
-                      threshold: float = DEFAULT_SSIM_THRESHOLD) -> bool:
-    score = ssim(img1, img2)
-    logger.debug("SSIM %s (threshold %s)", score, threshold)
-    return score is not None and score >= threshold
-
-
 def mean_brightness(img: Image.Image) -> float:
     return float(np.asarray(to_rgb(img).convert("L"), dtype=np.float64).mean())
 

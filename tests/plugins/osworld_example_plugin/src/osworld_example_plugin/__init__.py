@@ -1,1 +1,2 @@
-"""An example osworld plugin: the metric `example_note_matches` and the agent `example-note-writer`."""
+"""An example osworld plugin: the metric `example_note_matches`, the agent `example-note-writer` and the
+model client `example-service`."""

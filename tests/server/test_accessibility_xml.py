@@ -7,8 +7,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from desktop_env.a11y_namespaces import A11Y_NAMESPACES as NAMESPACES
 from desktop_env.server import accessibility
-from desktop_env.server.accessibility import NAMESPACES, Node
+from desktop_env.server.accessibility import Node
 
 ST = "{%s}" % NAMESPACES["st"]
 ATTR = "{%s}" % NAMESPACES["attr"]
