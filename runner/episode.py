@@ -12,17 +12,15 @@ import json
 import logging
 import threading
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from desktop_env.perturb import apply_perturbation
 
-from .breaker import fatal_cause
 from .rescore import save_rescore_inputs
-from .results import (now_iso, remove_score, write_bytes_atomic, write_json_atomic, write_score, write_status,
-                      write_trajectory)
+from .results import (ErrorRecord, PreviousError, TaskStatus, now_iso, remove_score, write_bytes_atomic,
+                      write_json_atomic, write_score, write_status, write_trajectory)
 
 
 class AgentProtocolError(Exception):
@@ -55,7 +53,7 @@ class EpisodeOutcome:
     status: str                          # "ok" or "error"
     score: float | None
     steps: int
-    error: dict | None = None
+    error: ErrorRecord | None = None
     durations: dict[str, float] = field(default_factory=dict)
 
 
@@ -117,17 +115,6 @@ def check_prediction(prediction: Any) -> tuple[Any, list]:
     return response, actions
 
 
-def error_record(e: BaseException, message: str | None = None) -> dict[str, Any]:
-    """status.json's `error` for an exception being handled: its type, message and traceback, and
-    `fatal` when it will fail every task alike (runner.breaker)."""
-    error = {"type": type(e).__name__, "message": str(e) if message is None else message,
-             "traceback": traceback.format_exc()}
-    fatal = fatal_cause(e)
-    if fatal:
-        error["fatal"] = fatal
-    return error
-
-
 def predict_within(agent: Any, instruction: str, obs: dict, seconds: float | None) -> Any:
     """agent.predict(), given up on after `seconds` (AgentOverBudget). The call runs in a thread of its own,
     which is left behind if it overruns (its model calls are told to stop before their next attempt)."""
@@ -173,13 +160,13 @@ def jsonable(value: Any) -> Any:
 
 
 def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_dir: Path, config: EpisodeConfig,
-                task: Any = None, task_dir_for_files: str | None = None, previous_errors: list | None = None,
+                task: Any = None, task_dir_for_files: str | None = None,
+                previous_errors: list[PreviousError] | None = None,
                 on_step: Callable[[int], None] = lambda n: None) -> EpisodeOutcome:
     task_dir.mkdir(parents=True, exist_ok=True)
-    status: dict[str, Any] = {"status": "running", "task_id": task_config.get("id"), "started": now_iso(),
-                              "steps": 0, "durations": {}}
-    if previous_errors:  # from the start: a run killed mid-episode must not lose them
-        status["previous_errors"] = previous_errors
+    # previous_errors from the start: a run killed mid-episode must not lose them
+    status = TaskStatus("running", task_id=task_config.get("id"), started=now_iso(), steps=0,
+                        previous_errors=list(previous_errors or []))
     write_status(task_dir, status)
     logger = task_logger(task_dir, str(task_config.get("id")))
     durations = {"reset": 0.0, "agent": 0.0, "env": 0.0, "evaluate": 0.0}
@@ -187,7 +174,7 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
     steps = 0
     score: float | None = None
     recording = False
-    error: dict | None = None
+    error: ErrorRecord | None = None
     try:
         started = time.monotonic()
         try:
@@ -204,7 +191,7 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
         if config.perturb:
             record = apply_perturbation(env, config.perturb, config.perturb_seed, str(task_config.get("id")))
             logger.info("perturbation: %s", json.dumps(record))
-            status["perturbation"] = record
+            status.perturbation = record
             write_status(task_dir, status)  # kept even if the episode fails later
             write_json_atomic(task_dir / "perturbation.json", record)
             settle(env, config)  # moved windows repaint after the window manager has placed them
@@ -265,11 +252,11 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
         except Exception as e:
             logger.warning("could not save the files for a later rescore: %s: %s", type(e).__name__, e)
         write_score(task_dir, score)
-        status["evaluation"] = evaluation.to_json()
+        status.evaluation = evaluation
         logger.info("score %s: %s", score, evaluation.explanation)
     except Exception as e:
-        error = error_record(e)
-        logger.error("task failed with an error:\n%s", error["traceback"])
+        error = ErrorRecord.from_exception(e)
+        logger.error("task failed with an error:\n%s", error.traceback)
     finally:
         if recording:
             try:
@@ -277,22 +264,20 @@ def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_
             except Exception as e:  # the episode's own error, if any, stays the one reported
                 logger.error("closing the recording failed: %s: %s", type(e).__name__, e)
                 if error is None:
-                    error = error_record(e, f"closing the recording failed: {e}")
+                    error = ErrorRecord.from_exception(e, f"closing the recording failed: {e}")
         close_logger(logger)
     usage = getattr(agent, "usage", None)
     warnings = getattr(env, "setup_warnings", None)
     if warnings:
-        status["warnings"] = jsonable(list(warnings))
-    status.update({"status": "error" if error else "ok", "steps": steps, "finished": now_iso(),
-                   "durations": {k: round(v, 3) for k, v in durations.items()}})
+        status.warnings = jsonable(list(warnings))
+    status.status, status.steps, status.finished = "error" if error else "ok", steps, now_iso()
+    status.durations = {k: round(v, 3) for k, v in durations.items()}
     if error:
-        status["error"] = error
+        status.error = error
         remove_score(task_dir)
-        status.pop("evaluation", None)
+        status.evaluation = None
         score = None
     if isinstance(usage, dict) and usage:
-        status["usage"] = usage
-    if previous_errors:
-        status["previous_errors"] = previous_errors
+        status.usage = usage
     write_status(task_dir, status)
-    return EpisodeOutcome(status["status"], score, steps, error, status["durations"])
+    return EpisodeOutcome(status.status, score, steps, error, status.durations)
