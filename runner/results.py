@@ -169,7 +169,7 @@ class ErrorRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_exception(cls, e: BaseException, message: str | None = None) -> "ErrorRecord":
+    def from_exception(cls, e: BaseException, message: str | None = None) -> ErrorRecord:
         """The record of an exception being handled: its type, message and traceback, and `fatal`."""
         from .breaker import fatal_cause
 
@@ -184,7 +184,7 @@ class ErrorRecord:
         return _record_to_json(self, keep_empty=frozenset({"problems"}))
 
     @classmethod
-    def from_json(cls, data: Any) -> "ErrorRecord":
+    def from_json(cls, data: Any) -> ErrorRecord:
         if not isinstance(data, dict):  # not a record this harness wrote: its text is the message
             return cls(message=str(data))
         return _record_from_json(cls, data)
@@ -200,7 +200,7 @@ class PreviousError:
         return {"error": self.error.to_json(), "finished": self.finished}
 
     @classmethod
-    def from_json(cls, data: Any) -> "PreviousError":
+    def from_json(cls, data: Any) -> PreviousError:
         data = _of(dict)(data)
         return cls(ErrorRecord.from_json(data.get("error")), _of(str, type(None))(data.get("finished")))
 
@@ -237,7 +237,7 @@ class TaskStatus:
         return {"format": FORMAT_VERSION, **{k: v for k, v in _record_to_json(self).items() if k != "format"}}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "TaskStatus":
+    def from_json(cls, data: dict[str, Any]) -> TaskStatus:
         return _record_from_json(cls, data)
 
     def error_text(self) -> str:
