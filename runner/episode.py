@@ -124,9 +124,8 @@ def predict_within(agent: Any, instruction: str, obs: dict, seconds: float | Non
     which is left behind if it overruns (its model calls are told to stop before their next attempt)."""
     if seconds is None:
         return agent.predict(instruction, obs)
+    from mm_agents.llm.base import call_fatal_cause
     from mm_agents.llm.retry import cancel, in_flight
-
-    from .breaker import llm_fatal
 
     outcome: dict[str, Any] = {}
 
@@ -147,8 +146,8 @@ def predict_within(agent: Any, instruction: str, obs: dict, seconds: float | Non
             raise AgentOverBudget(f"{message} in its own code, not in a model call")
         fatal = None
         if waiting.last_kind in ("unreachable", "timeout"):
-            fatal = llm_fatal(waiting.last_kind, waiting.provider, waiting.model, waiting.url,
-                              f"{message} waiting for {waiting}")
+            fatal = call_fatal_cause(waiting.last_kind, waiting.provider, waiting.model, waiting.url,
+                                     f"{message} waiting for {waiting}")
         raise AgentOverBudget(f"{message} waiting for {waiting}", fatal)
     if "error" in outcome:
         raise outcome["error"]

@@ -17,7 +17,7 @@ from .results import ErrorRecord, PreviousError, TaskStatus, now_iso, write_stat
 
 class DesktopWorker:
     def __init__(self, config: Any, env_factory: Callable[[], Any] | None = None) -> None:
-        from desktop_env.evaluators.registry import load_plugin
+        from desktop_env.extensions import load_plugin
         from desktop_env.tasks import load_task_set
 
         for plugin in getattr(config, "plugins", ()):  # a spawned process or a Ray actor has only the built-ins
