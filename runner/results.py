@@ -166,7 +166,7 @@ class ErrorRecord:
     traceback: str | None = _json_field(_of(str))
     fatal: dict[str, str] | None = _json_field(_of(dict))
     problems: list[dict] | None = _json_field(_list_of(_of(dict)))  # why the plan refused the task (InvalidTask)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # keys of a newer format, kept as read
 
     @classmethod
     def from_exception(cls, e: BaseException, message: str | None = None) -> ErrorRecord:
@@ -202,10 +202,10 @@ class PreviousError:
     @classmethod
     def from_json(cls, data: Any) -> PreviousError:
         data = _of(dict)(data)
-        return cls(ErrorRecord.from_json(data.get("error")), _of(str, type(None))(data.get("finished")))
+        return cls(ErrorRecord.from_json(data.get("error") or {}), _of(str, type(None))(data.get("finished")))
 
 
-Outcome = Literal["running", "ok", "error"]
+StatusValue = Literal["running", "ok", "error"]
 
 
 @dataclass
@@ -215,7 +215,7 @@ class TaskStatus:
     A field is read with its reader and written when it is not None or empty; a new field needs only
     a line here and a row in the table. `format` is the version it was read from (None: a folder
     older than format 1); it is always written as FORMAT_VERSION."""
-    status: Outcome = _json_field(_one_of("running", "ok", "error"), "running")
+    status: StatusValue = _json_field(_one_of("running", "ok", "error"), "running")
     format: int | None = _json_field(_of(int))
     task_id: str | None = _json_field(_of(str))
     attempt: int | None = _json_field(_of(int))

@@ -105,8 +105,9 @@ def imported_modules(name: str, path: Path, modules: dict[str, Path]) -> set[str
             else:
                 source = node.module or ""
             for alias in node.names:
-                found.add(f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else known(source))
-    found.discard(None)
+                module = f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else known(source)
+                if module:
+                    found.add(module)
     found.discard(name)
     return found
 
@@ -140,7 +141,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
             elif imported in stack:
                 low[module] = min(low[module], index[imported])
         if low[module] == index[module]:
-            component = []
+            component: list[str] = []
             while not component or component[-1] != module:
                 component.append(stack.pop())
             if len(component) > 1:

@@ -96,7 +96,8 @@ def record_fields(cls: type, prefix: str = "", seen: set | None = None) -> set[s
             continue
         found.add(prefix + f.name)
         hint = hints[f.name]
-        inner = [a for a in typing.get_args(hint) if is_dataclass(a)] or ([hint] if is_dataclass(hint) else [])
+        inner = [a for a in typing.get_args(hint) if isinstance(a, type) and is_dataclass(a)]
+        inner = inner or ([hint] if isinstance(hint, type) and is_dataclass(hint) else [])
         nested = [t for t in inner if t not in seen and any("read" in g.metadata for g in fields(t))]
         for t in nested:
             listed = typing.get_origin(hint) is list
