@@ -20,7 +20,7 @@ class EpisodeError(RuntimeError):
     """The episode ended in an error (recorded in status.json of its result folder)."""
 
     def __init__(self, outcome: EpisodeOutcome):
-        super().__init__(f"{outcome.error['type']}: {outcome.error['message']}")
+        super().__init__(outcome.error.text() if outcome.error else "the episode ended in an error")
         self.outcome = outcome
 
 

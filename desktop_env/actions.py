@@ -20,6 +20,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .errors import DesktopEnvError
+
 # Parameter name -> required, per action type (OSWorld's ACTION_SPACE, in its order).
 _PARAMETERS: dict[str, dict[str, bool]] = {
     "MOVE_TO": {"x": True, "y": True},
@@ -73,7 +75,7 @@ KEYBOARD_KEYS: frozenset[str] = frozenset([
 ])
 
 
-class InvalidAction(ValueError):
+class InvalidAction(DesktopEnvError, ValueError):
     """An action that is not in the computer_13 action space; the message says exactly why."""
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 from typing import Any, Callable
 
 from pathlib import Path
@@ -139,7 +140,7 @@ class DesktopEnv:
         self.cache_dir = str(Path(self.cache_dir_base) / str(self.task_config.get("id", "untitled")))
         Path(self.cache_dir).mkdir(parents=True, exist_ok=True)
         self.setup_runner(self, self.task_config.get("config") or [])
-        return self._get_obs()
+        return self.observe()
 
     def step(self, action: Any, pause: float = 2) -> tuple[dict[str, Any], float, bool, dict[str, Any]]:
         self._step_no += 1
@@ -160,7 +161,7 @@ class DesktopEnv:
                 if result.get("returncode", 0) != 0:
                     info["action_error"] = (result.get("error") or "").strip()[-2000:]
             time.sleep(pause)
-        return self._get_obs(), 0.0, done, info
+        return self.observe(), 0.0, done, info
 
     def evaluate(self) -> float:
         """OSWorld's contract: the score. Why it is that score is in `self.last_evaluation`."""
@@ -224,10 +225,17 @@ class DesktopEnv:
             return None
         return action
 
-    def _get_obs(self) -> dict[str, Any]:
+    def observe(self) -> dict[str, Any]:
+        """The observation `reset` and `step` return, taken now (after a wait, or a change not made by `step`)."""
         return {
             "screenshot": self.controller.get_screenshot(),
             "accessibility_tree": self.controller.get_accessibility_tree() if self.require_a11y_tree else None,
             "terminal": self.controller.get_terminal_output() if self.require_terminal else None,
             "instruction": self.instruction,
         }
+
+    def _get_obs(self) -> dict[str, Any]:
+        """OSWorld's name for `observe`, which its runners and agents call."""
+        warnings.warn("DesktopEnv._get_obs() is deprecated: call DesktopEnv.observe()", DeprecationWarning,
+                      stacklevel=2)
+        return self.observe()

@@ -1,6 +1,8 @@
 """Exceptions of the desktop side. Messages name the thing, the value and what to do."""
 from __future__ import annotations
 
+from typing import Any
+
 
 class DesktopEnvError(Exception):
     """Base class for every error raised by desktop_env."""
@@ -12,6 +14,11 @@ class ProviderError(DesktopEnvError):
 
 class MissingDependency(ProviderError):
     """A program or package the local desktop needs is not installed."""
+
+    @property
+    def fatal_cause(self) -> dict[str, str]:
+        """No desktop of the run can start until it is installed (runner.breaker)."""
+        return {"kind": "desktop", "signature": f"desktop: {self}", "message": f"no desktop can start: {self}"}
 
 
 class SandboxStartError(ProviderError):
@@ -39,10 +46,6 @@ class ServerRequestError(DesktopEnvError):
         self.server_message = message
 
 
-class InvalidActionError(DesktopEnvError):
-    """An agent's action is not valid in the env's action space."""
-
-
 class UnsafeRuntimeDir(ProviderError):
     """A folder the harness keeps private is not: another owner, a symlink, or open to others."""
 
@@ -50,3 +53,47 @@ class UnsafeRuntimeDir(ProviderError):
 class ResourceLimitExceeded(DesktopEnvError):
     """The desktop hit one of its resource limits (a process was OOM-killed, a fork refused):
     its end state is not trustworthy, so the task is an error, never a score."""
+
+
+class TaskFileError(DesktopEnvError):
+    """A task or meta file that cannot be used; the message names the file, field and value."""
+
+
+class UnsafeTaskPath(TaskFileError):
+    """A path in a task file that would read or write outside the folder it must stay in.
+
+    `field` and `task_file` may be filled in by callers that know them better (`locate`).
+    """
+
+    def __init__(self, value: Any, reason: str, field: str | None = None, task_file: Any = None,
+                 what: str = "task file"):
+        self.value = value
+        self.reason = reason
+        self.field = field
+        self.task_file = None if task_file is None else str(task_file)
+        self.what = what
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        where = f"{self.what} {self.task_file}" if self.task_file else "task"
+        return f"{where}: {self.field or 'path'} = {self.value!r} {self.reason}"
+
+    def locate(self, field_prefix: str | None = None, task_file: Any = None) -> UnsafeTaskPath:
+        """Prefixes the field (`config[2]` + `parameters.stdout`) and sets the task file if unknown."""
+        if field_prefix:
+            if not self.field:
+                self.field = field_prefix
+            elif self.field.startswith("["):
+                self.field = field_prefix + self.field
+            else:
+                self.field = f"{field_prefix}.{self.field}"
+        if task_file is not None and not self.task_file:
+            self.task_file = str(task_file)
+        self.args = (self._message(),)
+        return self
+
+    def __str__(self) -> str:
+        return self._message()
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.value, self.reason, self.field, self.task_file, self.what))

@@ -35,6 +35,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
 
+from .errors import DesktopEnvError
+
 T = TypeVar("T")
 
 
@@ -61,11 +63,11 @@ BUILTIN_PACKAGES = frozenset({"desktop_env", "mm_agents", "runner", "osworld_cli
 BUILTIN = "built-in"
 
 
-class ExtensionError(Exception):
+class ExtensionError(DesktopEnvError):
     """Something wrong with a registered part or the way it was registered."""
 
 
-class UnknownName(KeyError):
+class UnknownName(ExtensionError, KeyError):
     """A name that nothing registered; the message lists close names."""
 
     def __init__(self, kind: str, name: str, known: list[str]):
@@ -387,3 +389,25 @@ class KindView(Mapping):
 
     def __len__(self) -> int:
         return len(names(self.kind))
+
+
+class PluginError(ExtensionError, ValueError):
+    """A plugin module that cannot be imported; the message names it and why."""
+
+
+def load_plugin(spec: str) -> None:
+    """Imports a user module that registers parts (getters, metrics, setup steps, providers, agents):
+    a dotted name or a .py path."""
+    from .user_modules import import_user_module
+
+    try:
+        with loading_from(f"--plugin {spec}"):
+            import_user_module(spec, "osworld_plugin", "plugin")
+    except ExtensionError as e:  # it registers a name another place has
+        raise PluginError(f"loading {spec!r}: {e}") from e
+    except FileNotFoundError as e:
+        raise PluginError(str(e)) from None
+    except ImportError as e:
+        raise PluginError(f"cannot import {spec!r}: {e}") from e
+    except Exception as e:  # the plugin's own code failed while it was imported
+        raise PluginError(f"importing {spec!r} failed: {type(e).__name__}: {e}") from e

@@ -25,50 +25,10 @@ import urllib.parse
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .tasks.loader import TaskFileError
+from .errors import UnsafeTaskPath
 
 __all__ = ["UnsafeTaskPath", "check_relative", "check_name", "check_basename", "join_under", "write_under", "open_for_write",
            "task_tree", "resource_path", "cache_folder", "task_file_of"]
-
-
-class UnsafeTaskPath(TaskFileError):
-    """A path in a task file that would read or write outside the folder it must stay in.
-
-    `field` and `task_file` may be filled in by callers that know them better (`locate`).
-    """
-
-    def __init__(self, value: Any, reason: str, field: str | None = None, task_file: Any = None,
-                 what: str = "task file"):
-        self.value = value
-        self.reason = reason
-        self.field = field
-        self.task_file = None if task_file is None else str(task_file)
-        self.what = what
-        super().__init__(self._message())
-
-    def _message(self) -> str:
-        where = f"{self.what} {self.task_file}" if self.task_file else "task"
-        return f"{where}: {self.field or 'path'} = {self.value!r} {self.reason}"
-
-    def locate(self, field_prefix: str | None = None, task_file: Any = None) -> "UnsafeTaskPath":
-        """Prefixes the field (`config[2]` + `parameters.stdout`) and sets the task file if unknown."""
-        if field_prefix:
-            if not self.field:
-                self.field = field_prefix
-            elif self.field.startswith("["):
-                self.field = field_prefix + self.field
-            else:
-                self.field = f"{field_prefix}.{self.field}"
-        if task_file is not None and not self.task_file:
-            self.task_file = str(task_file)
-        self.args = (self._message(),)
-        return self
-
-    def __str__(self) -> str:
-        return self._message()
-
-    def __reduce__(self):
-        return (type(self), (self.value, self.reason, self.field, self.task_file, self.what))
 
 
 def _within(path: Path, root: Path) -> bool:

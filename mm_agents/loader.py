@@ -35,6 +35,11 @@ def agent(name: str) -> Callable[[A], A]:
 class AgentLoadError(Exception):
     """The agent spec cannot be turned into an agent; the message says which part and why."""
 
+    @property
+    def fatal_cause(self) -> dict[str, str]:
+        """Every task of the run would fail to build it the same way (runner.breaker)."""
+        return {"kind": "agent", "signature": f"agent: {self}", "message": f"the agent cannot be built: {self}"}
+
 
 def _import(module_spec: str):
     try:

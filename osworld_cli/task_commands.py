@@ -21,7 +21,7 @@ tasks_option = click.option("--tasks", "meta", type=click.Path(dir_okay=False), 
 
 
 def load_plugins(plugins: tuple[str, ...]) -> None:
-    from desktop_env.evaluators.registry import PluginError, load_plugin
+    from desktop_env.extensions import PluginError, load_plugin
     for plugin in plugins:
         try:
             load_plugin(plugin)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Union
 
 from .events import Reporter
+from .results import PreviousError
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,7 @@ class Assignment:
     domain: str
     task_id: str
     task_dir: Path
-    previous_errors: list[dict] = field(default_factory=list)
+    previous_errors: list[PreviousError] = field(default_factory=list)
     attempt: int = 1
 
 

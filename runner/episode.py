@@ -1,28 +1,25 @@
-"""One episode: reset -> observe/act until DONE/FAIL or max steps -> settle -> score -> files.
+"""One episode, phase by phase: reset, perturb, act (observe and act until DONE/FAIL or max steps),
+score (after the screen settles), finish.
 
-Every file goes through an atomic write. Whatever fails (the agent, its model API,
-the desktop, the evaluator) ends up in status.json as an error with its traceback;
+An EpisodeRecorder (runner/recorder.py) owns the task folder meanwhile. Whatever fails (the agent,
+its model API, the desktop, the evaluator) ends up in status.json as an error with its traceback;
 the recording is closed either way, and an error is never written as a score.
 """
 from __future__ import annotations
 
-import datetime as dt
 import io
-import json
-import logging
 import threading
 import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
+from desktop_env.evaluators.outcome import Evaluation
 from desktop_env.perturb import apply_perturbation
 
-from .breaker import fatal_cause
+from .recorder import EpisodeRecorder, timestamp
 from .rescore import save_rescore_inputs
-from .results import (now_iso, remove_score, write_bytes_atomic, write_json_atomic, write_score, write_status,
-                      write_trajectory)
+from .results import ErrorRecord, PreviousError
 
 
 class AgentProtocolError(Exception):
@@ -35,6 +32,31 @@ class AgentOverBudget(Exception):
     def __init__(self, message: str, fatal_cause: dict | None = None):
         super().__init__(message)
         self.fatal_cause = fatal_cause  # the model call it was stuck on failed in a way that will repeat
+
+
+class Controller(Protocol):
+    """What an episode asks of the desktop's controller directly (DesktopEnv's PythonController)."""
+
+    def get_screenshot(self) -> bytes: ...
+
+    def start_recording(self) -> Any: ...
+
+    def end_recording(self, dest: str) -> Any: ...
+
+
+class EpisodeEnv(Protocol):
+    """What an episode needs of a desktop: OSWorld's API as DesktopEnv has it. `setup_warnings`, if
+    there, goes into status.json; perturbing and rescoring reach the desktop through `controller`."""
+    controller: Controller
+
+    def reset(self, task_config: dict[str, Any] | None = None, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> dict[str, Any]: ...
+
+    def step(self, action: Any, pause: float = ...) -> tuple[dict[str, Any], float, bool, dict[str, Any]]: ...
+
+    def observe(self) -> dict[str, Any]: ...
+
+    def evaluate_explained(self) -> Evaluation: ...
 
 
 @dataclass
@@ -55,28 +77,8 @@ class EpisodeOutcome:
     status: str                          # "ok" or "error"
     score: float | None
     steps: int
-    error: dict | None = None
+    error: ErrorRecord | None = None
     durations: dict[str, float] = field(default_factory=dict)
-
-
-def timestamp() -> str:
-    return dt.datetime.now().strftime("%Y%m%d@%H%M%S%f")
-
-
-def task_logger(task_dir: Path, task_id: str) -> logging.Logger:
-    logger = logging.getLogger(f"osworld.task.{task_id}.{id(task_dir)}")
-    logger.setLevel(logging.DEBUG)
-    logger.propagate = False
-    handler = logging.FileHandler(task_dir / "runtime.log", encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    logger.addHandler(handler)
-    return logger
-
-
-def close_logger(logger: logging.Logger) -> None:
-    for handler in list(logger.handlers):
-        handler.close()
-        logger.removeHandler(handler)
 
 
 SETTLED_CHANGE = 0.002  # a blinking cursor or a ticking clock changes less than this share of the screen
@@ -93,7 +95,7 @@ def changed_share(a: bytes, b: bytes) -> float:
     return histogram[255] / (first.size[0] * first.size[1])
 
 
-def settle(env: Any, config: EpisodeConfig) -> None:
+def settle(env: EpisodeEnv, config: EpisodeConfig) -> None:
     """Waits (bounded) until the screen stops changing: the apps finished reacting to the last action."""
     deadline = time.monotonic() + config.settle_timeout
     previous = env.controller.get_screenshot()
@@ -117,25 +119,13 @@ def check_prediction(prediction: Any) -> tuple[Any, list]:
     return response, actions
 
 
-def error_record(e: BaseException, message: str | None = None) -> dict[str, Any]:
-    """status.json's `error` for an exception being handled: its type, message and traceback, and
-    `fatal` when it will fail every task alike (runner.breaker)."""
-    error = {"type": type(e).__name__, "message": str(e) if message is None else message,
-             "traceback": traceback.format_exc()}
-    fatal = fatal_cause(e)
-    if fatal:
-        error["fatal"] = fatal
-    return error
-
-
 def predict_within(agent: Any, instruction: str, obs: dict, seconds: float | None) -> Any:
     """agent.predict(), given up on after `seconds` (AgentOverBudget). The call runs in a thread of its own,
     which is left behind if it overruns (its model calls are told to stop before their next attempt)."""
     if seconds is None:
         return agent.predict(instruction, obs)
+    from mm_agents.llm.base import call_fatal_cause
     from mm_agents.llm.retry import cancel, in_flight
-
-    from .breaker import llm_fatal
 
     outcome: dict[str, Any] = {}
 
@@ -156,143 +146,120 @@ def predict_within(agent: Any, instruction: str, obs: dict, seconds: float | Non
             raise AgentOverBudget(f"{message} in its own code, not in a model call")
         fatal = None
         if waiting.last_kind in ("unreachable", "timeout"):
-            fatal = llm_fatal(waiting.last_kind, waiting.provider, waiting.model, waiting.url,
-                              f"{message} waiting for {waiting}")
+            fatal = call_fatal_cause(waiting.last_kind, waiting.provider, waiting.model, waiting.url,
+                                     f"{message} waiting for {waiting}")
         raise AgentOverBudget(f"{message} waiting for {waiting}", fatal)
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
 
 
-def jsonable(value: Any) -> Any:
-    try:
-        json.dumps(value)
-        return value
-    except (TypeError, ValueError):
-        return repr(value)
+class Episode:
+    """One task on one desktop, as its phases; the recorder writes what each phase does."""
 
+    def __init__(self, agent: Any, env: EpisodeEnv, config: EpisodeConfig, recorder: EpisodeRecorder,
+                 on_step: Callable[[int], None] = lambda n: None) -> None:
+        self.agent, self.env, self.config, self.recorder, self.on_step = agent, env, config, recorder, on_step
+        self.log = recorder.log
+        self.steps = 0
 
-def run_episode(agent: Any, env: Any, task_config: dict, instruction: str, task_dir: Path, config: EpisodeConfig,
-                task: Any = None, task_dir_for_files: str | None = None, previous_errors: list | None = None,
-                on_step: Callable[[int], None] = lambda n: None) -> EpisodeOutcome:
-    task_dir.mkdir(parents=True, exist_ok=True)
-    status: dict[str, Any] = {"status": "running", "task_id": task_config.get("id"), "started": now_iso(),
-                              "steps": 0, "durations": {}}
-    if previous_errors:  # from the start: a run killed mid-episode must not lose them
-        status["previous_errors"] = previous_errors
-    write_status(task_dir, status)
-    logger = task_logger(task_dir, str(task_config.get("id")))
-    durations = {"reset": 0.0, "agent": 0.0, "env": 0.0, "evaluate": 0.0}
-    trajectory: list[str] = []
-    steps = 0
-    score: float | None = None
-    recording = False
-    error: dict | None = None
-    try:
-        started = time.monotonic()
-        try:
-            agent.reset(logger)
-            if task is not None and callable(getattr(agent, "start_task", None)):
-                agent.start_task(task)
-            obs = env.reset(task_config, options={"task_dir": task_dir_for_files} if task_dir_for_files else None)
-            if config.wait_after_reset:
-                time.sleep(config.wait_after_reset)
-                obs = env._get_obs()
-        finally:  # a reset that failed took its time too
-            durations["reset"] = time.monotonic() - started
-        logger.info("reset done in %.2fs; instruction: %s", durations["reset"], instruction)
-        if config.perturb:
-            record = apply_perturbation(env, config.perturb, config.perturb_seed, str(task_config.get("id")))
-            logger.info("perturbation: %s", json.dumps(record))
-            status["perturbation"] = record
-            write_status(task_dir, status)  # kept even if the episode fails later
-            write_json_atomic(task_dir / "perturbation.json", record)
-            settle(env, config)  # moved windows repaint after the window manager has placed them
-            obs = env._get_obs()  # the agent starts from the perturbed screen
-        write_bytes_atomic(task_dir / f"step_0_{timestamp()}.png", obs["screenshot"])
-        if config.record:
-            env.controller.start_recording()
-            recording = True
+    def reset(self, task_config: dict, instruction: str, task: Any = None,
+              task_dir_for_files: str | None = None) -> dict[str, Any]:
+        """The agent and the desktop made ready for the task; returns the first observation."""
+        with self.recorder.timed("reset"):
+            self.agent.reset(self.log)
+            if task is not None and callable(getattr(self.agent, "start_task", None)):
+                self.agent.start_task(task)
+            obs = self.env.reset(task_config, options={"task_dir": task_dir_for_files} if task_dir_for_files else None)
+            if self.config.wait_after_reset:
+                time.sleep(self.config.wait_after_reset)
+                obs = self.env.observe()
+        self.log.info("reset done in %.2fs; instruction: %s", self.recorder.durations["reset"], instruction)
+        return obs
+
+    def perturb(self, obs: dict[str, Any], task_id: str) -> dict[str, Any]:
+        """The desktop disturbed as --perturb asks (if it does); returns the screen the agent starts from."""
+        if self.config.perturb:
+            self.recorder.perturbation(apply_perturbation(self.env, self.config.perturb, self.config.perturb_seed,
+                                                          task_id))
+            settle(self.env, self.config)  # moved windows repaint after the window manager has placed them
+            obs = self.env.observe()
+        return obs
+
+    def act(self, instruction: str, obs: dict[str, Any]) -> None:
+        """From the screen the agent starts from (step 0) and with the recording on: the agent's answers
+        acted on until one says DONE or FAIL, or max_steps answers."""
+        self.recorder.screenshot(0, obs["screenshot"])
+        if self.config.record:
+            self.recorder.start_recording(self.env.controller)
         done = False
-
-        def record_step(stamp: str, action: Any, info: dict, reward: float = 0, shot: str | None = None) -> None:
-            trajectory.append(json.dumps({"step_num": steps, "action_timestamp": stamp, "action": jsonable(action),
-                                          "response": jsonable(response), "reward": reward, "done": done,
-                                          "info": jsonable(info), "screenshot_file": shot, "usage": step_usage},
-                                         ensure_ascii=False))
-            write_trajectory(task_dir, trajectory)
-
-        while not done and steps < config.max_steps:
-            started = time.monotonic()
-            left = None if config.agent_time_budget is None else config.agent_time_budget - durations["agent"]
-            try:
-                prediction = predict_within(agent, instruction, obs, left)
-            finally:
-                durations["agent"] += time.monotonic() - started
+        while not done and self.steps < self.config.max_steps:
+            budget = self.config.agent_time_budget
+            with self.recorder.timed("agent"):
+                left = None if budget is None else budget - self.recorder.durations["agent"]
+                prediction = predict_within(self.agent, instruction, obs, left)
             response, actions = check_prediction(prediction)
-            step_usage = getattr(agent, "last_usage", None) or None
-            steps += 1
-            on_step(steps)
-            logger.info("step %d response: %s", steps, response)
+            usage = getattr(self.agent, "last_usage", None) or None
+            self.steps += 1
+            self.on_step(self.steps)
+            self.log.info("step %d response: %s", self.steps, response)
             if not actions:
-                logger.info("step %d: the agent gave no valid action", steps)
-                record_step(timestamp(), None, {"no_action": True})
+                self.log.info("step %d: the agent gave no valid action", self.steps)
+                self.recorder.step(self.steps, timestamp(), None, response, {"no_action": True}, usage)
             for action in actions:
-                stamp = timestamp()
-                started = time.monotonic()
-                try:
-                    obs, reward, done, info = env.step(action, config.sleep_after_execution)
-                except Exception as e:  # the step counted has its line, saying how it ended
-                    record_step(stamp, action, {"error": f"{type(e).__name__}: {e}"})
-                    raise
-                finally:
-                    durations["env"] += time.monotonic() - started
-                shot = f"step_{steps}_{stamp}.png"
-                write_bytes_atomic(task_dir / shot, obs["screenshot"])
-                record_step(stamp, action, info, reward, shot)
-                logger.info("step %d action %r -> done=%s info=%s", steps, action, done, info)
+                obs, done = self._take(action, response, usage)
                 if done:
                     break
-        started = time.monotonic()
-        try:
-            settle(env, config)
-            evaluation = env.evaluate_explained()
-            score = evaluation.score
-        finally:
-            durations["evaluate"] = time.monotonic() - started
-        try:  # what `osworld rescore` needs; a failure here must not cost the score
-            save_rescore_inputs(env, task_config, task_dir)
-        except Exception as e:
-            logger.warning("could not save the files for a later rescore: %s: %s", type(e).__name__, e)
-        write_score(task_dir, score)
-        status["evaluation"] = evaluation.to_json()
-        logger.info("score %s: %s", score, evaluation.explanation)
-    except Exception as e:
-        error = error_record(e)
-        logger.error("task failed with an error:\n%s", error["traceback"])
-    finally:
-        if recording:
+
+    def _take(self, action: Any, response: Any, usage: Any) -> tuple[dict[str, Any], bool]:
+        stamp = timestamp()
+        with self.recorder.timed("env"):
             try:
-                env.controller.end_recording(str(task_dir / "recording.mp4"))
-            except Exception as e:  # the episode's own error, if any, stays the one reported
-                logger.error("closing the recording failed: %s: %s", type(e).__name__, e)
-                if error is None:
-                    error = error_record(e, f"closing the recording failed: {e}")
-        close_logger(logger)
-    usage = getattr(agent, "usage", None)
-    warnings = getattr(env, "setup_warnings", None)
-    if warnings:
-        status["warnings"] = jsonable(list(warnings))
-    status.update({"status": "error" if error else "ok", "steps": steps, "finished": now_iso(),
-                   "durations": {k: round(v, 3) for k, v in durations.items()}})
-    if error:
-        status["error"] = error
-        remove_score(task_dir)
-        status.pop("evaluation", None)
-        score = None
-    if isinstance(usage, dict) and usage:
-        status["usage"] = usage
-    if previous_errors:
-        status["previous_errors"] = previous_errors
-    write_status(task_dir, status)
-    return EpisodeOutcome(status["status"], score, steps, error, status["durations"])
+                obs, reward, done, info = self.env.step(action, self.config.sleep_after_execution)
+            except Exception as e:  # the step counted has its line, saying how it ended
+                self.recorder.step(self.steps, stamp, action, response, {"error": f"{type(e).__name__}: {e}"}, usage)
+                raise
+        shot = self.recorder.screenshot(self.steps, obs["screenshot"], stamp)
+        self.recorder.step(self.steps, stamp, action, response, info, usage, reward, done, shot)
+        self.log.info("step %d action %r -> done=%s info=%s", self.steps, action, done, info)
+        return obs, done
+
+    def score(self, task_config: dict) -> float:
+        """The task's score once the screen settled, with the files a later `osworld rescore` needs."""
+        with self.recorder.timed("evaluate"):
+            settle(self.env, self.config)
+            evaluation = self.env.evaluate_explained()
+        try:  # what `osworld rescore` needs; a failure here must not cost the score
+            save_rescore_inputs(self.env, task_config, self.recorder.task_dir)
+        except Exception as e:
+            self.log.warning("could not save the files for a later rescore: %s: %s", type(e).__name__, e)
+        self.recorder.score(evaluation.score, evaluation)
+        return evaluation.score
+
+    def finish(self, error: ErrorRecord | None, score: float | None) -> EpisodeOutcome:
+        """The final record, with the agent's usage and the setup's warnings."""
+        status = self.recorder.finish(error, self.steps, usage=getattr(self.agent, "usage", None),
+                                      warnings=getattr(self.env, "setup_warnings", None))
+        return EpisodeOutcome(status.status, None if error else score, self.steps, error, status.durations)
+
+
+def run_episode(agent: Any, env: EpisodeEnv, task_config: dict, instruction: str, task_dir: Path,
+                config: EpisodeConfig, task: Any = None, task_dir_for_files: str | None = None,
+                previous_errors: list[PreviousError] | None = None,
+                on_step: Callable[[int], None] = lambda n: None) -> EpisodeOutcome:
+    """Runs `task_config` with `agent` on `env` into `task_dir`; every failure is a recorded error."""
+    recorder = EpisodeRecorder(task_dir, task_config.get("id"), previous_errors)
+    episode = Episode(agent, env, config, recorder, on_step)
+    score: float | None = None
+    error: ErrorRecord | None = None
+    try:
+        obs = episode.reset(task_config, instruction, task, task_dir_for_files)
+        obs = episode.perturb(obs, str(task_config.get("id")))
+        episode.act(instruction, obs)
+        score = episode.score(task_config)
+    except Exception as e:
+        error = ErrorRecord.from_exception(e)
+        recorder.log.error("task failed with an error:\n%s", error.traceback)
+    finally:
+        error = recorder.close(error)
+    return episode.finish(error, score)

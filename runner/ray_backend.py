@@ -31,7 +31,7 @@ from typing import Any
 from .backend import Assignment, BackendStopped, Outcome, TaskDone, TaskLost
 from .config import RunConfig
 from .events import Note, Reporter
-from .results import write_returned_files
+from .results import PreviousError, write_returned_files
 
 GIB = 1024 ** 3
 CLOSE_TIMEOUT_S = 60
@@ -54,7 +54,7 @@ class RayDesktopWorker:
         self.node = {"host": socket.gethostname(), "ray_node_id": ray.get_runtime_context().get_node_id(),
                      "pid": os.getpid()}
 
-    def run_task(self, domain: str, task_id: str, previous_errors: list[dict]) -> dict[str, Any]:
+    def run_task(self, domain: str, task_id: str, previous_errors: list[PreviousError]) -> dict[str, Any]:
         scratch = Path(tempfile.mkdtemp(prefix="osworld-ray-task-"))
         try:
             result = self.worker.run_task(domain, task_id, scratch, previous_errors)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Iterable
 from urllib.parse import quote
 
-from .results import TaskRecord, read_status, read_trajectory, write_text_atomic
+from .results import ErrorRecord, TaskRecord, TaskStatus, read_status, read_trajectory, write_text_atomic
 from .summary import (CATEGORIES, COLUMNS, NO_EXPLANATION, GroupStats, RunResults, comparison_rows, explanation_of,
                       find_runs, row_cells, summarize_run)
 
@@ -74,7 +74,7 @@ class TaskView:
     run: RunResults
     record: TaskRecord
     folder: Path
-    status: dict | None
+    status: TaskStatus | None
     steps: list[Step] = field(default_factory=list)
     bad_lines: int = 0
     initial_shot: Path | None = None
@@ -377,11 +377,11 @@ def _img(path: Path, links: Links, alt: str) -> str:
     return f'<a href="{url}"><img loading="lazy" decoding="async" src="{url}"{dims} alt="{esc(alt)}"></a>'
 
 
-def _error_block(error: dict, title: str = "error") -> str:
-    out = [f'<div class="error"><strong>{esc(title)}: {esc(error.get("type", "Error"))}</strong>',
-           f"<div>{esc(_shorten(str(error.get('message', '')), MAX_TEXT, 'status.json'))}</div>"]
-    if error.get("traceback"):
-        out.append(f"<details><summary>traceback</summary>{_pre(error['traceback'], limit=MAX_TRACEBACK)}</details>")
+def _error_block(error: ErrorRecord, title: str = "error") -> str:
+    out = [f'<div class="error"><strong>{esc(title)}: {esc(error.type)}</strong>',
+           f"<div>{esc(_shorten(error.message, MAX_TEXT, 'status.json'))}</div>"]
+    if error.traceback:
+        out.append(f"<details><summary>traceback</summary>{_pre(error.traceback, limit=MAX_TRACEBACK)}</details>")
     out.append("</div>")
     return "".join(out)
 
@@ -462,21 +462,21 @@ def _score_text(record: TaskRecord) -> str:
 
 
 def task_details(view: TaskView, anchor: str, base: Path) -> str:
-    record, status = view.record, view.status or {}
+    record, status = view.record, view.status or TaskStatus()
     attrs = (f'data-task="1" data-run="{esc(view.run.label)}" data-domain="{esc(record.domain)}" '
              f'data-outcome="{esc(view.outcome)}" data-id="{esc(record.task_id)}"')
     summary = (f'<span class="badge o-{esc(view.outcome)}">{esc(view.outcome)}</span> {esc(record.domain)}/'
                f'{esc(record.task_id)} <span class="muted">score {esc(_score_text(record))} · '
                f'{esc(_steps_text(record.steps))} · {esc(_fmt_seconds(record.seconds))} s'
                f'{" · " + esc(view.run.label) if view.run.label else ""}</span>')
-    meta = [("score", _score_text(record)), ("status", status.get("status") or record.status),
+    meta = [("score", _score_text(record)), ("status", status.status if view.status else record.status),
             ("steps", "-" if record.steps is None else record.steps), ("time s", _fmt_seconds(record.seconds))]
-    for key in ("started", "finished"):
-        if status.get(key):
-            meta.append((key, status[key]))
-    if isinstance(status.get("durations"), dict) and status["durations"]:
-        meta.append(("durations s", ", ".join(f"{k} {v}" for k, v in status["durations"].items())))
-    usage = _usage_text(status.get("usage"))
+    for key, value in (("started", status.started), ("finished", status.finished)):
+        if value:
+            meta.append((key, value))
+    if status.durations:
+        meta.append(("durations s", ", ".join(f"{k} {v}" for k, v in status.durations.items())))
+    usage = _usage_text(status.usage)
     if usage:
         meta.append(("usage", usage))
     if view.rescore:
@@ -492,12 +492,11 @@ def task_details(view: TaskView, anchor: str, base: Path) -> str:
         if (view.folder / name).is_file():
             anchors.append(f'<a href="{esc(links.url(view.folder / name))}">{esc(name)}</a>')
     body.append(f"<dt>files</dt><dd>{' · '.join(anchors)}</dd></dl>")
-    if isinstance(status.get("error"), dict):
-        body.append(_error_block(status["error"]))
-    previous = status.get("previous_errors")
-    if isinstance(previous, list) and previous:
-        inner = "".join(_error_block(p.get("error") or {}, f"earlier attempt ({p.get('finished') or 'cut off'})")
-                        for p in previous if isinstance(p, dict))
+    if status.error:
+        body.append(_error_block(status.error))
+    previous = status.previous_errors
+    if previous:
+        inner = "".join(_error_block(p.error, f"earlier attempt ({p.finished or 'cut off'})") for p in previous)
         body.append(f"<details><summary>{len(previous)} earlier error(s)</summary>{inner}</details>")
     if view.recording:
         url = esc(links.url(view.recording))
@@ -540,17 +539,17 @@ def _shorten_line(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _evaluation_block(status: dict) -> str:
+def _evaluation_block(status: TaskStatus) -> str:
     """The evaluation as status.json keeps it: the explanation, then each metric's score and why."""
-    evaluation = status.get("evaluation")
-    if not isinstance(evaluation, dict):
+    evaluation = status.evaluation
+    if evaluation is None:
         return ""
-    out = [f'<h3>evaluation</h3>{_pre(evaluation.get("explanation") or NO_EXPLANATION, "explanation")}']
-    parts = [p for p in evaluation.get("metrics") or [] if isinstance(p, dict)]
+    out = [f'<h3>evaluation</h3>{_pre(evaluation.explanation or NO_EXPLANATION, "explanation")}']
+    parts = evaluation.parts
     if len(parts) > 1:
-        items = "".join(f"<li><code>{esc(p.get('func'))}</code>: "
-                        + (esc("not run") if p.get("skipped") else
-                           f"{esc(p.get('score'))} · {esc(p.get('explanation'))}") + "</li>" for p in parts)
+        items = "".join(f"<li><code>{esc(p.func)}</code>: "
+                        + (esc("not run") if p.skipped else
+                           f"{esc(p.score)} · {esc(p.explanation)}") + "</li>" for p in parts)
         out.append(f"<ul class=\"metrics\">{items}</ul>")
     return "".join(out)
 
@@ -568,8 +567,8 @@ def task_section(views: list[TaskView], base: Path) -> str:
     rows = []
     for view, anchor in zip(views, anchors):
         r = view.record
-        error = (view.status or {}).get("error") or {}
-        error_text = f"{error.get('type', '')}: {error.get('message', '')}" if error else ""
+        error = view.status.error if view.status else None
+        error_text = error.text() if error else ""
         why = _why_text(view)
         rows.append(f'<tr data-task="1" data-run="{esc(view.run.label)}" data-domain="{esc(r.domain)}" '
                     f'data-outcome="{esc(view.outcome)}" data-id="{esc(r.task_id)}">'

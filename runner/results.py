@@ -2,9 +2,8 @@
 
 Every reader and writer goes through here (docs/RESULTS.md has the format and its version):
 `<root>/<action_space>/<obs_type>/<model>/<domain>/<id>/` holds result.txt, traj.jsonl,
-step_<n>_<ts>.png, recording.mp4, runtime.log (OSWorld's files) and status.json (ours, written by
-write_status): {format, status: running|ok|error, error?, steps, started, finished, durations,
-usage?, warnings?, cut_off?}. A task whose status.json still says "running" was cut off by a killed
+step_<n>_<ts>.png, recording.mp4, runtime.log (OSWorld's files) and status.json (ours: a TaskStatus,
+written by write_status). A task whose status.json still says "running" was cut off by a killed
 run (or a stopped one, which says why in cut_off); one with "error" keeps its record until it is
 retried.
 """
@@ -16,10 +15,13 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+import traceback
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Literal, Sequence
+
+from desktop_env.evaluators.outcome import Evaluation
 
 
 @functools.lru_cache(maxsize=1)
@@ -96,10 +98,166 @@ RESULT_FILE, STATUS_FILE, TRAJECTORY_FILE = "result.txt", "status.json", "traj.j
 FORMAT_VERSION = 1  # of status.json (docs/RESULTS.md); folders without it are older ones, or OSWorld's
 
 
-def write_status(task_dir: Path, record: dict[str, Any]) -> None:
+def _of(*types: type) -> Callable[[Any], Any]:
+    """A reader that takes a JSON value of one of `types` as it is (a bool is not a number)."""
+    def read(value: Any) -> Any:
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise TypeError(f"expected {' or '.join(t.__name__ for t in types)}, got {type(value).__name__}")
+        return value
+    return read
+
+
+def _one_of(*values: str) -> Callable[[Any], str]:
+    def read(value: Any) -> str:
+        if value not in values:
+            raise ValueError(f"expected one of {values}, got {value!r}")
+        return value
+    return read
+
+
+def _list_of(read: Callable[[Any], Any]) -> Callable[[Any], list]:
+    return lambda value: [read(item) for item in _of(list)(value)]
+
+
+def _to_json(value: Any) -> Any:
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if isinstance(value, list):
+        return [_to_json(item) for item in value]
+    return value
+
+
+def _record_to_json(record: Any, keep_empty: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The record's fields (`read` in their metadata) as JSON, those that are None or empty left out,
+    then the keys it was read with but does not know, as they were."""
+    out: dict[str, Any] = {}
+    for f in fields(record):
+        value = getattr(record, f.name)
+        if "read" in f.metadata and not (value is None or (value in ({}, []) and f.name not in keep_empty)):
+            out[f.name] = _to_json(value)
+    return {**out, **{k: v for k, v in record.extra.items() if k not in out}}
+
+
+def _record_from_json(cls: type, data: dict[str, Any]) -> Any:
+    """`cls` from a JSON object: each field through its reader; a value its reader refuses, and a
+    key no field has, stay in `extra` as read, so writing the record back loses nothing."""
+    values, extra = {}, {}
+    readers = {f.name: f.metadata["read"] for f in fields(cls) if "read" in f.metadata}
+    for key, value in data.items():
+        try:
+            values[key] = readers[key](value)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            extra[key] = value
+    return cls(**values, extra=extra)
+
+
+def _json_field(read: Callable[[Any], Any], default: Any = None, factory: Any = None) -> Any:
+    if factory is not None:
+        return field(default_factory=factory, metadata={"read": read})
+    return field(default=default, metadata={"read": read})
+
+
+@dataclass
+class ErrorRecord:
+    """status.json's `error`: what ended a task, its traceback, and `fatal` when it will end every
+    task alike (runner.breaker: {kind, signature, message})."""
+    type: str = _json_field(_of(str), "Error")
+    message: str = _json_field(_of(str), "")
+    traceback: str | None = _json_field(_of(str))
+    fatal: dict[str, str] | None = _json_field(_of(dict))
+    problems: list[dict] | None = _json_field(_list_of(_of(dict)))  # why the plan refused the task (InvalidTask)
+    extra: dict[str, Any] = field(default_factory=dict)  # keys of a newer format, kept as read
+
+    @classmethod
+    def from_exception(cls, e: BaseException, message: str | None = None) -> ErrorRecord:
+        """The record of an exception being handled: its type, message and traceback, and `fatal`."""
+        from .breaker import fatal_cause
+
+        return cls(type(e).__name__, str(e) if message is None else message, traceback.format_exc(),
+                   fatal_cause(e))
+
+    def text(self) -> str:
+        """"Type: message", as every reader shows an error."""
+        return f"{self.type}: {self.message}".strip()
+
+    def to_json(self) -> dict[str, Any]:
+        return _record_to_json(self, keep_empty=frozenset({"problems"}))
+
+    @classmethod
+    def from_json(cls, data: Any) -> ErrorRecord:
+        if not isinstance(data, dict):  # not a record this harness wrote: its text is the message
+            return cls(message=str(data))
+        return _record_from_json(cls, data)
+
+
+@dataclass
+class PreviousError:
+    """An error of an earlier run of the task (`finished` None: that run was cut off or killed)."""
+    error: ErrorRecord = field(metadata={"read": ErrorRecord.from_json})
+    finished: str | None = _json_field(_of(str, type(None)))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"error": self.error.to_json(), "finished": self.finished}
+
+    @classmethod
+    def from_json(cls, data: Any) -> PreviousError:
+        data = _of(dict)(data)
+        return cls(ErrorRecord.from_json(data.get("error") or {}), _of(str, type(None))(data.get("finished")))
+
+
+StatusValue = Literal["running", "ok", "error"]
+
+
+@dataclass
+class TaskStatus:
+    """status.json: a task's state and what its episode recorded (docs/RESULTS.md, tested against it).
+
+    A field is read with its reader and written when it is not None or empty; a new field needs only
+    a line here and a row in the table. `format` is the version it was read from (None: a folder
+    older than format 1); it is always written as FORMAT_VERSION."""
+    status: StatusValue = _json_field(_one_of("running", "ok", "error"), "running")
+    format: int | None = _json_field(_of(int))
+    task_id: str | None = _json_field(_of(str))
+    attempt: int | None = _json_field(_of(int))
+    started: str | None = _json_field(_of(str))
+    finished: str | None = _json_field(_of(str))
+    steps: int | None = _json_field(_of(int))
+    durations: dict[str, float] = _json_field(_of(dict), factory=dict)
+    usage: dict[str, Any] | None = _json_field(_of(dict))
+    evaluation: Evaluation | None = _json_field(Evaluation.from_json)
+    warnings: list[dict] = _json_field(_list_of(_of(dict)), factory=list)
+    perturbation: dict[str, Any] | None = _json_field(_of(dict))
+    error: ErrorRecord | None = _json_field(ErrorRecord.from_json)
+    previous_errors: list[PreviousError] = _json_field(_list_of(PreviousError.from_json), factory=list)
+    cut_off: str | None = _json_field(_of(str))
+    ray_worker: dict[str, Any] | None = _json_field(_of(dict))
+    extra: dict[str, Any] = field(default_factory=dict)  # keys of a newer format, kept as read
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT_VERSION, **{k: v for k, v in _record_to_json(self).items() if k != "format"}}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TaskStatus:
+        return _record_from_json(cls, data)
+
+    def error_text(self) -> str:
+        return self.error.text() if self.error else "the task ended in an error (no error recorded)"
+
+    def carried_errors(self) -> list[PreviousError]:
+        """What a re-run of the task keeps of this record: its history, and its own end if that was an error
+        or a cut-off run."""
+        history = list(self.previous_errors)
+        if self.status == "error" and self.error:
+            history.append(PreviousError(self.error, self.finished))
+        elif self.status == "running":
+            history.append(PreviousError(ErrorRecord("Interrupted", self.cut_off or
+                                                     "the run was killed while this task ran"), None))
+        return history
+
+
+def write_status(task_dir: Path, status: TaskStatus) -> None:
     """status.json, the one place a task's state is written, stamped with the format version."""
-    write_json_atomic(task_dir / STATUS_FILE,
-                      {"format": FORMAT_VERSION, **{k: v for k, v in record.items() if k != "format"}})
+    write_json_atomic(task_dir / STATUS_FILE, status.to_json())
 
 
 def write_score(task_dir: Path, score: float) -> None:
@@ -116,19 +274,19 @@ def write_trajectory(task_dir: Path, lines: list[str]) -> None:
     write_text_atomic(task_dir / TRAJECTORY_FILE, "\n".join(lines) + "\n")
 
 
-def read_status(task_dir: Path) -> dict | None:
+def read_status(task_dir: Path) -> TaskStatus | None:
+    """The folder's status.json, of any format; None when there is none (OSWorld's folders) or it
+    cannot be read."""
     try:
-        return json.loads((task_dir / STATUS_FILE).read_text())
+        data = json.loads((task_dir / STATUS_FILE).read_text())
     except (OSError, ValueError):
         return None
+    return TaskStatus.from_json(data) if isinstance(data, dict) else None
 
 
-def error_text(status: dict | None) -> str:
+def error_text(status: TaskStatus | None) -> str:
     """An error record's "Type: message", as every reader shows it."""
-    error = (status or {}).get("error")
-    if isinstance(error, dict):
-        return f"{error.get('type', 'Error')}: {error.get('message', '')}".strip()
-    return str(error) if error else "the task ended in an error (no error recorded)"
+    return (status or TaskStatus()).error_text()
 
 
 @dataclass
@@ -202,22 +360,22 @@ def read_task(task_dir: Path) -> TaskRecord | None:
     status = read_status(task_dir)
     result_file = task_dir / RESULT_FILE
     record = TaskRecord(domain=task_dir.parent.name, task_id=task_dir.name, status="incomplete")
-    if result_file.is_file() and (status is None or status.get("status") == "ok"):
+    if result_file.is_file() and (status is None or status.status == "ok"):
         try:
             record.score = float(result_file.read_text().strip())
             record.status = "ok"
         except (OSError, ValueError):
             record.status = "error"  # an unreadable result is not a score
-    elif status is not None and status.get("status") == "error":
+    elif status is not None and status.status == "error":
         record.status = "error"
     elif status is None:
         return None if not (task_dir / TRAJECTORY_FILE).exists() else record
     if status:
-        record.steps = status.get("steps")
-        started, finished = _parse_time(status.get("started")), _parse_time(status.get("finished"))
+        record.steps = status.steps
+        started, finished = _parse_time(status.started), _parse_time(status.finished)
         if started and finished:
             record.seconds = (finished - started).total_seconds()
-        usage = status.get("usage") or {}
+        usage = status.usage or {}
         record.input_tokens = usage.get("input_tokens")
         record.output_tokens = usage.get("output_tokens")
         record.cost_usd = usage.get("cost_usd")
@@ -236,76 +394,68 @@ def task_state(task_dir: Path) -> TaskState:
     return {"ok": TaskState.DONE, "error": TaskState.ERROR}.get(record.status, TaskState.INTERRUPTED)
 
 
-def clear_task_dir(task_dir: Path, keep_error_history: bool = True) -> list[dict]:
+def clear_task_dir(task_dir: Path, keep_error_history: bool = True) -> list[PreviousError]:
     """Empties a task folder before a re-run; returns the earlier error records to carry over."""
-    history: list[dict] = []
     status = read_status(task_dir) if keep_error_history else None
-    if status:
-        history = list(status.get("previous_errors", []))
-        if status.get("status") == "error" and status.get("error"):
-            history.append({"error": status["error"], "finished": status.get("finished")})
-        elif status.get("status") == "running":
-            history.append({"error": {"type": "Interrupted",
-                                      "message": status.get("cut_off") or "the run was killed while this task ran"},
-                            "finished": None})
+    history = status.carried_errors() if status else []
     if task_dir.exists():
         shutil.rmtree(task_dir)
     task_dir.mkdir(parents=True)
     return history
 
 
-def record_worker_died(task_dir: Path, task_id: str, reason: str, **extra: Any) -> None:
+def record_worker_died(task_dir: Path, task_id: str, reason: str, attempt: int | None = None) -> None:
     """Marks a task whose worker (process, Ray actor or node) died under it as an error, keeping
     what its status already said; a re-run carries it over as history (clear_task_dir)."""
-    status = read_status(task_dir) or {}
-    write_status(task_dir, {
-        **status, **extra, "status": "error", "task_id": task_id, "finished": now_iso(),
-        "error": {"type": "WorkerDied", "message": reason, "traceback": ""}})
+    status = read_status(task_dir) or TaskStatus()
+    status.status, status.task_id, status.finished = "error", task_id, now_iso()
+    status.error = ErrorRecord("WorkerDied", reason, "")
+    if attempt is not None:
+        status.attempt = attempt
+    write_status(task_dir, status)
 
 
 INVALID_TASK = "InvalidTask"  # the error type of a task the plan refused: no desktop was started for it
 
 
 def refused_by_plan(task_dir: Path) -> bool:
-    status = read_status(task_dir) or {}
-    return status.get("status") == "error" and (status.get("error") or {}).get("type") == INVALID_TASK
+    status = read_status(task_dir)
+    return bool(status and status.status == "error" and status.error and status.error.type == INVALID_TASK)
 
 
 def record_invalid_task(task_dir: Path, task_id: str, problems: list[dict], message: str) -> None:
     """The error record of a task that cannot run: each problem with its file, field and value.
     Refused again, the record is replaced, not stacked onto its history."""
     again = refused_by_plan(task_dir)
-    history = list((read_status(task_dir) or {}).get("previous_errors", [])) if again else clear_task_dir(task_dir)
+    history = (read_status(task_dir) or TaskStatus()).previous_errors if again else clear_task_dir(task_dir)
     if again:
         clear_task_dir(task_dir, keep_error_history=False)
-    record = {"status": "error", "task_id": task_id, "steps": 0, "finished": now_iso(), "durations": {},
-              "error": {"type": INVALID_TASK, "message": f"the task cannot run: {message}", "traceback": "",
-                        "problems": problems}}
-    if history:
-        record["previous_errors"] = history
-    write_status(task_dir, record)
+    write_status(task_dir, TaskStatus(
+        "error", task_id=task_id, steps=0, finished=now_iso(), previous_errors=history,
+        error=ErrorRecord(INVALID_TASK, f"the task cannot run: {message}", "", problems=problems)))
 
 
-def start_task(task_dir: Path, task_id: str, attempt: int = 1) -> list[dict]:
+def start_task(task_dir: Path, task_id: str, attempt: int = 1) -> list[PreviousError]:
     """Marks a task "running" before it is handed to a worker, so a run killed from then on leaves it
     to be re-run; returns the earlier errors the worker carries over (clear_task_dir)."""
     previous = clear_task_dir(task_dir)
-    write_status(task_dir, {"status": "running", "task_id": task_id, "started": now_iso(), "attempt": attempt,
-                            "previous_errors": previous})
+    write_status(task_dir, TaskStatus("running", task_id=task_id, started=now_iso(), attempt=attempt,
+                                      previous_errors=list(previous)))
     return previous
 
 
-def record_cut_off(task_dir: Path, task_id: str, reason: str, previous_errors: list[dict] = ()) -> None:
+def record_cut_off(task_dir: Path, task_id: str, reason: str, previous_errors: Sequence[PreviousError] = ()) -> None:
     """A task a stopped run cut off: still "running" (a resumed run runs it again) and saying why,
     with the history it had when it started (the episode's own record may not have it yet)."""
-    status = read_status(task_dir) or {}
-    write_status(task_dir, {"previous_errors": list(previous_errors), **status, "status": "running",
-                            "task_id": task_id, "cut_off": reason})
+    status = read_status(task_dir) or TaskStatus()
+    status.status, status.task_id, status.cut_off = "running", task_id, reason
+    status.previous_errors = status.previous_errors or list(previous_errors)
+    write_status(task_dir, status)
 
 
-def write_returned_files(task_dir: Path, files: dict[str, bytes], **status_extra: Any) -> None:
+def write_returned_files(task_dir: Path, files: dict[str, bytes], ray_worker: dict[str, Any] | None = None) -> None:
     """Writes a task folder's files sent from elsewhere (a Ray actor's scratch folder), status.json
-    last with `status_extra` added: the task counts as finished only once everything else is here."""
+    last with where it ran: the task counts as finished only once everything else is here."""
     root = task_dir.resolve()
     files = dict(files)
     status = files.pop(STATUS_FILE, None)
@@ -315,4 +465,6 @@ def write_returned_files(task_dir: Path, files: dict[str, bytes], **status_extra
             raise ValueError(f"{task_dir}: a returned file would land outside the task folder: {relative!r}")
         write_bytes_atomic(target, data)
     if status is not None:
-        write_status(task_dir, {**json.loads(status), **status_extra})
+        record = TaskStatus.from_json(json.loads(status))
+        record.ray_worker = ray_worker or record.ray_worker
+        write_status(task_dir, record)

@@ -129,7 +129,7 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
     """Runs the selected tasks; `report` receives the run's events (runner.events) for a progress display.
     `backend` runs them (default: worker processes, or Ray with config.backend "ray"); a Python caller
     with its own environments passes ThreadBackend.with_env_factory(config, make_env)."""
-    from desktop_env.evaluators.registry import PluginError, load_plugin
+    from desktop_env.extensions import PluginError, load_plugin
 
     for plugin in config.plugins:  # here too: the plan checks the names they register
         try:

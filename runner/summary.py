@@ -18,7 +18,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .results import TaskRecord, error_text, find_task_folders, read_status, read_task
+from .results import TaskRecord, TaskStatus, error_text, find_task_folders, read_status, read_task
 
 CATEGORIES = {
     "OS": ("os",),
@@ -194,12 +194,10 @@ class TaskFailure:
     explanation: str
 
 
-def explanation_of(status: dict | None) -> str:
+def explanation_of(status: TaskStatus | None) -> str:
     """Why a task scored what it did, from its status.json (the evaluation's explanation)."""
-    evaluation = (status or {}).get("evaluation")
-    if isinstance(evaluation, dict) and str(evaluation.get("explanation") or "").strip():
-        return str(evaluation["explanation"]).strip()
-    return NO_EXPLANATION
+    evaluation = status.evaluation if status else None
+    return evaluation.explanation.strip() if evaluation and evaluation.explanation.strip() else NO_EXPLANATION
 
 
 def failures(run: RunResults) -> list[TaskFailure]:

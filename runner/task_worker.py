@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .results import now_iso, write_status
+from .results import ErrorRecord, PreviousError, TaskStatus, now_iso, write_status
 
 
 class DesktopWorker:
     def __init__(self, config: Any, env_factory: Callable[[], Any] | None = None) -> None:
-        from desktop_env.evaluators.registry import load_plugin
+        from desktop_env.extensions import load_plugin
         from desktop_env.tasks import load_task_set
 
         for plugin in getattr(config, "plugins", ()):  # a spawned process or a Ray actor has only the built-ins
@@ -49,12 +49,12 @@ class DesktopWorker:
                                   network=config.network, **provider_options)
         return self.env
 
-    def run_task(self, domain: str, task_id: str, task_dir: Path, previous_errors: list[dict],
+    def run_task(self, domain: str, task_id: str, task_dir: Path, previous_errors: list[PreviousError],
                  on_step: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
         """Runs one task into `task_dir` (an empty folder); returns {status, score, steps, error}."""
         from mm_agents.loader import build_agent
 
-        from .episode import AgentOverBudget, error_record, run_episode
+        from .episode import AgentOverBudget, run_episode
 
         started = now_iso()
         durations: dict[str, float] = {}
@@ -72,21 +72,20 @@ class DesktopWorker:
             outcome = run_episode(self.agent, env, task.config, task.instruction, task_dir,
                                   self.config.episode_config(), task=task, task_dir_for_files=str(task.task_dir),
                                   previous_errors=previous_errors, on_step=on_step)
-            if outcome.error and outcome.error["type"] == AgentOverBudget.__name__:
+            if outcome.error and outcome.error.type == AgentOverBudget.__name__:
                 self.agent = None  # its predict() may still be running in the thread left behind
             return {"status": outcome.status, "score": outcome.score, "steps": outcome.steps,
-                    "error": outcome.error["message"] if outcome.error else None,
-                    "fatal": (outcome.error or {}).get("fatal")}
+                    "error": outcome.error.message if outcome.error else None,
+                    "fatal": outcome.error.fatal if outcome.error else None}
         except Exception as e:  # could not even start the episode: still a recorded error
-            error = error_record(e)
-            write_status(task_dir, {"status": "error", "task_id": task_id, "error": error, "steps": 0,
-                                    "started": started, "finished": now_iso(), "durations": durations,
-                                    "previous_errors": previous_errors})
+            error = ErrorRecord.from_exception(e)
+            write_status(task_dir, TaskStatus("error", task_id=task_id, error=error, steps=0, started=started,
+                                              finished=now_iso(), durations=durations,
+                                              previous_errors=list(previous_errors)))
             if self.env is not None and not self._env_alive():
                 self.env.close()
                 self.env = None  # a fresh desktop for the next task
-            return {"status": "error", "score": None, "steps": 0, "error": error["message"],
-                    "fatal": error.get("fatal")}
+            return {"status": "error", "score": None, "steps": 0, "error": error.message, "fatal": error.fatal}
 
     def _env_alive(self) -> bool:
         try:

@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import extensions
-from ..errors import DesktopEnvError, ServerRequestError
+from ..errors import DesktopEnvError, ServerRequestError, UnsafeTaskPath
 from ..resources import cache_name, fetch
-from ..safe_paths import (UnsafeTaskPath, cache_folder, check_basename, join_under, resource_path, task_file_of,
-                          write_under)
+from ..safe_paths import cache_folder, check_basename, join_under, resource_path, task_file_of, write_under
 
 log = logging.getLogger("osworld.setup")
 

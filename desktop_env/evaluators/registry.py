@@ -5,7 +5,8 @@ A task file names its evaluator parts as strings (`"func": "compare_table"`,
 functions. Built-in ones register themselves with the decorators when their
 module is imported; users add their own the same way from a module of theirs,
 installed with an `osworld.getters`/`osworld.metrics` entry point or named by
-`--plugin` (`load_plugin("my_pkg.my_metrics")` or a file path), without touching the core.
+`--plugin` (`desktop_env.extensions.load_plugin("my_pkg.my_metrics")` or a file path), without
+touching the core.
 
 Calling conventions (OSWorld's):
   getter(ctx, config: dict) -> value           (ctx: evaluators/context.py; often a fetched file's path)
@@ -68,24 +69,3 @@ def metric_names() -> list[str]:
 def replaced_getter(name: str, fn: Getter):
     """A block in which `fn` stands in for getter `name` (see extensions.replaced)."""
     return extensions.replaced("getter", name, fn)
-
-
-class PluginError(ValueError):
-    """A plugin module that cannot be imported; the message names it and why."""
-
-
-def load_plugin(spec: str) -> None:
-    """Imports a user module that registers parts (getters, metrics, setup steps, providers, agents):
-    a dotted name or a .py path."""
-    from ..user_modules import import_user_module
-    try:
-        with extensions.loading_from(f"--plugin {spec}"):
-            import_user_module(spec, "osworld_plugin", "plugin")
-    except extensions.ExtensionError as e:  # it registers a name another place has
-        raise PluginError(f"loading {spec!r}: {e}") from e
-    except FileNotFoundError as e:
-        raise PluginError(str(e)) from None
-    except ImportError as e:
-        raise PluginError(f"cannot import {spec!r}: {e}") from e
-    except Exception as e:  # the plugin's own code failed while it was imported
-        raise PluginError(f"importing {spec!r} failed: {type(e).__name__}: {e}") from e

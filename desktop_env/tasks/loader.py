@@ -13,13 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..errors import DesktopEnvError
+from ..errors import TaskFileError, UnsafeTaskPath
 
 BUILTIN_ROOT = Path(__file__).resolve().parents[2] / "evaluation_examples"
-
-
-class TaskFileError(DesktopEnvError):
-    """A task or meta file that cannot be used; the message names the file, field and value."""
 
 
 class UnknownSelection(TaskFileError):
@@ -162,7 +158,7 @@ def load_task_set(meta: str | Path | None = None) -> TaskSet:
         if bad:
             raise TaskFileError(f"meta file {meta_path}: domain {domain!r} lists non-string ids {bad[:3]}")
         # Domains and ids name folders (examples/<domain>/<id>.json, results/.../<domain>/<id>/).
-        from ..safe_paths import UnsafeTaskPath, check_name
+        from ..safe_paths import check_name
         try:
             check_name(domain, field="domain", task_file=meta_path)
             for i, task_id in enumerate(ids):

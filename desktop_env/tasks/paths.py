@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..safe_paths import UnsafeTaskPath, check_basename, check_relative, resource_path
+from ..errors import UnsafeTaskPath
+from ..safe_paths import check_basename, check_relative, resource_path
 
 # Getters whose file name in the cache is the basename of a desktop path they read.
 BASENAME_FIELDS = {"content_from_vm_file": "path", "audio_in_slide": "ppt_file_path",

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .loader import Task, TaskFileError, read_json
+from ..errors import TaskFileError
+from .loader import Task, read_json
 
 DEFAULT_PAUSE_S = 0.5
 SPECIAL = ("WAIT", "DONE", "FAIL")

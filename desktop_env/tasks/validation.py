@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from .loader import Task, TaskFileError, TaskSet
+from ..errors import TaskFileError
+from .loader import Task, TaskSet
 
 NAME_KINDS = ("setup step", "getter", "metric")
 OPTION_KINDS = ("option", "option value")

@@ -22,7 +22,8 @@ from PIL import Image
 
 from ..llm.base import ContextTooLong, GenerationParams, Usage
 from ..llm.pricing import cost_usd
-from .commands import Command, ToolError, to_action
+from .commands import Command, to_action
+from .errors import ToolError
 from .geometry import Space, fit_size, png_size, resize_png
 from .profiles import Profile, profile_for
 

@@ -15,7 +15,8 @@ from typing import Any
 from ..llm import create_client
 from ..llm.anthropic_client import usage_of
 from .agent import INFEASIBLE, AgentSettings, Call, CallResult, ScreenshotWindow, Shot, Turn, base_prompt
-from .commands import Command, ToolError
+from .commands import Command
+from .errors import ToolError
 from .geometry import Space
 from .keys import combination, xdotool_sequence
 

@@ -8,12 +8,11 @@ desktop_env.actions, so text is always a correctly quoted literal. Commands that
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from desktop_env.actions import to_pyautogui
 
-if TYPE_CHECKING:
-    from .geometry import Space
+from .errors import ToolError
+from .geometry import Space
 
 OBSERVE_ONLY = frozenset({"screenshot", "zoom", "cursor_position"})
 KINDS = frozenset({"click", "move", "drag", "mouse_down", "mouse_up", "type", "key", "hold_key", "scroll", "wait",
@@ -26,10 +25,6 @@ DRAG_SEGMENT_S = 0.3
 # Vendors that scroll by pixels (OpenAI, Gemini) get one wheel click per this many screen pixels:
 # about what one notch scrolls in GTK and LibreOffice (three lines).
 PIXELS_PER_WHEEL_CLICK = 50
-
-
-class ToolError(ValueError):
-    """A model call the desktop cannot perform; the message is for the model, and costs it a step."""
 
 
 Point = tuple[float, float]
@@ -55,7 +50,7 @@ class Command:
             raise ValueError(f"unknown command kind {self.kind!r}")
 
 
-def to_action(command: Command, space: "Space") -> str | None:
+def to_action(command: Command, space: Space) -> str | None:
     """pyautogui code (or "DONE" / "FAIL") for a command; None for one that only observes."""
     kind = command.kind
     if kind in OBSERVE_ONLY:

@@ -16,7 +16,8 @@ from google.genai import types
 from ..llm import LLMError, create_client
 from ..llm.google_client import usage_of
 from .agent import INFEASIBLE, AgentSettings, Call, CallResult, ScreenshotWindow, Shot, Turn, base_prompt
-from .commands import Command, ToolError, wheel_clicks
+from .commands import Command, wheel_clicks
+from .errors import ToolError
 from .geometry import GRID, Space
 from .keys import combination
 

@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from PIL import Image
 
-from .commands import ToolError
+from .errors import ToolError
 
 GRID = 1000          # a 0..999 grid (Gemini, Qwen3-VL); UI-TARS-1's 0..1000 is the same grid, its 1000 the edge
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from desktop_env.actions import KEYBOARD_KEYS
 
-from .commands import ToolError
+from .errors import ToolError
 
 _ALIASES: dict[str, str] = {
     # modifiers

@@ -15,7 +15,8 @@ from typing import Any
 from ..llm import create_client
 from ..llm.openai_client import responses_usage
 from .agent import INFEASIBLE, AgentSettings, Call, CallResult, Shot, Turn, base_prompt
-from .commands import Command, ToolError, wheel_clicks
+from .commands import Command, wheel_clicks
+from .errors import ToolError
 from .geometry import Space
 from .keys import key_name
 

@@ -17,7 +17,8 @@ from ..llm import create_client
 from ..llm.base import ImagePart, Message, TextPart, ToolResult, ToolSpec
 from ..llm.openai_client import chat_usage
 from .agent import AgentSettings, Call, CallResult, ScreenshotWindow, Shot, Turn, base_prompt
-from .commands import Command, ToolError
+from .commands import Command
+from .errors import ToolError
 from .geometry import Space
 from .keys import key_name
 from .vllm_chat import image_part

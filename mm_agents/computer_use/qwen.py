@@ -12,7 +12,8 @@ import re
 from typing import Any
 
 from .agent import Call
-from .commands import Command, ToolError
+from .commands import Command
+from .errors import ToolError
 from .keys import key_name
 from .vllm_chat import TextGrammarAdapter
 

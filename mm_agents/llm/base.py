@@ -87,6 +87,13 @@ class GenerationParams:
 FATAL_KINDS = ("auth", "not_found", "unreachable", "timeout")
 
 
+def call_fatal_cause(kind: str | None, provider: str | None, model: str | None, url: str | None,
+                     message: str) -> dict[str, str]:
+    """The `fatal_cause` (runner.breaker) of a model call that failed in a way every task will."""
+    server = "server" if kind in ("unreachable", "timeout") else kind  # not answering is not answering
+    return {"kind": str(kind), "signature": f"{server} {provider} {model} {url}", "message": message}
+
+
 class LLMError(Exception):
     """A model call failed for good (after retries); the message names the provider, model, URL and cause.
 
@@ -102,6 +109,11 @@ class LLMError(Exception):
     @property
     def fatal(self) -> bool:
         return self.kind in FATAL_KINDS
+
+    @property
+    def fatal_cause(self) -> dict[str, str] | None:
+        """{kind, signature, message} when every task will fail alike (runner.breaker)."""
+        return call_fatal_cause(self.kind, self.provider, self.model, self.url, str(self)) if self.fatal else None
 
     def __reduce__(self):
         return _rebuild_llm_error, (type(self), str(self), self.provider, self.model, self.url, self.kind,

@@ -7,7 +7,8 @@ from typing import get_args
 import pytest
 
 from mm_agents.computer_use import claude, gemini, openai_cua
-from mm_agents.computer_use.commands import Command, ToolError, to_action
+from mm_agents.computer_use.commands import Command, to_action
+from mm_agents.computer_use.errors import ToolError
 from mm_agents.computer_use.geometry import ImageLimits, Space, fit_size, smart_resize
 from mm_agents.computer_use.keys import combination, key_name, xdotool_sequence
 from mm_agents.computer_use.profiles import CLAUDE_LIMITS, ProfileError, profile_for

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 from desktop_env import extensions
-from desktop_env.evaluators.registry import load_plugin
+from desktop_env.extensions import load_plugin
 from mm_agents.llm import GenerationParams, ImagePart, LLMError, Message, RetryPolicy, TextPart, create_client
 from mm_agents.loader import build_agent
 from osworld_cli.main import cli

@@ -308,7 +308,7 @@ def test_the_agent_types_quoted_text_into_an_editor_and_saves_it(openai_server):
             assert time.monotonic() < deadline, "no mousepad window after 30 s"
             time.sleep(0.2)
         time.sleep(1.0)  # mousepad maps its window before its text view takes keyboard focus
-        observation = env._get_obs()
+        observation = env.observe()
         done, steps = False, 0
         while not done:
             steps += 1

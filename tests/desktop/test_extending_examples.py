@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from desktop_env.desktop_env import DesktopEnv
-from desktop_env.evaluators.registry import load_plugin
+from desktop_env.extensions import load_plugin
 from desktop_env.user_modules import import_user_module
 from mm_agents.loader import build_agent
 from osworld_cli.main import cli

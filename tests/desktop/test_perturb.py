@@ -187,7 +187,7 @@ def test_a_failed_perturbation_is_recorded_as_an_error_not_a_score(tmp_path):
     outcome = run_episode(AgentThatMustNotRun(), DesktopWithoutXlib(), {"id": "t"}, "", tmp_path,
                           EpisodeConfig(perturb="clutter", record=False))
     assert outcome.status == "error" and outcome.score is None
-    assert outcome.error["type"] == "PerturbationError" and "No module named 'Xlib'" in outcome.error["message"]
+    assert outcome.error.type == "PerturbationError" and "No module named 'Xlib'" in outcome.error.message
     assert json.loads((tmp_path / "status.json").read_text())["status"] == "error"
     assert not (tmp_path / "result.txt").exists()
 

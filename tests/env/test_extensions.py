@@ -13,7 +13,7 @@ import pytest
 from desktop_env import extensions
 from desktop_env.controllers.setup import SetupUnsupported, run_steps, step_names
 from desktop_env.evaluators.metrics.table import compare_table
-from desktop_env.evaluators.registry import PluginError, get_getter, get_metric, load_plugin, replaced_getter
+from desktop_env.evaluators.registry import get_getter, get_metric, replaced_getter
 from desktop_env.providers import create_provider, provider_names
 from mm_agents.loader import AgentLoadError, build_agent, load_agent_class
 from runner.config import RunConfig, RunOptionError
@@ -30,9 +30,9 @@ def test_two_plugin_files_registering_one_metric_is_an_error_naming_both(tmp_pat
            "def same_name(result, expected):\n    return 1.0\n"
     first = plugin_file(tmp_path, "dup_first", body)
     second = plugin_file(tmp_path, "dup_second", body)
-    load_plugin(first)
-    with pytest.raises(PluginError) as error:
-        load_plugin(second)
+    extensions.load_plugin(first)
+    with pytest.raises(extensions.PluginError) as error:
+        extensions.load_plugin(second)
     assert str(error.value) == (
         f"loading {second!r}: metric func 'twice_registered' is registered twice: "
         f"at osworld_plugin_dup_first:4 (--plugin {first}) and at osworld_plugin_dup_second:4 (--plugin {second})")
@@ -42,17 +42,17 @@ def test_two_plugin_files_registering_one_metric_is_an_error_naming_both(tmp_pat
 def test_a_plugin_registering_a_built_in_name_is_an_error_naming_the_built_in(tmp_path):
     plugin = plugin_file(tmp_path, "steals_vm_file", "from desktop_env.evaluators.registry import getter\n"
                                                      "@getter('vm_file')\ndef mine(env, config):\n    return None\n")
-    with pytest.raises(PluginError, match=r"getter type 'vm_file' is registered twice: at "
+    with pytest.raises(extensions.PluginError, match=r"getter type 'vm_file' is registered twice: at "
                                           r"desktop_env\.evaluators\.getters\.\w+:\d+ and at osworld_plugin_steals"):
-        load_plugin(plugin)
+        extensions.load_plugin(plugin)
     assert get_getter("vm_file").__module__.startswith("desktop_env.")
 
 
 def test_loading_the_same_plugin_again_or_reloading_a_module_is_not_a_duplicate(tmp_path):
     plugin = plugin_file(tmp_path, "loaded_twice", "from desktop_env.evaluators.registry import metric\n"
                                                    "@metric('loaded_twice')\ndef m(result):\n    return 0.5\n")
-    load_plugin(plugin)
-    load_plugin(plugin)
+    extensions.load_plugin(plugin)
+    extensions.load_plugin(plugin)
     assert get_metric("loaded_twice")(None) == 0.5
     # A module of our own, not a built-in one: reloading a built-in would swap the functions
     # other tests in this worker imported.
@@ -105,7 +105,7 @@ def a1_is_7(rule, books):
 
 extensions.register("table_rule", "every_kind_a1_is_7", a1_is_7)
 """)
-    load_plugin(plugin)
+    extensions.load_plugin(plugin)
     source = f"--plugin {plugin}"
     assert {(e.name, e.source) for kind in ("setup_step", "provider", "agent", "table_rule")
             for e in extensions.entries(kind) if e.source != extensions.BUILTIN} >= {

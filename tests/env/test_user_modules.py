@@ -1,7 +1,8 @@
 """User code named by a .py path or a dotted name: evaluator plugins and agents share the importer."""
 import pytest
 
-from desktop_env.evaluators.registry import PluginError, get_metric, load_plugin
+from desktop_env.evaluators.registry import get_metric
+from desktop_env.extensions import PluginError, load_plugin
 from mm_agents.loader import AgentLoadError, load_agent_class
 
 

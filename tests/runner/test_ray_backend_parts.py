@@ -47,8 +47,8 @@ def test_a_lost_worker_leaves_an_error_that_the_retry_keeps_in_its_history(tmp_p
     record_worker_died(task_dir, "t1", "the Ray worker running this task died (ActorDiedError: gone)", attempt=1)
     assert task_state(task_dir) is TaskState.ERROR
     history = clear_task_dir(task_dir)
-    assert [h["error"]["type"] for h in history] == ["WorkerDied"]
-    assert "ActorDiedError" in history[0]["error"]["message"]
+    assert [h.error.type for h in history] == ["WorkerDied"]
+    assert "ActorDiedError" in history[0].error.message
 
 
 def test_a_file_sent_back_may_not_land_outside_its_task_folder(tmp_path):

@@ -534,7 +534,7 @@ def test_a_plugin_getter_is_rescored_offline_from_a_real_run(tmp_path):
     import sys
 
     from desktop_env.desktop_env import DesktopEnv
-    from desktop_env.evaluators.registry import load_plugin
+    from desktop_env.extensions import load_plugin
 
     plugin = tmp_path / "line_plugin.py"
     plugin.write_text(PLUGIN)

@@ -28,7 +28,7 @@ def test_states(tmp_path):
 def test_clearing_a_retried_task_keeps_its_error_history(tmp_path):
     folder = make(tmp_path / "err", "error", other=True)
     history = clear_task_dir(folder)
-    assert history[0]["error"]["message"] == "m"
+    assert history[0].error.message == "m"
     assert list(folder.iterdir()) == []
 
 
@@ -56,12 +56,12 @@ def test_resume_and_summaries_read_a_folder_alike(tmp_path):
 
 
 def test_status_json_carries_the_format_version(tmp_path):
-    from runner.results import FORMAT_VERSION, read_status, record_worker_died, write_status
+    from runner.results import FORMAT_VERSION, TaskStatus, read_status, record_worker_died, write_status
 
-    write_status(tmp_path, {"status": "running", "format": 0})
-    assert read_status(tmp_path) == {"format": FORMAT_VERSION, "status": "running"}
+    write_status(tmp_path, TaskStatus("running", format=0))
+    assert json.loads((tmp_path / "status.json").read_text()) == {"format": FORMAT_VERSION, "status": "running"}
     record_worker_died(tmp_path, "t", "gone")
-    assert read_status(tmp_path)["format"] == FORMAT_VERSION
+    assert read_status(tmp_path).format == FORMAT_VERSION
 
 
 def test_an_osworld_folder_reads_with_its_steps_and_last_action(tmp_path):
@@ -95,8 +95,9 @@ def test_a_cut_off_task_is_rerun_with_the_reason_in_its_history(tmp_path):
     start_task(folder, "t1")
     record_cut_off(folder, "t1", "the run stopped while this task ran: 2 tasks in a row failed the same way")
     assert task_state(folder) is TaskState.INTERRUPTED
-    assert read_status(folder)["cut_off"].startswith("the run stopped")
+    assert read_status(folder).cut_off.startswith("the run stopped")
     history = start_task(folder, "t1", attempt=2)
-    assert history == [{"error": {"type": "Interrupted", "message": "the run stopped while this task ran: 2 tasks "
-                                  "in a row failed the same way"}, "finished": None}]
-    assert read_status(folder)["previous_errors"] == history and read_status(folder)["attempt"] == 2
+    assert [h.to_json() for h in history] == [
+        {"error": {"type": "Interrupted", "message": "the run stopped while this task ran: 2 tasks "
+                   "in a row failed the same way"}, "finished": None}]
+    assert read_status(folder).previous_errors == history and read_status(folder).attempt == 2

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from runner.events import Finished, Interrupted, Retrying, Started, Stopped
-from runner.results import TaskState, read_status, read_task, task_state, write_score, write_status
+from runner.results import (ErrorRecord, TaskState, TaskStatus, read_status, read_task, task_state, write_score,
+                            write_status)
 from runner.run import RunConfig, ThreadBackend, run_benchmark
 
 TASKS = ["os-organize-invoices", "os-install-photoshop", "os-find-copy-lease", "os-make-script-executable"]
@@ -31,13 +32,13 @@ class ScriptedRunner:
         if what == "raise":
             raise RuntimeError("the runner's own bug")
         on_step(1)
-        base = {"task_id": task_id, "steps": 1, "previous_errors": previous_errors}
+        status = TaskStatus("ok", task_id=task_id, steps=1, previous_errors=list(previous_errors))
         if what == "fatal":
-            error = {"type": "LLMError", "message": AUTH["message"], "traceback": "", "fatal": AUTH}
-            write_status(task_dir, {**base, "status": "error", "error": error})
+            status.status, status.error = "error", ErrorRecord("LLMError", AUTH["message"], "", AUTH)
+            write_status(task_dir, status)
             return {"status": "error", "score": None, "steps": 1, "error": AUTH["message"], "fatal": AUTH}
         write_score(task_dir, what)
-        write_status(task_dir, {**base, "status": "ok"})
+        write_status(task_dir, status)
         return {"status": "ok", "score": what, "steps": 1, "error": None}
 
     def close(self):
@@ -56,7 +57,7 @@ def test_tasks_run_in_the_plans_order_each_marked_running_before_its_worker_gets
     events = []
     summary, config, seen = run(tmp_path, {TASKS[1]: 0.0}, report=events.append)
     assert [task_id for task_id, _, _ in seen] == TASKS
-    assert all(status["status"] == "running" and status["attempt"] == 1 for _, status, _ in seen)
+    assert all(status.status == "running" and status.attempt == 1 for _, status, _ in seen)
     assert [e.task_id for e in events if isinstance(e, Started)] == TASKS
     assert [e.task_id for e in events if isinstance(e, Finished)] == TASKS
     assert (summary.ran, summary.ok, summary.score_sum, summary.stopped) == (4, 4, 3.0, None)
@@ -68,9 +69,9 @@ def test_a_retried_error_carries_its_record_into_the_running_mark_and_the_new_re
     assert summary.errors == 1
     summary, config, seen = run(tmp_path, task_ids=TASKS[:1], retry_errors=True)
     (_, mark, previous), = seen
-    assert [p["error"]["type"] for p in mark["previous_errors"]] == ["LLMError"] == [p["error"]["type"] for p in previous]
+    assert [p.error.type for p in mark.previous_errors] == ["LLMError"] == [p.error.type for p in previous]
     status = read_status(config.layout.task_dir("os", TASKS[0]))
-    assert status["status"] == "ok" and status["previous_errors"][0]["error"]["message"] == AUTH["message"]
+    assert status.status == "ok" and status.previous_errors[0].error.message == AUTH["message"]
 
 
 def test_the_breaker_stops_the_run_and_tasks_never_started_have_no_folder(tmp_path):
@@ -91,7 +92,7 @@ def test_a_task_cut_off_by_the_breaker_says_so_and_runs_again_next_time(tmp_path
                                  task_ids=[TASKS[0], TASKS[2], TASKS[1]])
         assert summary.stopped
         cut = read_status(config.layout.task_dir("os", TASKS[2]))
-        assert cut["status"] == "running" and cut["cut_off"].startswith("the run stopped while this task ran: 2 tasks")
+        assert cut.status == "running" and cut.cut_off.startswith("the run stopped while this task ran: 2 tasks")
         assert task_state(config.layout.task_dir("os", TASKS[2])) is TaskState.INTERRUPTED
     finally:
         release.set()
@@ -119,7 +120,7 @@ def test_ctrl_c_cuts_off_the_running_task_and_a_resume_finishes_the_rest(tmp_pat
         assert [task_id for task_id, _, _ in seen] == TASKS[1:]  # the finished one is not run again
     finally:
         release.set()
-    history = read_status(config.layout.task_dir("os", TASKS[1]))["previous_errors"]
+    history = read_status(config.layout.task_dir("os", TASKS[1])).to_json()["previous_errors"]
     assert history == [{"error": {"type": "Interrupted",
                                   "message": "the run was interrupted (Ctrl-C) while this task ran"}, "finished": None}]
 
@@ -129,8 +130,8 @@ def test_a_task_whose_worker_dies_is_an_error_record_and_a_new_worker_runs_the_r
     summary, config, seen = run(tmp_path, {TASKS[1]: "raise"}, report=events.append)
     assert (summary.ran, summary.ok, summary.errors) == (4, 3, 1)
     status = read_status(config.layout.task_dir("os", TASKS[1]))
-    assert status["status"] == "error" and status["error"]["type"] == "WorkerDied"
-    assert status["error"]["message"] == ("the worker thread running this task died "
+    assert status.status == "error" and status.error.type == "WorkerDied"
+    assert status.error.message == ("the worker thread running this task died "
                                           "(RuntimeError: the runner's own bug)")
     workers = {e.task_id: e.worker for e in events if isinstance(e, Started)}
     assert workers[TASKS[2]] != workers[TASKS[1]]
@@ -146,4 +147,4 @@ def test_workers_that_cannot_start_stop_the_run_and_leave_the_task_to_the_next_r
     assert summary.stopped == ("3 worker threads in a row died before running a task "
                                "(last ImportError: no module named 'desktop_thing')")
     status = read_status(config.layout.task_dir("os", TASKS[0]))
-    assert status["status"] == "running" and status["cut_off"].startswith("the run stopped while this task ran")
+    assert status.status == "running" and status.cut_off.startswith("the run stopped while this task ran")

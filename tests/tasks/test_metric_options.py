@@ -8,6 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from desktop_env import extensions
 from desktop_env.evaluators import registry
 from desktop_env.evaluators.outcome import MetricResult
 from desktop_env.tasks import load_task, validate_task
@@ -87,7 +88,7 @@ def test_a_note_option_and_a_plugin_metric_with_a_catch_all_are_accepted(tmp_pat
                       "@metric('test_open_ended_metric')\n"
                       "def open_ended(result, expected=None, **options):\n"
                       "    return 1.0\n")
-    registry.load_plugin(str(plugin))
+    extensions.load_plugin(str(plugin))
     path = write_task(tmp_path, {"func": ["test_open_ended_metric", "compare_table"],
                                  "result": [XLSX_RESULT, XLSX_RESULT], "expected": [XLSX_GOLD, XLSX_GOLD],
                                  "options": [{"anything": 1}, {"_note": "why", "rules": [{"type": "sheet_name"}]}]})

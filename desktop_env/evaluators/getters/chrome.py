@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlparse
 
 
+from ...errors import DesktopEnvError
 from ..context import EvalContext, HttpAnswer, ServiceUnavailable
 from ..registry import getter, unsupported_getter
 from .files import cache_target, save_in_cache
@@ -317,7 +318,7 @@ def shortcuts_on_desktop(ctx: EvalContext, config: dict) -> dict[str, str]:
 
 # -- the live browser: Chrome's remote-debugging port -----------------------------------------
 
-class DevToolsError(Exception):
+class DevToolsError(DesktopEnvError):
     """Chrome's DevTools endpoint refused a request or a command failed."""
 
 

@@ -18,6 +18,8 @@ import platform
 import struct
 from dataclasses import dataclass
 
+from ...errors import ProviderError
+
 # BPF opcodes (linux/filter.h, linux/bpf_common.h)
 LD_W_ABS = 0x20
 JEQ_K = 0x15
@@ -67,8 +69,8 @@ ABIS = {
 OPENAT2 = 437  # its mode sits in a struct the filter cannot read: refused, callers fall back to openat
 
 
-class UnsupportedArchitecture(Exception):
-    pass
+class UnsupportedArchitecture(ProviderError):
+    """A machine this filter has no syscall numbers for."""
 
 
 def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> tuple[int, int, int, int]:

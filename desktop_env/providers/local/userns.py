@@ -29,6 +29,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...errors import ProviderError
+
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNS = 0x00020000
 MS_REC = 0x4000
@@ -55,8 +57,8 @@ SYSTEM_TREES = {"usr": "/usr", "dpkg": "/var/lib/dpkg", "apt": "/var/lib/apt"}
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
-class NamespaceError(OSError):
-    pass
+class NamespaceError(ProviderError, OSError):
+    """A namespace call the kernel refused (errno and what was asked)."""
 
 
 def _check(result: int, what: str) -> int:
