@@ -14,6 +14,7 @@ from typing import Any
 
 from ...resources import cache_name, fetch
 from ...safe_paths import check_basename
+from ..archives import check_zip_file
 from ..context import EvalContext
 from ..registry import getter
 
@@ -118,6 +119,7 @@ def content_from_vm_file(ctx: EvalContext, config: dict) -> list | None:
         raise ValueError(f"content_from_vm_file supports file_type 'xlsx' with file_content 'last_row', "
                          f"got {file_type!r}/{content!r}")
     from openpyxl import load_workbook
+    check_zip_file(local)
     rows = list(load_workbook(local, data_only=True, read_only=True).active.iter_rows(values_only=True))
     return [str(v) for v in rows[-1]] if len(rows) > 1 else None
 

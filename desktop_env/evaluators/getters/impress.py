@@ -5,6 +5,7 @@ import zipfile
 from pathlib import Path
 
 from ...safe_paths import check_basename
+from ..archives import check_zip_file
 from ..context import EvalContext
 from ..registry import getter, unsupported_getter
 from .files import cache_target, getter_field, save_in_cache, vm_file
@@ -26,6 +27,7 @@ def _slide(ctx: EvalContext, config: dict):
     if local is None:
         return None
     try:
+        check_zip_file(local)
         slides = Presentation(local).slides
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError):
         return None
