@@ -31,7 +31,7 @@ def sandbox(tmp_path: Path, command: list[str], disk_bytes: int = 8 << 20) -> tu
              for arg in ("--symlink", os.readlink(f"/{name}"), f"/{name}")]
     argv = ["bwrap", "--ro-bind", "/usr", "/usr", *links, "--proc", "/proc", "--dev", "/dev",
             "--size", str(1 << 20), "--tmpfs", "/run", "--dir", "/home",
-            *mounts(Storage(disk_bytes=disk_bytes, home_template=template, harness_dir=harness), root_inside=False),
+            *mounts(Storage(disk_bytes=disk_bytes, home_template=template, harness_dir=harness)),
             "--remount-ro", "/", "--unshare-user", "--uid", "1000", "--gid", "1000", "--unshare-pid",
             "--die-with-parent", "--clearenv", "--setenv", "HOME", "/home/user", "--setenv", "PATH", "/usr/bin:/bin",
             "--", *start_command(command)]

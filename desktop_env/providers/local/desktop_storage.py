@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .limits import format_size
+from .root_inside import UNAVAILABLE_NOTE
 from .sandbox import SANDBOX_HOME, SANDBOX_RUNTIME
 
 LOGS = f"{SANDBOX_RUNTIME}/logs"
 TEMPLATE_INSIDE = "/run/osworld-lib/home-template"
-HARNESS_FILES = ("session.json", "sudo-unavailable")  # written by the harness, read-only inside
+HARNESS_FILES = ("session.json", UNAVAILABLE_NOTE)  # written by the harness, read-only inside
 LOG_TAIL_BYTES = 64 * 1024
 # A home with less than this left counts as full: a write that failed with ENOSPC leaves
 # the filesystem with less than one write's worth of room.
@@ -53,7 +54,7 @@ class Storage:
     harness_dir: Path      # host folder of this boot's session.json (and sudo note)
 
 
-def mounts(storage: Storage, root_inside: bool) -> list[str]:
+def mounts(storage: Storage) -> list[str]:
     """bwrap arguments for the runtime folder and the home, after /run and /home exist.
 
     With a root inside, bwrap makes them as that root; root_init hands them to `user`."""

@@ -25,6 +25,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .desktop_storage import Storage
 
 SANDBOX_UID = 1000
 SANDBOX_USER = "user"
@@ -96,7 +100,7 @@ class SandboxSpec:
         return self.env_dir / f"run-{self.generation}"
 
     @property
-    def storage(self) -> "Storage":
+    def storage(self) -> Storage:
         from .desktop_storage import Storage
         from .home_template import ensure_home_template
 
@@ -229,7 +233,7 @@ def bwrap_argv(spec: SandboxSpec, command: list[str]) -> list[str]:
         "--ro-bind", str(spec.venv_dir), SANDBOX_VENV,
         "--perms", "0700", "--dir", f"/run/user/{SANDBOX_UID}",
         *(_tmpfs("/home", size, "0755") if spec.root_inside else ["--perms", "0755", "--dir", "/home"]),
-        *storage_mounts(spec.storage, spec.root_inside),
+        *storage_mounts(spec.storage),
         "--remount-ro", "/",  # the skeleton bwrap built (/etc, /var, /home...) takes no new files
         "--remount-ro", "/dev",
         *_identity(spec),
