@@ -74,7 +74,8 @@ def doctor_command() -> None:
 @desktop_limit_options
 def serve_command(port: int | None, host: str, vm_address: str | None, token: str | None,
                   screen_size: tuple[int, int], network: bool,
-                  desktop_memory: str, desktop_pids: str, desktop_cpu_weight: str, desktop_tmpfs: str) -> None:
+                  desktop_memory: str, desktop_pids: str, desktop_cpu_weight: str, desktop_tmpfs: str,
+                  desktop_disk: str) -> None:
     """Start one desktop and keep it running until Ctrl-C."""
     from desktop_env.errors import ProviderError
     from desktop_env.providers.local import LocalProvider
@@ -86,7 +87,7 @@ def serve_command(port: int | None, host: str, vm_address: str | None, token: st
         raise click.BadParameter(f"{host} is not a loopback address: serving it needs --token (or OSWORLD_SERVER_TOKEN)",
                                  param_hint="--host")
     limits = DesktopLimits.from_options(memory=desktop_memory, pids=desktop_pids, cpu_weight=desktop_cpu_weight,
-                                        tmpfs=desktop_tmpfs)
+                                        tmpfs=desktop_tmpfs, disk=desktop_disk)
     provider = LocalProvider(config=LocalDesktopConfig(screen_size=screen_size, network=network, limits=limits,
                                                        public_token=token))
     stop = threading.Event()

@@ -1,4 +1,4 @@
-"""--desktop-memory/--desktop-pids/--desktop-cpu-weight/--desktop-tmpfs, shared by `run` and `env serve`."""
+"""--desktop-memory/-pids/-cpu-weight/-tmpfs/-disk, shared by `run` and `env serve`."""
 from __future__ import annotations
 
 from typing import Callable
@@ -19,7 +19,7 @@ def _checked(option: str) -> Callable:
 
 
 def desktop_limit_options(command: Callable) -> Callable:
-    """Per-desktop resource limits of the local provider (a cgroup and tmpfs sizes)."""
+    """Per-desktop resource limits of the local provider (a cgroup, tmpfs sizes and the home's size)."""
     options = [
         click.option("--desktop-memory", default="4G", show_default=True, callback=_checked("memory"),
                      help="Memory limit of each local desktop (e.g. 2G, 512M, unlimited)."),
@@ -29,6 +29,9 @@ def desktop_limit_options(command: Callable) -> Callable:
                      help="CPU weight of each local desktop, 1..10000 (100 = a normal share)."),
         click.option("--desktop-tmpfs", default="1G", show_default=True, callback=_checked("tmpfs"),
                      help="Size cap of each in-memory folder of a local desktop (/tmp, /dev/shm, /run)."),
+        click.option("--desktop-disk", default="2G", show_default=True, callback=_checked("disk"),
+                     help="Size cap of the home folder of a local desktop; it lives in memory, counted in "
+                          "--desktop-memory. Filling it is a limit hit, like an OOM kill."),
     ]
     for option in reversed(options):
         command = option(command)

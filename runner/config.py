@@ -73,6 +73,7 @@ class RunConfig:
     desktop_pids: str = "1024"
     desktop_cpu_weight: str = "100"
     desktop_tmpfs: str = "1G"
+    desktop_disk: str = "2G"
     wait_after_reset: float = 0.0
     cache_dir: str = "cache"
     client_password: str = "password"

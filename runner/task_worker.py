@@ -41,7 +41,7 @@ class DesktopWorker:
 
                 provider_options["limits"] = DesktopLimits.from_options(
                     memory=config.desktop_memory, pids=config.desktop_pids, cpu_weight=config.desktop_cpu_weight,
-                    tmpfs=config.desktop_tmpfs)
+                    tmpfs=config.desktop_tmpfs, disk=config.desktop_disk)
             self.env = DesktopEnv(provider_name=config.provider, path_to_vm=config.path_to_vm,
                                   action_space=config.action_space, screen_size=tuple(config.screen_size),
                                   require_a11y_tree=config.observation_type != "screenshot",

@@ -31,6 +31,15 @@ def getter(name: str) -> Callable[[Getter], Getter]:
     return extensions.decorator("getter", name)
 
 
+def requires(*fields: str) -> Callable[[Getter], Getter]:
+    """Declares the config fields a getter cannot do without (under @getter): task validation
+    reports a getter config that lacks one, naming the field, before any desktop starts."""
+    def mark(fn: Getter) -> Getter:
+        fn.required_fields = fields
+        return fn
+    return mark
+
+
 def metric(name: str) -> Callable[[Metric], Metric]:
     return extensions.decorator("metric", name)
 

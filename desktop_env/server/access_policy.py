@@ -58,6 +58,10 @@ class AccessPolicy:
                            {"WWW-Authenticate": 'Bearer realm="osworld"'})
         return None
 
+    def shows_token(self, headers: Mapping[str, str]) -> bool:
+        """Whether the request carries this listener's token (False when it needs none)."""
+        return self.token is not None and _has_token(headers, self.token)
+
     def check_body(self, headers: Mapping[str, str], has_body: bool, accepts: frozenset[str]) -> Refusal | None:
         """On a public listener, a body must be in an encoding the endpoint takes."""
         if not self.public or not has_body:

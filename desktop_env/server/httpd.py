@@ -17,10 +17,14 @@ hold unbounded memory or threads, or lose track of where a request ends:
   read is drained (up to DRAIN_LIMIT) or the connection is closed, so a kept-alive
   connection never desyncs;
 - at most `max_connections` connections are served at once: a new one beyond that
-  takes the place of the connection that has been idle longest, or, when every
-  connection is in the middle of a request, is answered 503 and closed; a kept-alive
-  connection idle for `idle_timeout` seconds between requests is closed (a request in
-  progress is never cut by it);
+  takes the place of the oldest connection that is waiting for a request or still
+  sending a request's head and has never shown the listener's token, else of the one
+  that has been idle longest; only when every connection is in the middle of a request
+  is it answered 503 and closed. So clients without the token cannot hold a token
+  listener, however slowly they send. A kept-alive connection idle for `idle_timeout`
+  seconds between requests is closed (a request in progress is never cut by it);
+- a request's head (request line and headers) must arrive within `head_timeout` seconds
+  of its first byte, however it trickles (408 and closed beyond);
 - a listener can be public (a TCP port a browser can reach) and/or need a token: see
   access_policy.py.
 """
@@ -55,6 +59,7 @@ DRAIN_LIMIT = 64 << 20             # unread body bytes skipped to keep a connect
 MAX_CHUNK_LINE = 4096
 MAX_CONNECTIONS = 64
 IDLE_TIMEOUT_S = 60.0              # between requests on a kept-alive connection
+HEAD_TIMEOUT_S = 10.0              # from a request's first byte to the end of its headers
 IO_TIMEOUT_S = 300.0               # one read or write stalled this long within a request ends the connection
 _COPY_CHUNK = 1 << 20
 _CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")
@@ -509,48 +514,110 @@ def error_response(status: int, message: str, headers: dict[str, str] | None = N
                     headers=dict(headers or {}))
 
 
+@dataclass
+class _Connection:
+    phase: str              # "idle" (waiting for a request), "head" (reading one's head) or "busy"
+    since: float            # when it entered the phase
+    authenticated: bool = False  # has shown the listener's token
+
+
 class _Connections:
-    """Counts a server's connections and knows which are idle, to cap them without starving clients."""
+    """Counts a server's connections and knows what each is doing, to cap them without starving
+    clients: when full, a new connection takes the place of one that waits (see `_victim`)."""
 
     def __init__(self, limit: int):
         self.limit = limit
         self._lock = threading.Lock()
         self._count = 0
-        self._idle: dict[socket.socket, float] = {}  # connection -> when it went idle
+        self._open: dict[socket.socket, _Connection] = {}  # connections not evicted yet
 
-    def admit(self) -> bool:
+    def admit(self, connection: socket.socket) -> bool:
         with self._lock:
             if self._count >= self.limit:
                 # Evicted connections end promptly, but their slots count until they do: stop
                 # at twice the limit, whatever the rate of new connections.
-                if not self._idle or self._count >= 2 * self.limit:
+                victim = self._victim() if self._count < 2 * self.limit else None
+                if victim is None:
                     return False
-                oldest = min(self._idle, key=self._idle.__getitem__)
-                del self._idle[oldest]
+                del self._open[victim]
                 try:  # its blocked read returns end-of-file and its thread ends
-                    oldest.shutdown(socket.SHUT_RDWR)
+                    victim.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
             self._count += 1
+            self._open[connection] = _Connection("idle", time.monotonic())
             return True
+
+    def _victim(self) -> socket.socket | None:
+        """The oldest waiting connection that never showed the token, else the longest idle one."""
+        waiting = [(c.authenticated, c.since, id(sock), sock) for sock, c in self._open.items()
+                   if c.phase == "idle" or (c.phase == "head" and not c.authenticated)]
+        return min(waiting)[3] if waiting else None
 
     def release(self, connection: socket.socket) -> None:
         with self._lock:
             self._count -= 1
-            self._idle.pop(connection, None)
+            self._open.pop(connection, None)
 
-    def idle(self, connection: socket.socket) -> None:
+    def enter(self, connection: socket.socket, phase: str) -> None:
         with self._lock:
-            self._idle[connection] = time.monotonic()
+            state = self._open.get(connection)
+            if state is not None:
+                state.phase, state.since = phase, time.monotonic()
 
-    def busy(self, connection: socket.socket) -> None:
+    def authenticated(self, connection: socket.socket) -> None:
         with self._lock:
-            self._idle.pop(connection, None)
+            state = self._open.get(connection)
+            if state is not None:
+                state.authenticated = True
 
     @property
     def count(self) -> int:
         with self._lock:
             return self._count
+
+
+class _HeadReader:
+    """Reads a request's head for parse_request: every read within one deadline, so a client
+    that sends a byte now and then cannot stretch the head past it."""
+
+    def __init__(self, rfile: BinaryIO, connection: socket.socket, deadline: float):
+        self._rfile = rfile
+        self._connection = connection
+        self._deadline = deadline
+        self._lines = 0
+
+    def readline(self, limit: int = -1) -> bytes:
+        line = self._readline(limit)
+        if not line.endswith(b"\n") and (line or self._lines) and (limit < 0 or len(line) < limit):
+            # the client closed (or was evicted) inside the head: it is no request
+            raise ConnectionAbortedError("the connection ended inside a request's head")
+        self._lines += 1
+        return line
+
+    def _readline(self, limit: int) -> bytes:
+        line = bytearray()
+        while limit < 0 or len(line) < limit:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise _HeadTimeout()
+            self._connection.settimeout(left)
+            try:
+                buffered = self._rfile.peek(1)  # one read on the socket at most
+            except TimeoutError:
+                raise _HeadTimeout() from None
+            if not buffered:
+                break
+            room = len(buffered) if limit < 0 else min(len(buffered), limit - len(line))
+            end = buffered.find(b"\n", 0, room)
+            line += self._rfile.read(end + 1 if end >= 0 else room)  # from the buffer only
+            if end >= 0:
+                break
+        return bytes(line)
+
+
+class _HeadTimeout(Exception):
+    """A request's head did not arrive within the server's head_timeout."""
 
 
 class _ServerMixin(socketserver.ThreadingMixIn):
@@ -559,11 +626,12 @@ class _ServerMixin(socketserver.ThreadingMixIn):
     daemon_threads = True
     access_policy = AccessPolicy()
     idle_timeout = IDLE_TIMEOUT_S
+    head_timeout = HEAD_TIMEOUT_S
     io_timeout = IO_TIMEOUT_S
     connections: _Connections
 
     def process_request(self, request, client_address):
-        if not self.connections.admit():
+        if not self.connections.admit(request):
             _refuse_connection(request)
             return
         try:
@@ -635,30 +703,25 @@ class _RequestHandler(BaseHTTPRequestHandler):
             pass
 
     def handle_one_request(self) -> None:
-        # The idle timeout covers only the wait for a request line; once a request has
-        # begun, reads and writes may each stall up to io_timeout, and the handler itself
-        # (a 120 s /execute) is never timed out here.
+        # The idle timeout covers the wait for a request's first byte; its head must then
+        # arrive within head_timeout; after that, reads and writes may each stall up to
+        # io_timeout, and the handler itself (a 120 s /execute) is never timed out here.
         connections = self.server.connections
+        connections.enter(self.connection, "idle")
         self.connection.settimeout(self.server.idle_timeout)
-        connections.idle(self.connection)
         try:
-            self.raw_requestline = self.rfile.readline(65537)
+            begun = self.rfile.peek(1)
         except OSError:  # idle too long, evicted, or reset
+            begun = b""
+        if not begun:
             self.close_connection = True
             return
-        finally:
-            connections.busy(self.connection)
+        connections.enter(self.connection, "head")
+        if not self._read_head():
+            return
+        connections.enter(self.connection, "busy")
         self.connection.settimeout(self.server.io_timeout)
         try:
-            if len(self.raw_requestline) > 65536:
-                self.requestline = self.request_version = self.command = ""
-                self.send_error(414)
-                return
-            if not self.raw_requestline:
-                self.close_connection = True
-                return
-            if not self.parse_request():
-                return
             method = getattr(self, "do_" + self.command, None)
             if method is None:
                 self.send_error(501, f"unsupported method {self.command!r:.40}")
@@ -668,6 +731,35 @@ class _RequestHandler(BaseHTTPRequestHandler):
         except OSError as e:  # timed out or the client went away: nothing more can be said on it
             log.debug("connection ended during a request: %s", e)
             self.close_connection = True
+
+    def _read_head(self) -> bool:
+        """Reads and parses the request line and headers (within head_timeout); False when
+        there is no request to handle (answered, or the connection is to close)."""
+        rfile = self.rfile
+        self.rfile = _HeadReader(rfile, self.connection, time.monotonic() + self.server.head_timeout)
+        try:
+            self.raw_requestline = self.rfile.readline(65537)
+            if len(self.raw_requestline) > 65536:
+                self.requestline = self.request_version = self.command = ""
+                self.send_error(414)
+                return False
+            if not self.raw_requestline:
+                self.close_connection = True
+                return False
+            return self.parse_request()
+        except _HeadTimeout:
+            self.requestline = self.request_version = self.command = ""
+            self.connection.settimeout(1.0)  # the answer is a courtesy: a client that does not read loses it
+            try:
+                self.send_error(408, f"the request's head did not arrive within {self.server.head_timeout:g} s")
+            except OSError:
+                self.close_connection = True
+            return False
+        except OSError:  # evicted or reset
+            self.close_connection = True
+            return False
+        finally:
+            self.rfile = rfile
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         # Only the base class calls this, on requests it could not parse: answer in JSON
@@ -707,6 +799,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
             reader = self._body_reader()
             headers = {k.lower(): v for k, v in self.headers.items()}
             refusal = policy.check_headers(headers)
+            if policy.shows_token(headers):  # now among the connections kept over token-less ones
+                self.server.connections.authenticated(self.connection)
             if refusal is None:
                 route = self.router.lookup(self.command, path)
                 refusal = policy.check_body(headers, not reader.empty, route.accepts)
@@ -785,7 +879,8 @@ class _TcpRequestHandler(_RequestHandler):
 
 def make_server(router: Router, unix_socket: str | None = None, host: str = "127.0.0.1", port: int = 5000, *,
                 sock: socket.socket | None = None, public: bool = False, token: str | None = None,
-                max_connections: int = MAX_CONNECTIONS, idle_timeout: float = IDLE_TIMEOUT_S) -> socketserver.BaseServer:
+                max_connections: int = MAX_CONNECTIONS, idle_timeout: float = IDLE_TIMEOUT_S,
+                head_timeout: float = HEAD_TIMEOUT_S) -> socketserver.BaseServer:
     """A threading HTTP server for `router`, not yet serving (call serve_forever).
 
     It listens on `sock` when given (a bound, listening AF_UNIX or AF_INET/AF_INET6
@@ -828,6 +923,7 @@ def make_server(router: Router, unix_socket: str | None = None, host: str = "127
             raise
     server.connections = _Connections(max_connections)
     server.idle_timeout = idle_timeout
+    server.head_timeout = head_timeout
     configure_access(server, public=public, token=token)
     return server
 

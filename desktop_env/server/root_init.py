@@ -143,11 +143,14 @@ def open_skeleton(private: tuple[str, ...]) -> None:
                 os.chmod(folder, 0o755)
 
 
-def become_user(home: str) -> None:
+def become_user(home: str, session_runtime: Path) -> None:
     """uid/gid 1000, no capability left to gain, even by exec."""
-    runtime = f"/run/user/{USER_UID}"  # made by bwrap, so owned by root here
-    open_skeleton(private=("/root", UPPER_ROOT, runtime))
-    os.chown(runtime, USER_UID, USER_UID)
+    runtime = f"/run/user/{USER_UID}"
+    open_skeleton(private=("/root", UPPER_ROOT, runtime, str(session_runtime)))
+    # made by bwrap, so owned by root here: the XDG runtime folder, the session's runtime
+    # folder and its logs, and the home's tmpfs (desktop_storage)
+    for folder in (runtime, session_runtime, session_runtime / "logs", home):
+        os.chown(folder, USER_UID, USER_UID)
     _drop_from_bounding_set(range(CAP_LAST + 1))
     _clear_inherited_capabilities()
     os.setgroups([USER_UID])
@@ -168,8 +171,9 @@ def main(argv: list[str] | None = None) -> None:
     os.setgroups([])
     os.setresgid(0, 0, 0)  # bwrap ran as gid 1000, the host group that may enter the env folder
     overlay_system(args.upper_bytes)
-    start_broker(args.session_json, Path(args.session_json).parent / "logs")
-    become_user(os.environ.get("HOME", "/"))
+    session_runtime = Path(args.session_json).parent
+    start_broker(args.session_json, session_runtime / "logs")
+    become_user(os.environ["HOME"], session_runtime)  # the sandbox's environment always has it
     os.execvp(command[0], command)
 
 

@@ -15,6 +15,7 @@ Messages are one JSON object per line, each way:
   -> {"op": "run", "argv": [...], "user": "root", "cwd": "...", "env": {...}, "set_env": {...}, "login": false}
      with the client's fds 0, 1, 2 attached (SCM_RIGHTS)
                                                   <- {"status": N} | {"error": "..."}
+A message that is not a JSON object, or a field of the wrong type, gets {"error": ...} naming it.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ import struct
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass, field
 
 SOCKET_DIR = "/run/sudo"
 SOCKET_PATH = f"{SOCKET_DIR}/osworld-broker.sock"
@@ -58,6 +60,53 @@ def sudo_environment(caller_env: dict[str, str], target: pwd.struct_passwd, call
     return env
 
 
+class BadRequest(ValueError):
+    """A request the broker cannot use; the client gets the message as its error."""
+
+
+def _strings(value: object, field: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise BadRequest(f"'{field}' must be a list of strings, got {json.dumps(value)[:100]}")
+    return value
+
+
+def _variables(value: object, field: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise BadRequest(f"'{field}' must be an object of strings (NAME: value), got {json.dumps(value)[:100]}")
+    return dict(value)
+
+
+def _string(value: object, field: str) -> str:
+    if not isinstance(value, str):
+        raise BadRequest(f"'{field}' must be a string, got {json.dumps(value)[:100]}")
+    return value
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """A "run" message, each field of the type the broker uses (BadRequest naming the field otherwise)."""
+    argv: list[str]
+    user: str = "root"
+    cwd: str = "/"
+    env: dict[str, str] = field(default_factory=dict)
+    set_env: dict[str, str] = field(default_factory=dict)
+    login: bool = False
+    preserve_env: bool = False
+
+    @classmethod
+    def parse(cls, message: dict) -> "RunRequest":
+        def given(name: str, default: object) -> object:  # an absent or null field takes its default
+            value = message.get(name)
+            return default if value is None else value
+
+        return cls(argv=_strings(given("argv", []), "argv"),
+                   user=_string(given("user", "root"), "user") or "root",
+                   cwd=_string(given("cwd", "/"), "cwd") or "/",
+                   env=_variables(given("env", {}), "env"),
+                   set_env=_variables(given("set_env", {}), "set_env"),
+                   login=bool(message.get("login")), preserve_env=bool(message.get("preserve_env")))
+
+
 class Connection:
     def __init__(self, sock: socket.socket, password: str):
         self.sock = sock
@@ -80,7 +129,13 @@ class Connection:
             if len(self.buffer) > MAX_MESSAGE:
                 raise ValueError("message too long")
         line, self.buffer = self.buffer.split(b"\n", 1)
-        return json.loads(line)
+        try:
+            message = json.loads(line)
+        except ValueError as e:
+            raise BadRequest(f"a request must be one JSON object per line: {e}") from None
+        if not isinstance(message, dict):
+            raise BadRequest(f"a request must be a JSON object, got {type(message).__name__}")
+        return message
 
     def send(self, message: dict) -> None:
         self.sock.sendall(json.dumps(message).encode() + b"\n")
@@ -124,20 +179,20 @@ class Connection:
             if len(fds) != 3:
                 self.send({"error": "the request did not carry stdin, stdout and stderr"})
                 return
-            name = message.get("user") or "root"
+            request = RunRequest.parse(message)
+            name = request.user
             try:
                 target = pwd.getpwnam(name) if not name.startswith("#") else pwd.getpwuid(int(name[1:]))
             except (KeyError, ValueError):
                 self.send({"error": f"unknown user {name}"})
                 return
-            argv = [str(a) for a in message.get("argv") or []]
-            if message.get("login") or not argv:  # sudo -i / -s: the target's shell
+            argv = request.argv
+            if request.login or not argv:  # sudo -i / -s: the target's shell
                 shell = target.pw_shell or "/bin/sh"
-                argv = [shell, *(["-l"] if message.get("login") else []), *(["-c", " ".join(argv)] if argv else [])]
-            env = sudo_environment(dict(message.get("env") or {}), target, caller, argv,
-                                   preserve=bool(message.get("preserve_env")))
-            env.update(message.get("set_env") or {})  # `sudo VAR=value cmd`: ALL commands carry SETENV
-            cwd = target.pw_dir if message.get("login") else str(message.get("cwd") or "/")
+                argv = [shell, *(["-l"] if request.login else []), *(["-c", " ".join(argv)] if argv else [])]
+            env = sudo_environment(request.env, target, caller, argv, preserve=request.preserve_env)
+            env.update(request.set_env)  # `sudo VAR=value cmd`: ALL commands carry SETENV
+            cwd = target.pw_dir if request.login else request.cwd
             self.spawn(argv, target, env, cwd, fds)
         finally:
             for fd in fds:
@@ -198,6 +253,11 @@ def handle(sock: socket.socket, password: str) -> None:
         connection = Connection(sock, password)
         try:
             connection.serve()
+        except BadRequest as e:
+            try:
+                connection.send({"error": str(e)})
+            except OSError:
+                pass
         except (OSError, ValueError) as e:
             print(f"sudo broker: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
         finally:

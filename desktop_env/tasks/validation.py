@@ -34,7 +34,7 @@ class Problem:
     path: Path
     field: str
     kind: str          # a name (NAME_KINDS), a metric's option (OPTION_KINDS), "path" (an unsafe host path), "missing file" (a local resource
-                       # that is not there), "task file" (cannot be read), or of the meta file: "listing"
+                       # that is not there), "missing field" (of a getter), "task file" (cannot be read), or of the meta file: "listing"
     name: str          # the name, or the value as the task or meta file gives it
     reason: str        # "unknown", why it is unsupported, or what is wrong with the value
     close: tuple[str, ...] = ()
@@ -61,6 +61,8 @@ class Problem:
             return f"{self.path}: {self.field} = {self.name!r} {self.reason}"
         if self.kind == "task file":
             return self.reason  # the loader's message names the file
+        if self.kind == "missing field":
+            return f"{self.path}: {self.field} is missing: {self.reason}"
         if not self.about_names:
             hint = f"; did you mean {', '.join(self.close)}?" if self.close else ""
             return f"{self.path}: {self.field} = {self.name!r}: {self.reason}{hint}"
@@ -144,6 +146,16 @@ def _metric_option_problems(task: Task, known: list[str]) -> list[Problem]:
     return problems
 
 
+def _missing_getter_fields(path: Path, field: str, name: str, spec: dict) -> list[Problem]:
+    """A field the getter declares it needs (registry.requires) that its config lacks."""
+    from ..evaluators import registry
+
+    needed = getattr(registry.get_getter(name), "required_fields", ())
+    return [Problem(path, f"{field}.{key}", "missing field", key, f"getter {name!r} needs it (it needs: "
+                                                                  f"{', '.join(needed)})")
+            for key in needed if spec.get(key) is None]
+
+
 def validate_task(task: Task) -> list[Problem]:
     # Imported here: the setup steps and getters import safe_paths, which imports this package.
     from ..controllers.setup import NEEDS_ACCOUNT, step_names
@@ -169,6 +181,8 @@ def validate_task(task: Task) -> list[Problem]:
                 continue
             name = spec.get("type") if isinstance(spec, dict) else spec
             problems.append(_check(task.path, f"{field}.type", "getter", name, getters, registry.UNSUPPORTED_GETTERS))
+            if isinstance(spec, dict) and name in getters:
+                problems += _missing_getter_fields(task.path, field, name, spec)
     for unsafe in unsafe_paths(config, task.path, task.task_dir):
         value = unsafe.value if isinstance(unsafe.value, str) else repr(unsafe.value)
         problems.append(Problem(task.path, unsafe.field or "", "path", value, unsafe.reason))

@@ -15,13 +15,16 @@ pytestmark = pytest.mark.desktop
 
 def test_serve_forwards_the_server_over_tcp_and_ctrl_c_cleans_up():
     port = free_port()
-    proc = osworld("env", "serve", "--port", str(port), "--screen-size", "1024x768")
+    proc = osworld("env", "serve", "--port", str(port), "--screen-size", "1024x768", "--desktop-disk", "96M")
     try:
         output = wait_until_served(proc, timeout=60)
         assert f"http://127.0.0.1:{port}" in output
         sockets = re.search(r"env server: unix:(\S+)/server-\d+\.sock", output).group(1)
         assert requests.get(f"http://127.0.0.1:{port}/platform", timeout=10).text == "Linux"
         assert requests.post(f"http://127.0.0.1:{port}/screen_size", timeout=10).json() == {"width": 1024, "height": 768}
+        df = requests.post(f"http://127.0.0.1:{port}/execute", json={"command": "df -B1 --output=size ~ | tail -1",
+                                                                     "shell": True}, timeout=30).json()
+        assert df["output"].strip() == str(96 << 20)
     finally:
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=30)
@@ -36,8 +39,16 @@ def test_doctor_reports_every_check_and_passes_on_an_installed_machine():
     proc = osworld("env", "doctor")
     output, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0, output
-    for check in ("debian packages", "sandbox", "server python", "server venv"):
+    for check in ("debian packages", "sandbox", "home cap", "server python", "server venv"):
         assert check in output
+    assert "--desktop-disk (default 2.0 GiB)" in output
+
+
+@pytest.mark.parametrize("command", [("env", "serve"), ("run", "--agent", "noop")])
+def test_a_home_cap_that_is_not_a_size_is_refused_by_name(command):
+    proc = osworld(*command, "--desktop-disk", "unlimited")
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and "--desktop-disk" in output and "the home folder needs a size" in output, output
 
 
 def test_bench_reports_every_figure_as_json():

@@ -35,6 +35,7 @@ pytestmark = pytest.mark.desktop
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "sk-osworld-probe-3f9c1e7a"
 SYSTEM_PYTHON = "/usr/bin/python3"
+HOME_CAP = 128 << 20
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the host-uid mapping matters for a harness running as root")
 
 
@@ -42,7 +43,8 @@ as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the host-uid mapping mat
 def provider():
     os.environ["OSWORLD_PROBE_API_KEY"] = SECRET  # as if the harness had been started with an API key
     provider = LocalProvider(screen_size=(1024, 768),
-                             limits=DesktopLimits(memory_bytes=1 << 30, pids=400, tmpfs_bytes=64 << 20))
+                             limits=DesktopLimits(memory_bytes=1 << 30, pids=400, tmpfs_bytes=64 << 20,
+                                                  disk_bytes=HOME_CAP))
     provider.start_emulator()
     yield provider
     provider.stop_emulator()
@@ -97,11 +99,13 @@ def test_no_file_made_inside_is_setuid_on_the_host(provider):
     result = shell(provider, "cp /bin/true ~/escalate; chmod u+s ~/escalate; chmod g+s ~/escalate; "
                              "python3 -c \"import os; os.open('/home/user/made-setuid', os.O_CREAT | os.O_WRONLY, 0o6755)\"")
     assert result["error"].count("Operation not permitted") == 3, result
+    home = Path(f"/proc/{provider._sandbox.child_pid}/root/home/user")  # the home lives in the sandbox's memory
     for name in ("escalate", "made-setuid"):
-        path = provider.spec.home / name
+        path = home / name
         assert not path.exists() or os.lstat(path).st_mode & (stat.S_ISUID | stat.S_ISGID) == 0, name
+        assert not any(name in files for _, _, files in os.walk(provider.env_dir))
     if os.geteuid() == 0:
-        info = os.lstat(provider.spec.home / "escalate")
+        info = os.lstat(home / "escalate")
         assert info.st_uid != 0 and info.st_gid != 0
     # ...and only the harness (and the desktops' own group, to enter) can reach the folder it is in
     assert stat.S_IMODE(os.stat(provider.env_dir.parent).st_mode) & 0o007 == 0
@@ -303,6 +307,82 @@ def test_memory_processes_and_tmpfs_are_capped(provider):
     assert provider.resource_limit_hit() == ""
 
 
+def host_bytes(folder: Path) -> int:
+    """Bytes the files under `folder` take on the host's disk."""
+    total = 0
+    for parent, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            total += os.lstat(os.path.join(parent, name)).st_blocks * 512
+    return total
+
+
+def test_the_home_folder_has_a_size_cap_and_filling_it_is_a_limit_event(provider):
+    env = DesktopEnv(provider=provider, require_a11y_tree=False)
+    on_host = host_bytes(provider.env_dir)
+    size, fstype = shell(provider, "df -B1 --output=size,fstype ~ | tail -1")["output"].split()
+    assert (int(size), fstype) == (HOME_CAP, "tmpfs")
+    fill = shell(provider, "dd if=/dev/zero of=$HOME/Documents/fill bs=1M count=512 2>&1")
+    assert "No space left on device" in fill["output"], fill
+    assert host_bytes(provider.env_dir) - on_host < 1 << 20
+    assert "home folder" in provider.resource_limit_hit()
+    with pytest.raises(ResourceLimitExceeded, match="home folder"):
+        env.check_resource_limits()
+    provider.revert_to_snapshot()  # a fresh home from the template, and the count starts again
+    assert provider.resource_limit_hit() == ""
+    assert shell(provider, "ls -A ~/Documents; test -f ~/.bashrc && echo template")["output"].split() == ["template"]
+
+
+WRITABLE_PLACES = r"""
+import json, os
+top = {}
+for line in open("/proc/self/mountinfo"):
+    fields, tail = line.split(" - ")
+    mount_point = fields.split()[4].replace("\\040", " ")
+    top[mount_point] = (tail.split()[0], fields.split()[5])  # the last mount at a point is the one seen
+places = {}
+for mount_point, (fstype, options) in top.items():
+    if os.path.isdir(mount_point) and "ro" not in options.split(",") and os.access(mount_point, os.W_OK):
+        stat = os.statvfs(mount_point)
+        places[mount_point] = [fstype, stat.f_blocks * stat.f_frsize]
+# What every process inherited as its output: once a file on the host, which any process of
+# the same user could reopen through /proc and grow without bound.
+outputs = {tuple(os.fstat(fd)[1:3]) for fd in (1, 2)}  # this probe's own answer is left alone
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    for fd in ("1", "2"):
+        try:
+            target = os.open(f"/proc/{pid}/fd/{fd}", os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+        except OSError:
+            continue
+        key = tuple(os.fstat(target)[1:3])
+        if key not in outputs:
+            outputs.add(key)
+            try:
+                for _ in range(16):
+                    os.write(target, b"x" * (1 << 20))
+            except OSError:
+                pass
+        os.close(target)
+print(json.dumps(places))
+"""
+
+
+def test_nothing_the_desktop_writes_reaches_the_hosts_disk_uncapped(provider):
+    on_host = host_bytes(provider.env_dir)
+    caps = {"tmpfs": max(HOME_CAP, 64 << 20)}
+    agent(provider, f"open('/tmp/places.py', 'w').write({WRITABLE_PLACES!r})")
+    runs = {"user": shell(provider, "python3 /tmp/places.py")}
+    if not provider.sudo_unavailable:
+        runs["root inside"] = shell(provider, "echo password | sudo -S python3 /tmp/places.py")
+    for who, run in runs.items():
+        places = json.loads(run["output"].strip().splitlines()[-1])
+        assert "/home/user" in places and "/tmp" in places, (who, places)
+        for mount_point, (fstype, size) in places.items():
+            # overlays: root's changes to the system trees, whose upper layers are in a capped tmpfs
+            assert fstype in ("tmpfs", "overlay", "devpts"), (who, mount_point, fstype)
+            assert fstype != "tmpfs" or size <= caps["tmpfs"], (who, mount_point, size)
+    assert host_bytes(provider.env_dir) - on_host < 1 << 20
+
+
 # -- the served port ---------------------------------------------------------------------------
 
 def become(uid: int):
@@ -358,7 +438,8 @@ import json, os, sys
 from desktop_env.providers.local import LocalProvider
 from desktop_env.providers.local.etc_view import ensure_etc_view
 from desktop_env.controllers.python import PythonController
-provider = LocalProvider(screen_size=(800, 600))
+from desktop_env.providers.local.limits import DesktopLimits
+provider = LocalProvider(screen_size=(800, 600), limits=DesktopLimits(disk_bytes=64 << 20))
 provider.start_emulator()
 try:
     c = PythonController(provider.get_ip_address())
@@ -372,6 +453,8 @@ try:
         "checkout": run("ls -d %(repo)s /root /work 2>&1")["output"],
         "pyautogui": run("python -c 'import pyautogui' 2>/dev/null; echo rc=$?")["output"].strip(),
         "sudo": run("echo password | sudo -S true; echo rc=$?"),
+        "home": run("df -B1 --output=size,fstype ~ | tail -1; dd if=/dev/zero of=$HOME/fill bs=1M count=100 2>&1")["output"],
+        "limit": provider.resource_limit_hit(),
     }))
 finally:
     provider.stop_emulator()
@@ -417,3 +500,6 @@ def test_a_normal_users_desktop_holds_too(normal_user_folder):
     assert seen["sudo"]["output"] == "rc=1\n"
     assert seen["sudo"]["error"].startswith("sudo: not available in this desktop: the harness does not run as root")
     assert seen["sudo"]["error"].count("\n") == 1
+    # the home folder's cap holds without root or cgroups too, and filling it is noticed
+    assert seen["home"].split()[:2] == [str(64 << 20), "tmpfs"] and "No space left on device" in seen["home"]
+    assert "home folder" in seen["limit"]

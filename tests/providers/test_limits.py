@@ -337,22 +337,27 @@ def test_format_size():
 def test_desktop_limits_defaults_options_and_validation():
     defaults = DesktopLimits()
     assert (defaults.memory_bytes, defaults.pids, defaults.cpu_weight) == (4 << 30, 1024, 100)
-    assert defaults.tmpfs_bytes == 1 << 30
+    assert defaults.tmpfs_bytes == 1 << 30 and defaults.disk_bytes == 2 << 30
     assert defaults.cpu_shares == 1024
     assert DesktopLimits(cpu_weight=1).cpu_shares == 10 and DesktopLimits(cpu_weight=10000).cpu_shares == 102400
     assert DesktopLimits(cpu_weight=None).cpu_shares is None
-    parsed = DesktopLimits.from_options(memory="2G", pids="unlimited", cpu_weight="200", tmpfs="256M")
-    assert parsed == DesktopLimits(memory_bytes=2 << 30, pids=None, cpu_weight=200, tmpfs_bytes=256 << 20)
+    parsed = DesktopLimits.from_options(memory="2G", pids="unlimited", cpu_weight="200", tmpfs="256M", disk="5G")
+    assert parsed == DesktopLimits(memory_bytes=2 << 30, pids=None, cpu_weight=200, tmpfs_bytes=256 << 20,
+                                   disk_bytes=5 << 30)
+    assert parsed.describe().endswith("tmpfs 256.0 MiB, home 5.0 GiB")
     assert DesktopLimits.from_options() == defaults
     assert DesktopLimits.from_options(memory="none").memory_bytes is None
     for bad in ({"memory_bytes": 0}, {"pids": -1}, {"cpu_weight": 0}, {"cpu_weight": 10001},
-                {"tmpfs_bytes": None}, {"pids": 1.5}, {"memory_bytes": True}):
+                {"tmpfs_bytes": None}, {"disk_bytes": None}, {"disk_bytes": 0}, {"pids": 1.5},
+                {"memory_bytes": True}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             DesktopLimits(**bad)
     with pytest.raises(ValueError, match="'many'"):
         DesktopLimits.from_options(pids="many")
     with pytest.raises(ValueError, match="'unlimited'"):
         DesktopLimits.from_options(tmpfs="unlimited")
+    with pytest.raises(ValueError, match="the home folder needs a size, got 'none'"):
+        DesktopLimits.from_options(disk="none")
 
 
 def test_limit_events_sentence():

@@ -6,8 +6,9 @@ from desktop_env.providers.local.sandbox import (ROOT_CAPABILITIES, SANDBOX_HOME
                                                  sandbox_env)
 
 
-def spec(tmp_path: Path, network: bool = False) -> SandboxSpec:
-    return SandboxSpec(env_dir=tmp_path, src_dir=tmp_path / "src", venv_dir=tmp_path / "venv", network=network)
+def spec(tmp_path: Path, network: bool = False, **options) -> SandboxSpec:
+    return SandboxSpec(env_dir=tmp_path, src_dir=tmp_path / "src", venv_dir=tmp_path / "venv", network=network,
+                       home_template=tmp_path / "template", **options)
 
 
 def pairs(argv: list[str], flag: str) -> list[tuple[str, str]]:
@@ -22,8 +23,8 @@ def test_mounts_are_an_allow_list_never_the_hosts_root(tmp_path):
     for private in ("/root", "/home", "/opt", "/srv", "/work", "/var/lib", "/etc/shadow", "/etc/environment",
                     "/etc/profile.d", "/etc/sudoers", "/etc/ssh"):
         assert private not in sources, private
-    assert (str(tmp_path / "home-0"), SANDBOX_HOME) in pairs(argv, "--bind")
-    assert argv[argv.index("--remount-ro") + 1] == "/"
+    assert pairs(argv, "--bind") == []  # nothing of the host's disk is writable inside
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "--remount-ro"] == ["/", "/dev"]
     assert argv[-2:] == ["--", "true"]
 
 
@@ -33,12 +34,13 @@ def test_only_the_env_servers_own_code_and_venv_are_mounted(tmp_path):
     assert (str(tmp_path / "venv"), "/run/osworld-lib/venv") in pairs(argv, "--ro-bind")
 
 
-def test_every_tmpfs_has_a_size_cap(tmp_path):
-    argv = bwrap_argv(SandboxSpec(env_dir=tmp_path, src_dir=tmp_path, venv_dir=tmp_path, tmpfs_bytes=12345), ["true"])
+def test_every_tmpfs_has_a_size_cap_and_the_home_its_own(tmp_path):
+    argv = bwrap_argv(spec(tmp_path, tmpfs_bytes=12345, disk_bytes=67890), ["true"])
     tmpfs = [i for i, a in enumerate(argv) if a == "--tmpfs"]
     capped = {argv[i + 1] for i in tmpfs if argv[i - 2:i] == ["--size", "12345"]}
     assert {"/tmp", "/dev/shm", "/run", "/var/tmp"} <= capped
-    assert all(argv[i + 1] == "/usr/local" or argv[i + 1] in capped for i in tmpfs)
+    assert {argv[i + 1] for i in tmpfs if argv[i - 2:i] == ["--size", "67890"]} == {SANDBOX_HOME}
+    assert all(argv[i + 1] in ("/usr/local", SANDBOX_HOME) or argv[i + 1] in capped for i in tmpfs)
 
 
 def test_namespaces_and_lifetime(tmp_path):
@@ -60,16 +62,18 @@ def test_network_is_shared_only_when_asked(tmp_path):
     assert "--unshare-net" not in bwrap_argv(spec(tmp_path, network=True), ["true"])
 
 
-def test_each_boot_gets_its_own_home_and_runtime_folders(tmp_path):
-    later = SandboxSpec(env_dir=tmp_path, src_dir=tmp_path, venv_dir=tmp_path, generation=3)
-    argv = bwrap_argv(later, ["true"])
-    assert (str(tmp_path / "home-3"), SANDBOX_HOME) in pairs(argv, "--bind")
-    assert (str(tmp_path / "run-3"), "/run/osworld") in pairs(argv, "--bind")
+def test_each_boot_gets_its_own_session_config_read_only_and_the_home_from_the_template(tmp_path):
+    (tmp_path / "run-3").mkdir()
+    (tmp_path / "run-3" / "session.json").write_text("{}")
+    argv = bwrap_argv(spec(tmp_path, generation=3), ["true"])
+    binds = pairs(argv, "--ro-bind")
+    assert (str(tmp_path / "run-3" / "session.json"), "/run/osworld/session.json") in binds
+    assert (str(tmp_path / "template"), "/run/osworld-lib/home-template") in binds
     assert str(tmp_path / "sockets") not in argv  # the listening sockets' folder is the harness's alone
 
 
 def test_a_desktop_with_its_own_root_joins_the_harness_namespace_with_a_short_capability_list(tmp_path):
-    rooted = SandboxSpec(env_dir=tmp_path, src_dir=tmp_path / "src", venv_dir=tmp_path / "venv", userns_fd=7)
+    rooted = spec(tmp_path, userns_fd=7)
     argv = bwrap_argv(rooted, ["true"])
     assert argv[argv.index("--userns") + 1] == "7" and "--unshare-user" not in argv
     assert argv[argv.index("--uid") + 1] == "0"

@@ -1,6 +1,7 @@
 """Runs the env server on 127.0.0.1 without a desktop, for tests (standard library only).
 
-    python -m tests.server.serve_bare HOME [--public] [--token T] [--idle-timeout S] [--max-connections N]
+    python -m tests.server.serve_bare HOME [--public] [--token T] [--idle-timeout S] [--head-timeout S]
+                                          [--max-connections N]
 
 prints `READY <port>` once it listens.
 """
@@ -19,6 +20,7 @@ def main() -> None:
     parser.add_argument("--public", action="store_true")
     parser.add_argument("--token")
     parser.add_argument("--idle-timeout", type=float, default=60.0)
+    parser.add_argument("--head-timeout", type=float, default=None)
     parser.add_argument("--max-connections", type=int, default=64)
     args = parser.parse_args()
 
@@ -40,7 +42,8 @@ def main() -> None:
     for module in modules:
         module.register(router, state)
     server = make_server(router, host="127.0.0.1", port=0, public=args.public, token=args.token,
-                         max_connections=args.max_connections, idle_timeout=args.idle_timeout)
+                         max_connections=args.max_connections, idle_timeout=args.idle_timeout,
+                         **({"head_timeout": args.head_timeout} if args.head_timeout is not None else {}))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"READY {server.server_address[1]}", flush=True)
     try:

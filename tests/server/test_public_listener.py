@@ -4,6 +4,8 @@ page can make a browser send, and needs the token when one is set; OSWorld's own
 from __future__ import annotations
 
 import json
+import socket
+import time
 
 import pytest
 import requests
@@ -157,3 +159,55 @@ def test_main_serves_its_tcp_port_as_a_public_listener(monkeypatch):
     (server,) = servers
     server.server_close()
     assert server.access_policy.public and server.access_policy.token == "from-env"
+
+
+# -- unauthenticated clients cannot hold a token listener ---------------------------------------
+
+def trickle_heads(server, count: int) -> list[socket.socket]:
+    """`count` connections that have begun a request and never finish its head."""
+    held = []
+    for _ in range(count):
+        sock = server.connect()
+        sock.sendall(b"GET /platform HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        held.append(sock)
+    return held
+
+
+def test_connections_that_never_finish_their_heads_cannot_keep_the_token_holder_out(tmp_path):
+    with serve(tmp_path / "home", "--public", "--token", "s3cret-token") as server:
+        held = trickle_heads(server, 64)  # the server's cap of connections
+        try:
+            time.sleep(0.5)
+            for sock in held:  # still trickling: each sends a byte well within every per-read timeout
+                sock.sendall(b"x")
+            for _ in range(3):
+                response = server.get("/platform", headers={"Authorization": "Bearer s3cret-token"}, timeout=10)
+                assert (response.status_code, response.text) == (200, "Linux")
+            # a client without the token gets no such favour once the held ones are gone or evicted
+            assert server.get("/platform", timeout=10).status_code == 401
+        finally:
+            for sock in held:
+                sock.close()
+
+
+def test_a_request_head_has_a_deadline_however_it_trickles(tmp_path):
+    with serve(tmp_path / "home", "--head-timeout", "1") as server:
+        sock, = trickle_heads(server, 1)
+        with sock:
+            started = time.monotonic()
+            answer = b""
+            sock.settimeout(0.2)
+            while time.monotonic() - started < 10:
+                try:
+                    sock.sendall(b"x")
+                    chunk = sock.recv(4096)
+                except TimeoutError:
+                    continue
+                except (BrokenPipeError, ConnectionResetError):
+                    break
+                if not chunk:
+                    break
+                answer += chunk
+            assert time.monotonic() - started < 3
+            assert answer == b"" or answer.startswith(b"HTTP/1.1 408"), answer[:100]
+        assert server.get("/platform").text == "Linux"

@@ -47,7 +47,7 @@ def test_missing_config_means_no_setup(tmp_path):
 def test_unknown_names_are_reported_with_field_and_close_matches(tmp_path):
     path = write_task(tmp_path, config=[{"type": "downlaod", "parameters": {}}],
                       evaluator={"func": ["exact_match", "compare_tabel"],
-                                 "result": [{"type": "vm_fille", "path": "x"}, {"type": "vm_file"}],
+                                 "result": [{"type": "vm_fille", "path": "x"}, {"type": "vm_file", "path": "/home/user/x", "dest": "x"}],
                                  "expected": [{"type": "rule", "rules": {}}, None]})
     problems = {p.field: p for p in validate_task(load_task(path))}
     assert set(problems) == {"config[0].type", "evaluator.func[1]", "evaluator.result[0].type"}

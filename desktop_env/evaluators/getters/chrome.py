@@ -30,7 +30,7 @@ from urllib.parse import parse_qs, quote, unquote, urlparse
 
 from ...errors import DesktopEnvError
 from ..context import EvalContext, HttpAnswer, ServiceUnavailable
-from ..registry import getter, unsupported_getter
+from ..registry import getter, requires, unsupported_getter
 from .files import cache_target, save_in_cache
 
 log = logging.getLogger("osworld.getters.chrome")
@@ -492,6 +492,7 @@ def active_tab_info(ctx: EvalContext, config: dict) -> dict | None:
 
 
 @getter("page_info")
+@requires("url")
 def page_info(ctx: EvalContext, config: dict) -> dict | None:
     """{title, url, content} of config["url"], loaded in a new tab of the user's browser (then closed)."""
     try:
@@ -507,6 +508,7 @@ def page_info(ctx: EvalContext, config: dict) -> dict | None:
 
 
 @getter("pdf_from_url")
+@requires("path", "dest")
 def pdf_from_url(ctx: EvalContext, config: dict) -> str | None:
     """config["path"] (a URL) printed to PDF by the desktop's Chrome, saved in the cache as config["dest"].
 
@@ -581,6 +583,7 @@ def _read_info(devtools: DevTools, tab: Tab, url: str, info: dict) -> str | None
 
 
 @getter("info_from_website")
+@requires("url")
 def info_from_website(ctx: EvalContext, config: dict) -> list | None:
     """Texts or attributes of elements of a live website, one per `infos` entry, read in a new tab.
 
@@ -686,6 +689,7 @@ def active_url_from_accessTree(ctx: EvalContext, config: dict) -> str | None:
 
 
 @getter("active_tab_url_parse")
+@requires("parse_keys")
 def active_tab_url_parse(ctx: EvalContext, config: dict) -> dict | None:
     """Query parameters `parse_keys` of the active tab's URL ("" when absent).
 
@@ -704,6 +708,7 @@ def active_tab_url_parse(ctx: EvalContext, config: dict) -> dict | None:
 
 
 @getter("url_dashPart")
+@requires("partIndex", "returnType")
 def url_dashPart(ctx: EvalContext, config: dict) -> str | dict | None:
     """One "/"-separated part of the active tab's URL (`partIndex`, negative counts from the end).
 
@@ -902,6 +907,7 @@ def _parse_class_and_url(config: dict, read: _ElementReader) -> dict:
 
 
 @getter("active_tab_html_parse")
+@requires("category")
 def active_tab_html_parse(ctx: EvalContext, config: dict) -> dict | None:
     """Texts of elements of the active tab, keyed as the config says (OSWorld's categories).
 

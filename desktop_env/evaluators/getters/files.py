@@ -14,8 +14,9 @@ from typing import Any
 
 from ...resources import cache_name, fetch
 from ...safe_paths import check_basename
+from ..archives import check_zip_file
 from ..context import EvalContext
-from ..registry import getter
+from ..registry import getter, requires
 
 
 def getter_field(ctx: EvalContext, config: dict) -> str:
@@ -65,6 +66,7 @@ def _single_or_list(values: list) -> Any:
 
 
 @getter("vm_file")
+@requires("path", "dest")
 def vm_file(ctx: EvalContext, config: dict) -> str | list | None:
     """Fetches file(s) from the desktop into the task's cache; None for a file that is not there.
 
@@ -83,6 +85,7 @@ def vm_file(ctx: EvalContext, config: dict) -> str | list | None:
 
 
 @getter("cloud_file")
+@requires("path", "dest")
 def cloud_file(ctx: EvalContext, config: dict) -> str | list:
     """Expected files named by URL, `file://` URL or a path relative to the task's folder."""
     paths, dests, gives = _paths_and_dests(ctx, config)
@@ -98,6 +101,7 @@ def cloud_file(ctx: EvalContext, config: dict) -> str | list:
 
 
 @getter("cache_file")
+@requires("path")
 def cache_file(ctx: EvalContext, config: dict) -> str:
     """A file a setup step left in the task's cache folder (e.g. an execute step's `stdout`), by name."""
     path = ctx.cached_file(config["path"], f"{getter_field(ctx, config)}.path")
@@ -107,6 +111,7 @@ def cache_file(ctx: EvalContext, config: dict) -> str:
 
 
 @getter("content_from_vm_file")
+@requires("path")
 def content_from_vm_file(ctx: EvalContext, config: dict) -> list | None:
     """A piece of a desktop file's content; OSWorld defines xlsx + last_row (values as strings)."""
     check_basename(config["path"], f"{getter_field(ctx, config)}.path", ctx.task_file)
@@ -118,6 +123,7 @@ def content_from_vm_file(ctx: EvalContext, config: dict) -> list | None:
         raise ValueError(f"content_from_vm_file supports file_type 'xlsx' with file_content 'last_row', "
                          f"got {file_type!r}/{content!r}")
     from openpyxl import load_workbook
+    check_zip_file(local)
     rows = list(load_workbook(local, data_only=True, read_only=True).active.iter_rows(values_only=True))
     return [str(v) for v in rows[-1]] if len(rows) > 1 else None
 
@@ -126,6 +132,7 @@ CONFERENCE_CSV = "conference_cities.csv"
 
 
 @getter("conference_city_in_order")
+@requires("csv_path")
 def conference_city_in_order(ctx: EvalContext, config: dict) -> list[str]:
     """The third column of a CSV file, in row order, its header row left out.
 

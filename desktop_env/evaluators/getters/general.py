@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..context import CommandResult, EvalContext
-from ..registry import getter
+from ..registry import getter, requires
 
 
 def _run(ctx: EvalContext, config: dict) -> CommandResult:
@@ -12,11 +12,13 @@ def _run(ctx: EvalContext, config: dict) -> CommandResult:
 
 
 @getter("vm_command_line")
+@requires("command")
 def vm_command_line(ctx: EvalContext, config: dict) -> str:
     return _run(ctx, config).output
 
 
 @getter("vm_command_error")
+@requires("command")
 def vm_command_error(ctx: EvalContext, config: dict) -> str:
     return _run(ctx, config).error
 

@@ -5,8 +5,9 @@ import zipfile
 from pathlib import Path
 
 from ...safe_paths import check_basename
+from ..archives import check_zip_file
 from ..context import EvalContext
-from ..registry import getter, unsupported_getter
+from ..registry import getter, requires, unsupported_getter
 from .files import cache_target, getter_field, save_in_cache, vm_file
 
 AUDIO_RELS = ("/relationships/audio", "/relationships/media")
@@ -26,6 +27,7 @@ def _slide(ctx: EvalContext, config: dict):
     if local is None:
         return None
     try:
+        check_zip_file(local)
         slides = Presentation(local).slides
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError):
         return None
@@ -38,6 +40,7 @@ def _save(ctx: EvalContext, config: dict, blob: bytes) -> str:
 
 
 @getter("audio_in_slide")
+@requires("ppt_file_path", "dest")
 def audio_in_slide(ctx: EvalContext, config: dict) -> str | None:
     """The audio embedded in slide `slide_index`, saved as `dest`; None when the slide has none."""
     slide = _slide(ctx, config)
@@ -50,6 +53,7 @@ def audio_in_slide(ctx: EvalContext, config: dict) -> str | None:
 
 
 @getter("background_image_in_slide")
+@requires("ppt_file_path", "dest")
 def background_image_in_slide(ctx: EvalContext, config: dict) -> str | None:
     """The picture filling slide `slide_index`'s background (its own, else its layout's or master's)."""
     slide = _slide(ctx, config)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 from ..context import EvalContext
-from ..registry import getter
+from ..registry import getter, requires
 from .files import cache_target, save_in_cache
 
 
@@ -13,6 +13,7 @@ def vm_screen_size(ctx: EvalContext, config: dict) -> dict:
 
 
 @getter("vm_window_size")
+@requires("app_class_name")
 def vm_window_size(ctx: EvalContext, config: dict) -> dict | None:
     return ctx.window_size(config["app_class_name"])
 
@@ -28,5 +29,6 @@ def vm_wallpaper(ctx: EvalContext, config: dict) -> str | None:
 
 
 @getter("list_directory")
+@requires("path")
 def list_directory(ctx: EvalContext, config: dict) -> dict | None:
     return ctx.directory_tree(config["path"])

@@ -7,7 +7,7 @@ from typing import Any, Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..context import EvalContext
-from ..registry import getter
+from ..registry import getter, requires
 
 WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
@@ -15,6 +15,7 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
 
 
 @getter("rule")
+@requires("rules")
 def rule(ctx: EvalContext, config: dict) -> Any:
     return config["rules"]
 
@@ -25,6 +26,7 @@ def accessibility_tree(ctx: EvalContext, config: dict) -> str:
 
 
 @getter("time_diff_range")
+@requires("diff_range_in_minutes")
 def time_diff_range(ctx: EvalContext, config: dict) -> Any:
     return config["diff_range_in_minutes"]
 
@@ -101,6 +103,7 @@ def resolve_relative_day(phrase: str, today: dt.date) -> dt.date:
 
 
 @getter("rule_relativeTime")
+@requires("rules")
 def rule_relative_time(ctx: EvalContext, config: dict, today: dt.date | None = None) -> dict:
     """The task's rules with relative dates ("tomorrow", "next Monday") made absolute.
 

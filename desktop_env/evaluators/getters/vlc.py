@@ -6,7 +6,7 @@ import shlex
 from collections import Counter
 
 from ..context import EvalContext, ServiceUnavailable
-from ..registry import getter
+from ..registry import getter, requires
 from .files import cache_target, save_in_cache, vm_file
 
 log = logging.getLogger("osworld.getters.vlc")
@@ -26,6 +26,7 @@ VIDEO_TYPES = tuple(kind for kind in _VIDEO_KINDS for _ in range(1 if kind == "x
 
 
 @getter("vlc_playing_info")
+@requires("dest")
 def vlc_playing_info(ctx: EvalContext, config: dict) -> str | None:
     """VLC's /requests/status.xml (state, position, the playing file's metadata), saved as config["dest"].
 
@@ -44,6 +45,7 @@ def vlc_playing_info(ctx: EvalContext, config: dict) -> str | None:
 
 
 @getter("vlc_config")
+@requires("dest")
 def vlc_config(ctx: EvalContext, config: dict) -> str | None:
     """VLC's settings file (~/.config/vlc/vlcrc), saved as config["dest"]; None when VLC never saved one."""
     cache_target(ctx, config, config["dest"])

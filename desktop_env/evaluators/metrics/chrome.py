@@ -24,6 +24,8 @@ import zipfile
 from typing import Any
 from urllib.parse import ParseResult, urlparse, urlunparse
 
+from ...safe_paths import UnsafeTaskPath
+from ..archives import ArchiveTooLarge, NotAnArchive, inner_folder_problem, unpack
 from ..outcome import MetricResult, as_metric_result, failed, passed, show, verdict
 from ..registry import get_metric, metric
 from .general import read_text
@@ -347,23 +349,19 @@ ARCHIVE_MEMBER_METRICS = {
 }
 
 
-def _unpack(archive: str, into: str) -> bool:
-    """Unpacks a zip or a (compressed) tar; False when it is neither or is corrupt."""
+def _unpack(role: str, archive: str, into: str) -> MetricResult | None:
+    """Unpacks the `role` archive; a failed MetricResult when the agent's cannot be, or is past the
+    bounds. A gold archive past them is the task's fault: ArchiveTooLarge propagates."""
     try:
-        if zipfile.is_zipfile(archive):
-            with zipfile.ZipFile(archive) as z:
-                z.extractall(into)  # drops absolute and ".." parts of member names
-            return True
-        if tarfile.is_tarfile(archive):
-            with tarfile.open(archive) as t:
-                # The "data" filter refuses absolute paths and links out of the folder.
-                t.extractall(into, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-            return True
-    except (zipfile.BadZipFile, tarfile.TarError, OSError) as e:
+        unpack(archive, into)
+        return None
+    except ArchiveTooLarge as e:
+        if role == "expected":
+            raise ArchiveTooLarge(f"the expected archive {e}") from None
+        return failed(f"the {role} archive {e}")
+    except (NotAnArchive, zipfile.BadZipFile, tarfile.TarError, OSError, EOFError) as e:
         logger.info("cannot unpack %s: %s", archive, e)
-        return False
-    logger.info("%s is neither a zip nor a tar archive", archive)
-    return False
+        return failed(f"the {role} archive {os.path.basename(archive)} is not a readable zip or tar")
 
 
 @metric("compare_archive")
@@ -376,6 +374,9 @@ def compare_archive(result: Any, expected: Any = None, file_path: str = "", file
     if file_type not in ARCHIVE_MEMBER_METRICS:
         raise ValueError(f"compare_archive: file_type must be one of {sorted(ARCHIVE_MEMBER_METRICS)}, "
                          f"got {file_type!r}")
+    outside = inner_folder_problem(file_path)
+    if outside:
+        raise UnsafeTaskPath(file_path, outside, "options.file_path")
     for role, path in (("result", result), ("expected", expected)):
         if not (isinstance(path, str) and os.path.isfile(path)):
             return failed(f"the {role} archive {show(path)} does not exist")
@@ -383,8 +384,9 @@ def compare_archive(result: Any, expected: Any = None, file_path: str = "", file
     with tempfile.TemporaryDirectory(prefix="osworld-archive-") as work:
         produced_dir, gold_dir = os.path.join(work, "result"), os.path.join(work, "expected")
         for role, path, into in (("result", result, produced_dir), ("expected", expected, gold_dir)):
-            if not _unpack(path, into):
-                return failed(f"the {role} archive {os.path.basename(path)} is not a readable zip or tar")
+            refused = _unpack(role, path, into)
+            if refused is not None:
+                return refused
         produced_dir, gold_dir = os.path.join(produced_dir, file_path), os.path.join(gold_dir, file_path)
         for role, folder in (("result", produced_dir), ("expected", gold_dir)):
             if not os.path.isdir(folder):
@@ -405,7 +407,14 @@ def compare_archive(result: Any, expected: Any = None, file_path: str = "", file
 
 
 def archive_options_problems(options: dict) -> list[tuple]:
-    """compare_archive's extra options are the member metric's: each must be a parameter of it."""
+    """compare_archive's `file_path` stays inside the unpacked archive, and its extra options are
+    the member metric's: each must be a parameter of it."""
+    outside = inner_folder_problem(options.get("file_path", ""))
+    folder = [("file_path", str(options["file_path"]), outside, [])] if outside else []
+    return folder + _member_option_problems(options)
+
+
+def _member_option_problems(options: dict) -> list[tuple]:
     import difflib
     import inspect
 

@@ -22,6 +22,7 @@ from typing import Any, Iterable
 
 from lxml import etree
 
+from ..archives import ArchiveTooLarge, check_zip_file, read_member
 from ..outcome import MetricResult, failed, first_difference, passed, show, verdict
 from ..registry import metric
 
@@ -57,6 +58,7 @@ def open_docx(path: Any):
         return None
     from docx import Document
     try:
+        check_zip_file(path)
         return Document(path)
     except _parse_errors() as e:
         logger.info("not a readable .docx: %s (%s: %s)", path, type(e).__name__, e)
@@ -66,8 +68,8 @@ def open_docx(path: Any):
 def _zip_member(path: str, name: str) -> bytes | None:
     try:
         with zipfile.ZipFile(path) as zf:
-            return zf.read(name) if name in zf.namelist() else None
-    except (zipfile.BadZipFile, OSError):
+            return read_member(path, zf, name) if name in zf.namelist() else None
+    except (zipfile.BadZipFile, OSError, ArchiveTooLarge):
         return None
 
 

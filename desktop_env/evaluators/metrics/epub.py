@@ -7,6 +7,7 @@ from typing import Any
 
 from lxml import etree, html
 
+from ..archives import check_zip
 from ..outcome import MetricResult, failed, first_difference, show
 from ..registry import metric
 
@@ -19,6 +20,7 @@ def epub_texts(path: Any) -> list[str] | None:
         return None
     try:
         with zipfile.ZipFile(path) as book:
+            check_zip(path, book)
             names = sorted(n for n in book.namelist() if n.lower().endswith(DOCUMENT_SUFFIXES))
             texts = []
             for name in names:

@@ -25,6 +25,7 @@ import sqlite3
 from typing import Any
 
 from ...a11y_namespaces import A11Y_NAMESPACES as UBUNTU_A11Y_NAMESPACES
+from ..archives import check_zip_file
 from ..outcome import MetricResult, failed, first_difference, passed, show, verdict
 from ..registry import metric
 
@@ -456,6 +457,7 @@ def fuzzy_place_math(result: Any, rules: dict | None = None) -> MetricResult:
     if rules is None or not isinstance(result, (str, os.PathLike)) or not os.path.isfile(result):
         return failed(missing_file(result) if rules is not None else "no rules given")
     try:
+        check_zip_file(result)
         document = docx.Document(result)
     except (OpcError, zipfile.BadZipFile, KeyError, ValueError) as e:
         return failed(f"cannot open {result} as docx: {e}")

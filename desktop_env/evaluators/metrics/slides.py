@@ -18,6 +18,7 @@ from typing import Any, Iterator
 
 from lxml import etree
 
+from ..archives import check_zip_file
 from ..outcome import MetricResult, failed, first_difference, passed, show, verdict
 from ..registry import metric
 
@@ -39,6 +40,7 @@ def open_pptx(path: Any):
     from pptx import Presentation
     from pptx.exc import PackageNotFoundError
     try:
+        check_zip_file(path)
         return Presentation(path)
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, OSError,
             etree.XMLSyntaxError) as e:

@@ -43,6 +43,7 @@ from openpyxl.worksheet.cell_range import CellRange, MultiCellRange
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import extensions
+from ..archives import check_zip, check_zip_file
 from ..outcome import MetricResult, failed, first_difference, passed, show
 from ..registry import metric
 from .general import match_value_to_rule
@@ -63,6 +64,7 @@ class _Book:
 
     def __init__(self, path: str, companion_paths: Iterable[str] = ()):
         self.path = path
+        check_zip_file(path)
         with warnings.catch_warnings():
             # openpyxl warns about each extension it drops (sparklines, slicers...); the
             # rules that need one read the xml themselves.
@@ -780,6 +782,7 @@ def _sparklines(path: str, sheet_name: str) -> dict[str, str] | None:
     """Sparklines of a sheet, {"F3": "Sheet1!C3:E3"}; openpyxl drops them, so read the xml."""
     try:
         with zipfile.ZipFile(path) as archive:
+            check_zip(path, archive)
             workbook = ElementTree.fromstring(archive.read("xl/workbook.xml"))
             rels = ElementTree.fromstring(archive.read("xl/_rels/workbook.xml.rels"))
             rel_id = next((s.get(f"{{{_REL_NS}}}id")

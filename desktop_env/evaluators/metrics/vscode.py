@@ -13,6 +13,7 @@ import zipfile
 from difflib import SequenceMatcher
 from typing import Any
 
+from ..archives import ArchiveTooLarge, check_zip
 from ..outcome import MetricResult, failed, first_difference, passed, show, verdict
 from ..registry import metric
 from .general import missing_file, read_text
@@ -191,6 +192,11 @@ def compare_zip_files(result: Any, expected: Any = None) -> MetricResult:
             return failed(missing_file(path, role))
     try:
         with zipfile.ZipFile(result) as produced, zipfile.ZipFile(expected) as gold:
+            check_zip(expected, gold)  # past the bounds, the task's gold is an error (ArchiveTooLarge)
+            try:
+                check_zip(result, produced)
+            except ArchiveTooLarge as e:
+                return failed(f"the result zip {e}")
             names = set(produced.namelist())
             if names != set(gold.namelist()):
                 return failed(f"the zip holds {show(sorted(names))}, expected {show(sorted(gold.namelist()))}")

@@ -35,34 +35,63 @@ def missing_packages(packages: list[str]) -> list[str]:
     return [p for p in packages if p not in installed]
 
 
+def _probe_uid() -> int | None:
+    """A root harness starts desktops as an unprivileged uid, so probes run as one too."""
+    if os.geteuid() != 0:
+        return None
+    from .host_ids import sandbox_id_range
+
+    ids = sandbox_id_range()
+    return ids.base + ids.count - 1
+
+
+def _bwrap_probe(args: list[str], command: list[str]) -> subprocess.CompletedProcess:
+    """`command` in a minimal bwrap sandbox (with `args`), as the uid desktops run as."""
+    uid = _probe_uid()
+
+    def drop() -> None:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+
+    return subprocess.run(["bwrap", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib",
+                           "/lib", "--symlink", "usr/lib64", "/lib64", "--dev", "/dev", "--proc", "/proc",
+                           "--unshare-user", "--uid", "1000", "--unshare-pid", "--unshare-net", "--die-with-parent",
+                           *args, *command], capture_output=True, text=True, timeout=30, cwd="/",
+                          preexec_fn=drop if uid is not None else None)
+
+
 def check_bubblewrap() -> Check:
     if shutil.which("bwrap") is None:
         return Check("sandbox", False, "bwrap not found", "apt-get install bubblewrap")
     # A root harness starts desktops as an unprivileged uid, so the probe does too: that
     # needs the kernel to allow user namespaces to unprivileged users.
-    unprivileged_uid = None
-    if os.geteuid() == 0:
-        from .host_ids import sandbox_id_range
-
-        ids = sandbox_id_range()
-        unprivileged_uid = ids.base + ids.count - 1
-
-    def drop() -> None:
-        os.setgroups([])
-        os.setresgid(unprivileged_uid, unprivileged_uid, unprivileged_uid)
-        os.setresuid(unprivileged_uid, unprivileged_uid, unprivileged_uid)
-
-    probe = subprocess.run(["bwrap", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib",
-                            "/lib", "--symlink", "usr/lib64", "/lib64", "--dev", "/dev", "--proc", "/proc",
-                            "--unshare-user", "--uid", "1000", "--unshare-pid", "--unshare-net", "--die-with-parent",
-                            "true"], capture_output=True, text=True, timeout=30, cwd="/",
-                           preexec_fn=drop if unprivileged_uid is not None else None)
-    who = f"as the unprivileged uid {unprivileged_uid}" if unprivileged_uid is not None else "as this user"
+    probe = _bwrap_probe([], ["true"])
+    uid = _probe_uid()
+    who = f"as the unprivileged uid {uid}" if uid is not None else "as this user"
     if probe.returncode != 0:
         return Check("sandbox", False, f"bwrap cannot create namespaces {who}: {probe.stderr.strip()}",
                      "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 on Debian, "
                      "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap on Ubuntu)")
     return Check("sandbox", True, f"bwrap creates user, PID and network namespaces {who}")
+
+
+def check_home_cap() -> Check:
+    """Whether a desktop's home gets its size cap: a capped tmpfs, which a write past fails in."""
+    from .limits import DesktopLimits, format_size
+
+    if shutil.which("bwrap") is None:
+        return Check("home cap", False, "bwrap not found", "apt-get install bubblewrap")
+    cap = 1 << 20
+    probe = _bwrap_probe(["--size", str(cap), "--tmpfs", "/home/user"],
+                         ["/usr/bin/dd", "if=/dev/zero", "of=/home/user/fill", "bs=4096", "count=512"])
+    if "No space left on device" not in probe.stderr:
+        return Check("home cap", False, f"a write past a {format_size(cap)} tmpfs did not fail: "
+                                        f"{probe.stderr.strip() or probe.stdout.strip() or probe.returncode}",
+                     "use bubblewrap 0.5 or newer (--size)")
+    default = format_size(DesktopLimits().disk_bytes)
+    return Check("home cap", True, f"each desktop's home is a tmpfs of --desktop-disk (default {default}), counted "
+                                   "in its memory limit; a write past it fails with ENOSPC and is a limit hit")
 
 
 def check_system_python() -> Check:
@@ -114,5 +143,6 @@ def run_checks() -> list[Check]:
     checks = [Check("debian packages", not missing,
                     f"missing: {' '.join(missing)}" if missing else f"all {len(required_packages())} installed",
                     f"apt-get install --no-install-recommends {' '.join(missing)}" if missing else "")]
-    checks += [check_bubblewrap(), check_system_python(), check_server_venv(), check_limits(), check_sudo()]
+    checks += [check_bubblewrap(), check_home_cap(), check_system_python(), check_server_venv(), check_limits(),
+               check_sudo()]
     return checks

@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .paths import build_aside, cache_dir
+from .paths import build_aside, sandbox_share_dir
 
 # Bump when the template's content changes: a new folder is built beside the old one.
 TEMPLATE_VERSION = 8
@@ -264,21 +264,14 @@ def write_template(home: Path) -> None:
 
 
 def ensure_home_template() -> Path:
-    target = cache_dir() / f"home-template-v{TEMPLATE_VERSION}"
+    """The template, where every desktop can read it: each boot copies it into its home
+    (desktop_storage)."""
+    target = sandbox_share_dir() / f"home-template-v{TEMPLATE_VERSION}"
     if target.is_dir():
         return target
-    return build_aside(target, write_template)
+    return build_aside(target, _write_readable_template)
 
 
-def restore_home(home: Path, owner: tuple[int, int] | None = None) -> None:
-    """Makes `home` an exact copy of the template (the sandbox must not be running),
-    owned by `owner` (uid, gid) when the desktop runs as another host uid."""
-    template = ensure_home_template()
-    if home.exists():
-        shutil.rmtree(home)  # fd-based on Linux: a symlink the desktop left is removed, never followed
-    shutil.copytree(template, home, symlinks=True)
-    if owner is not None:
-        for folder, dirs, files in os.walk(home):
-            os.chown(folder, *owner, follow_symlinks=False)
-            for name in dirs + files:
-                os.chown(os.path.join(folder, name), *owner, follow_symlinks=False)
+def _write_readable_template(home: Path) -> None:
+    write_template(home)
+    os.chmod(home, 0o755)  # made by mkdtemp (0700); a root harness's desktops run as other uids

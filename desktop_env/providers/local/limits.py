@@ -114,7 +114,16 @@ def _parse_count(text: str | int, what: str) -> int | None:
     return text
 
 
+def _parse_cap(text: str, what: str) -> int:
+    size = parse_size(text)
+    if size is None:
+        raise ValueError(f"{what} needs a size, got {text!r}")
+    return size
+
+
 # -- the limits ------------------------------------------------------------------------------
+
+_SIZES = ("tmpfs_bytes", "disk_bytes")  # always capped: never None
 
 @dataclass(frozen=True)
 class DesktopLimits:
@@ -122,34 +131,32 @@ class DesktopLimits:
     pids: int | None = 1024                 # processes and threads; None = no limit
     cpu_weight: int | None = 100            # v2 scale 1..10000 (100 = a normal share); v1 cpu.shares = weight * 10.24
     tmpfs_bytes: int = 1 << 30              # size of each tmpfs in the sandbox (/tmp, /dev/shm, /run), for bwrap --size
+    disk_bytes: int = 2 << 30               # size of the home folder (a tmpfs too: see desktop_storage)
 
     def __post_init__(self) -> None:
-        for name in ("memory_bytes", "pids", "cpu_weight", "tmpfs_bytes"):
+        for name in ("memory_bytes", "pids", "cpu_weight", "tmpfs_bytes", "disk_bytes"):
             value = getattr(self, name)
-            if value is None and name != "tmpfs_bytes":
+            if value is None and name not in _SIZES:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                allowed = "a positive whole number" + ("" if name == "tmpfs_bytes" else " or None")
+                allowed = "a positive whole number" + ("" if name in _SIZES else " or None")
                 raise ValueError(f"{name} must be {allowed}, got {value!r}")
         if self.cpu_weight is not None and not 1 <= self.cpu_weight <= 10000:
             raise ValueError(f"cpu_weight must be within 1..10000 (100 = a normal share), got {self.cpu_weight!r}")
 
     @classmethod
     def from_options(cls, memory: str | None = None, pids: str | int | None = None,
-                     cpu_weight: str | int | None = None, tmpfs: str | None = None) -> "DesktopLimits":
+                     cpu_weight: str | int | None = None, tmpfs: str | None = None,
+                     disk: str | None = None) -> "DesktopLimits":
         """From command-line strings ("4G", "1024", "unlimited"); an option left None keeps its default."""
         defaults = cls()
         values = {
             "memory_bytes": defaults.memory_bytes if memory is None else parse_size(memory),
             "pids": defaults.pids if pids is None else _parse_count(pids, "pids"),
             "cpu_weight": defaults.cpu_weight if cpu_weight is None else _parse_count(cpu_weight, "cpu_weight"),
-            "tmpfs_bytes": defaults.tmpfs_bytes,
+            "tmpfs_bytes": defaults.tmpfs_bytes if tmpfs is None else _parse_cap(tmpfs, "a tmpfs"),
+            "disk_bytes": defaults.disk_bytes if disk is None else _parse_cap(disk, "the home folder"),
         }
-        if tmpfs is not None:
-            size = parse_size(tmpfs)
-            if size is None:
-                raise ValueError(f"a tmpfs needs a size, got {tmpfs!r}")
-            values["tmpfs_bytes"] = size
         return cls(**values)
 
     @property
@@ -163,7 +170,7 @@ class DesktopLimits:
         parts = [f"memory {'unlimited' if self.memory_bytes is None else format_size(self.memory_bytes)}",
                  f"pids {'unlimited' if self.pids is None else self.pids}",
                  f"cpu weight {'default' if self.cpu_weight is None else self.cpu_weight}",
-                 f"tmpfs {format_size(self.tmpfs_bytes)}"]
+                 f"tmpfs {format_size(self.tmpfs_bytes)}", f"home {format_size(self.disk_bytes)}"]
         return ", ".join(parts)
 
 

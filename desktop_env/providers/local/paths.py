@@ -1,8 +1,9 @@
 """Where the local provider keeps its cached and per-environment files.
 
 Three places, by who may see them:
-- cache_dir(): the harness's own long-lived files (the home template); never seen by a desktop.
-- sandbox_share_dir(): the env server's code and venv, which every desktop mounts read-only.
+- cache_dir(): the harness's own long-lived files (the /etc view); never seen by a desktop.
+- sandbox_share_dir(): the env server's code and venv and the home template, which every
+  desktop mounts read-only.
   Nothing secret goes there; for a root harness it sits outside /root (closed to the
   unprivileged desktop uids) in /var/cache/osworld.
 - runtime_root(): one folder per live desktop, private to the harness's user (and, for a

@@ -1,12 +1,12 @@
 """The embedded default: a real desktop in a bubblewrap sandbox on this machine.
 
-start -> a private env folder (home from the template, a runtime folder for the
-session's logs), listening sockets made by the harness in a host-only folder and
-handed to the sandbox as inherited fds, then bwrap runs the session (Xvfb, D-Bus,
-AT-SPI, XFCE, env server) in its own cgroup, as an unprivileged host uid when the
-harness is root, and we poll /health until it answers ready. Revert = kill the
-sandbox (its PID namespace takes every app with it), restore the home, start again
-with new sockets (relays follow them).
+start -> a private env folder (the session's config), listening sockets made by the
+harness in a host-only folder and handed to the sandbox as inherited fds, then bwrap
+runs the session (Xvfb, D-Bus, AT-SPI, XFCE, env server) in its own cgroup, as an
+unprivileged host uid when the harness is root, with a home copied from the template
+into capped memory (desktop_storage), and we poll /health until it answers ready.
+Revert = kill the sandbox (its PID namespace takes every app with it, and its memory
+the home), start again with new sockets (relays follow them).
 
 Everything inside the sandbox is hostile: the harness reads its files only with
 O_NOFOLLOW and bounded sizes, and never connects to a socket path the sandbox can
@@ -22,7 +22,6 @@ import os
 import shutil
 import signal
 import socket
-import stat
 import subprocess
 import tempfile
 import threading
@@ -38,7 +37,8 @@ from ...server.relay import TcpToUnixRelay
 from ...server.session import SessionConfig
 from ..base import Provider
 from . import seccomp
-from .home_template import ensure_home_template, restore_home
+from .desktop_storage import OutputTail, home_full, log_tails, start_command
+from .home_template import ensure_home_template
 from .host_ids import SandboxIdentity, acquire_identity
 from .limits import DesktopCgroup, DesktopLimits, LimitEvents, prune_stale_cgroups
 from .paths import runtime_root
@@ -50,7 +50,6 @@ from .server_venv import ensure_server_venv
 
 log = logging.getLogger("osworld.local")
 
-LOG_TAIL_BYTES = 64 * 1024
 VM_SERVER_PORT = 5000  # where OSWorld's client finds the env server on a VM
 
 _live: "weakref.WeakSet[LocalProvider]" = weakref.WeakSet()
@@ -102,6 +101,7 @@ class LocalDesktopConfig:
 @dataclass
 class _Sandbox:
     process: subprocess.Popen
+    output: OutputTail      # the last of what it wrote to its stdout and stderr
     child_pid: int | None = None
     started: float = field(default_factory=time.monotonic)
 
@@ -140,7 +140,7 @@ class LocalProvider(Provider):
                 raise MissingDependency("Xvfb is not installed: apt-get install xvfb")
             self._venv = ensure_server_venv()
             self._src = ensure_server_code()
-            ensure_home_template()
+            self._home_template = ensure_home_template()
             if self.env_dir is None:
                 self._create_env_dir()
             self._boot()
@@ -292,23 +292,30 @@ class LocalProvider(Provider):
         return frozenset({os.getuid(), 0})
 
     def resource_limit_hit(self) -> str:
-        """One sentence naming the limit this desktop hit since its last reset, or "".
+        """One sentence naming the limits this desktop hit since its last reset, or "".
 
-        Only what takes something away from the desktop counts: an OOM kill or a refused
-        fork. Memory use reaching the limit alone is the kernel reclaiming page cache."""
-        if self._cgroup is None:
-            return ""
-        now, before = self._cgroup.events(), self._limit_baseline
-        since = replace(now, oom_kills=now.oom_kills - before.oom_kills, memory_max_hits=0,
-                        pids_max_hits=now.pids_max_hits - before.pids_max_hits)
-        return since.describe()
+        Only what takes something away from the desktop counts: an OOM kill, a refused
+        fork, or a home folder left full (a write failed, or will). Memory use reaching the
+        limit alone is the kernel reclaiming page cache."""
+        sentences = []
+        if self._cgroup is not None:
+            now, before = self._cgroup.events(), self._limit_baseline
+            since = replace(now, oom_kills=now.oom_kills - before.oom_kills, memory_max_hits=0,
+                            pids_max_hits=now.pids_max_hits - before.pids_max_hits)
+            sentences.append(since.describe())
+        sandbox = self._sandbox
+        if sandbox is not None and sandbox.child_pid is not None and sandbox.process.poll() is None:
+            sentences.append(home_full(sandbox.child_pid, self.config.limits.disk_bytes))
+        return "; ".join(s for s in sentences if s)
 
     # -- inspection -------------------------------------------------------------------------
     @property
     def spec(self) -> SandboxSpec:
         assert self.env_dir is not None
+        limits = self.config.limits
         return SandboxSpec(env_dir=self.env_dir, src_dir=self._src, venv_dir=self._venv, network=self.config.network,
-                           generation=self._generation, tmpfs_bytes=self.config.limits.tmpfs_bytes,
+                           generation=self._generation, tmpfs_bytes=limits.tmpfs_bytes, disk_bytes=limits.disk_bytes,
+                           home_template=self._home_template,
                            userns_fd=self._root.userns_fd if self._root is not None else None)
 
     def process_ids(self) -> list[int]:
@@ -345,10 +352,8 @@ class LocalProvider(Provider):
     def _boot_sandbox(self) -> None:
         spec = self.spec
         owner = (self._identity.uid, self._identity.gid) if self._identity is not None else None
-        restore_home(spec.home, owner)
         shutil.rmtree(spec.runtime, ignore_errors=True)
-        (spec.runtime / "logs").mkdir(parents=True, mode=0o700)
-        os.chmod(spec.runtime, 0o700)
+        spec.runtime.mkdir(mode=0o700)
         if not (spec.env_dir / "passwd").exists():
             write_identity_files(spec)
         self._make_listeners()
@@ -363,30 +368,29 @@ class LocalProvider(Provider):
                                 public_token=self.config.public_token)
         (spec.runtime / "session.json").write_text(json.dumps(asdict(session)))
         self._root.explain_absence(spec.runtime)
-        if owner is not None:
-            for path in (spec.runtime, spec.runtime / "logs"):
-                os.chown(path, *owner, follow_symlinks=False)
-        command = self._root.wrap([f"{SANDBOX_VENV}/bin/python", "-m", "desktop_env.server.session",
-                                   f"{SANDBOX_RUNTIME}/session.json"], spec)
+        if owner is not None:  # bwrap, as the desktop's uid, reaches the files it binds in there
+            os.chown(spec.runtime, *owner, follow_symlinks=False)
+        command = self._root.wrap(start_command([f"{SANDBOX_VENV}/bin/python", "-m", "desktop_env.server.session",
+                                                 f"{SANDBOX_RUNTIME}/session.json"]), spec)
         info_read, info_write = os.pipe()
         argv = bwrap_argv(spec, command)
         argv[1:1] = ["--info-fd", str(info_write)]
         seccomp_fd = self._seccomp_filter()
         if seccomp_fd is not None:
             argv[1:1] = ["--seccomp", str(seccomp_fd)]
-        stderr = open(spec.bwrap_log, "wb")
+        output = OutputTail()
         started = time.monotonic()
         try:
-            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stderr, stderr=stderr,
+            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=output.write_fd, stderr=output.write_fd,
                                        pass_fds=(info_write, *fds.values(), *([seccomp_fd] if seccomp_fd else []),
                                                  *self._root.pass_fds()),
                                        env=bwrap_environment(), preexec_fn=self._child_setup())
         finally:
-            stderr.close()
+            output.close_writer()
             os.close(info_write)
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
-        self._sandbox = _Sandbox(process, started=started)
+        self._sandbox = _Sandbox(process, output, started=started)
         self._sandbox.child_pid = self._read_child_pid(info_read)
         if self._cgroup is not None:
             self._limit_baseline = self._cgroup.events()
@@ -467,23 +471,25 @@ class LocalProvider(Provider):
                 time.sleep(0.02)
         finally:
             transport.close()
+        tail = self._log_tail()  # the session's logs are in the sandbox's memory: read before the kill
         self._kill()
         raise SandboxStartError(f"the desktop was not ready after {self.config.start_timeout:.0f} s "
-                                f"(last: {last_error}).\n{self._log_tail()}")
+                                f"(last: {last_error}).\n{tail}")
 
     def _log_tail(self, lines: int = 15) -> str:
-        if self.env_dir is None:
+        """The last lines of the sandbox's output and, while it runs, of each of the session's logs."""
+        sandbox = self._sandbox
+        if sandbox is None:
             return ""
+        sandbox.output.wait(0.5 if sandbox.process.poll() is not None else 0)  # what a dead one wrote last
+        texts = {"sandbox output": sandbox.output.text()}
+        if sandbox.child_pid is not None and sandbox.process.poll() is None:
+            texts.update(log_tails(sandbox.child_pid))
         out = []
-        spec = self.spec
-        try:
-            names = sorted(n for n in os.listdir(spec.runtime / "logs") if n.endswith(".log"))
-        except OSError:
-            names = []
-        for path in [spec.bwrap_log, *(spec.runtime / "logs" / name for name in names)]:
-            text = read_tail_nofollow(path).strip().splitlines()[-lines:]
-            if text:
-                out.append(f"--- {path.name} ---\n" + "\n".join(text))
+        for name, text in texts.items():
+            last = text.strip().splitlines()[-lines:]
+            if last:
+                out.append(f"--- {name} ---\n" + "\n".join(last))
         return "\n".join(out)
 
     def _kill(self, wait: bool = True) -> None:
@@ -496,7 +502,7 @@ class LocalProvider(Provider):
             # bwrap's init in the sandbox dies with it (--die-with-parent), and the
             # kernel then kills every process left in the PID namespace.
             sandbox.process.send_signal(signal.SIGKILL)
-        folders = [] if self.env_dir is None else [self.spec.home, self.spec.runtime, self.spec.bwrap_log]
+        folders = [] if self.env_dir is None else [self.spec.runtime]
 
         def reap() -> None:
             sandbox.process.wait()
@@ -518,19 +524,3 @@ class LocalProvider(Provider):
             reaper.start()
             self._reapers = [r for r in self._reapers if r.is_alive()] + [reaper]
 
-
-def read_tail_nofollow(path: Path, limit: int = LOG_TAIL_BYTES) -> str:
-    """The last `limit` bytes of a regular file the sandbox may have written, never
-    following a symlink it planted in the file's place ("" when unreadable)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return ""
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return ""
-        os.lseek(fd, max(0, info.st_size - limit), os.SEEK_SET)
-        return os.read(fd, limit).decode("utf-8", "replace")
-    finally:
-        os.close(fd)

@@ -3,7 +3,7 @@
 What a desktop sees is an allow-list: the system's programs and libraries (/usr and
 its merged-/usr links), the parts of /etc that apps read, the font cache, the env
 server's own code and venv (copies, never the checkout), and its private home and
-runtime folders. Nothing else of the host exists inside: no homes, /root, /opt, /srv,
+runtime folders, which live in capped memory (desktop_storage). Nothing else of the host exists inside: no homes, /root, /opt, /srv,
 /var/lib, no checkout, task files, expected files, solutions, caches or results,
 wherever the user keeps them. Every tmpfs has a size cap. /proc is the desktop's own
 (its PID namespace); /sys shows only the CPU topology that apps size themselves by.
@@ -25,6 +25,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .desktop_storage import Storage
 
 SANDBOX_UID = 1000
 SANDBOX_USER = "user"
@@ -75,6 +79,8 @@ class SandboxSpec:
     # previous sandbox's processes to be reaped before the next one starts.
     generation: int = 0
     tmpfs_bytes: int = 1 << 30   # cap of each tmpfs inside (/tmp, /dev/shm, /run, /var/tmp)
+    disk_bytes: int = 2 << 30    # cap of the home folder (desktop_storage)
+    home_template: Path | None = None  # what the home starts as; None: the cached template
     # A user namespace with a root of its own (userns.create_user_namespace), whose system
     # trees are attached under `system_dir`; None: the desktop has one uid and no root.
     userns_fd: int | None = None
@@ -89,16 +95,17 @@ class SandboxSpec:
         return self.env_dir / "system"
 
     @property
-    def home(self) -> Path:
-        return self.env_dir / f"home-{self.generation}"
-
-    @property
     def runtime(self) -> Path:
+        """Host folder of the harness's files for this boot (session.json), read-only inside."""
         return self.env_dir / f"run-{self.generation}"
 
     @property
-    def bwrap_log(self) -> Path:
-        return self.env_dir / f"bwrap-{self.generation}.log"
+    def storage(self) -> Storage:
+        from .desktop_storage import Storage
+        from .home_template import ensure_home_template
+
+        return Storage(disk_bytes=self.disk_bytes, home_template=self.home_template or ensure_home_template(),
+                       harness_dir=self.runtime)
 
     @property
     def sockets(self) -> Path:
@@ -206,6 +213,8 @@ def _identity(spec: SandboxSpec) -> list[str]:
 
 
 def bwrap_argv(spec: SandboxSpec, command: list[str]) -> list[str]:
+    from .desktop_storage import mounts as storage_mounts
+
     size = spec.tmpfs_bytes
     argv = ["bwrap", *_system_mounts(spec)]
     if not spec.root_inside:  # the root view's /etc has its own passwd and group, which useradd changes
@@ -222,11 +231,11 @@ def bwrap_argv(spec: SandboxSpec, command: list[str]) -> list[str]:
         *_tmpfs("/run", size),
         "--ro-bind", str(spec.src_dir), SANDBOX_SRC,
         "--ro-bind", str(spec.venv_dir), SANDBOX_VENV,
-        "--bind", str(spec.runtime), SANDBOX_RUNTIME,
         "--perms", "0700", "--dir", f"/run/user/{SANDBOX_UID}",
         *(_tmpfs("/home", size, "0755") if spec.root_inside else ["--perms", "0755", "--dir", "/home"]),
-        "--bind", str(spec.home), SANDBOX_HOME,
+        *storage_mounts(spec.storage),
         "--remount-ro", "/",  # the skeleton bwrap built (/etc, /var, /home...) takes no new files
+        "--remount-ro", "/dev",
         *_identity(spec),
         "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
         "--hostname", "osworld",
