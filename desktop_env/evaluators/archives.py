@@ -20,6 +20,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from ..errors import DesktopEnvError
+
 CHUNK = 1 << 20
 
 
@@ -29,11 +31,11 @@ class Bounds:
     max_members: int = 10_000
 
 
-class ArchiveTooLarge(ValueError):
+class ArchiveTooLarge(DesktopEnvError, ValueError):
     """An archive that would unpack past its bounds; the message names it and what it declared."""
 
 
-class NotAnArchive(ValueError):
+class NotAnArchive(DesktopEnvError, ValueError):
     """Neither a zip nor a tar (compressed or not)."""
 
 

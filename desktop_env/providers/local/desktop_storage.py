@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .limits import format_size
-from .root_inside import UNAVAILABLE_NOTE
-from .sandbox import SANDBOX_HOME, SANDBOX_RUNTIME
+from .sandbox_layout import SANDBOX_HOME, SANDBOX_RUNTIME, UNAVAILABLE_NOTE
 
 LOGS = f"{SANDBOX_RUNTIME}/logs"
 TEMPLATE_INSIDE = "/run/osworld-lib/home-template"

@@ -14,9 +14,9 @@ from pathlib import Path
 from ...errors import SandboxStartError
 from .host_ids import IDS_PER_DESKTOP, SandboxIdentity
 from .sandbox import SANDBOX_RUNTIME, SANDBOX_VENV, SandboxSpec
+from .sandbox_layout import UNAVAILABLE_NOTE
 from .userns import SYSTEM_TREES, attach_system_trees, create_user_namespace, id_maps, root_inside_unavailable
 
-UNAVAILABLE_NOTE = "sudo-unavailable"  # in the runtime folder; sudo_client.UNAVAILABLE_NOTE reads it
 
 
 @dataclass

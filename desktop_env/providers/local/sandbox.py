@@ -27,15 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .sandbox_layout import (SANDBOX_HOME, SANDBOX_RUNTIME, SANDBOX_SRC, SANDBOX_UID,  # noqa: F401 (their home before)
+                             SANDBOX_USER, SANDBOX_VENV)
+
 if TYPE_CHECKING:
     from .desktop_storage import Storage
 
-SANDBOX_UID = 1000
-SANDBOX_USER = "user"
-SANDBOX_HOME = "/home/user"
-SANDBOX_RUNTIME = "/run/osworld"
-SANDBOX_SRC = "/run/osworld-lib/src"  # under /run, a tmpfs, where mount points can be made
-SANDBOX_VENV = "/run/osworld-lib/venv"
 
 # The merged-/usr top-level entries: links on current systems, folders on older ones.
 SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
