@@ -11,25 +11,9 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 from rich.table import Table
 
 from .errors import TASK_ERRORS, OptionMistake
+from .task_commands import load_tasks
 
 console = Console()
-
-
-def load_tasks(paths: tuple[str, ...]) -> list[Any]:
-    """The tasks PATHs name (task files, meta files, folders), as `tasks validate` reads them; a task file
-    that cannot be read is the user's mistake, named."""
-    from desktop_env.tasks import TaskFileError, load_task
-
-    from .task_commands import validation_targets
-
-    files, _ = validation_targets(paths)
-    tasks = []
-    for path in files:
-        try:
-            tasks.append(load_task(path, check_paths=False))
-        except TaskFileError as e:
-            raise OptionMistake("PATH", str(e)) from None
-    return tasks
 
 
 def progress_bar(bar: Progress, files: int) -> Any:

@@ -144,6 +144,21 @@ def validation_targets(paths: tuple[str, ...]) -> tuple[list[Path], list[Any]]:
     return list(dict.fromkeys(files)), sets
 
 
+def load_tasks(paths: tuple[str, ...]) -> list[Any]:
+    """The tasks PATHs name (task files, meta files, folders), as `tasks validate` reads them; a task file
+    that cannot be read is the user's mistake, named."""
+    from desktop_env.tasks import TaskFileError, load_task
+
+    files, _ = validation_targets(paths)
+    tasks = []
+    for path in files:
+        try:
+            tasks.append(load_task(path, check_paths=False))
+        except TaskFileError as e:
+            raise OptionMistake("PATH", str(e)) from None
+    return tasks
+
+
 @tasks_group.command("validate")
 @click.argument("paths", nargs=-1, required=True)
 @plugin_option
