@@ -174,3 +174,14 @@ def test_the_command_names_the_task_field_and_url_of_each_file_it_could_not_fetc
                                   "--cache-dir", str(cache)])
     assert ok.exit_code == 0, ok.output
     assert "prefetch" in ok.output and "already in the cache" in ok.output
+
+
+def test_a_name_that_would_leave_the_tasks_cache_folder_is_refused_and_nothing_is_fetched(tmp_path, server):
+    path = tmp_path / "examples" / "os" / "escape.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"id": "escape", "instruction": "x", "config": [], "evaluator": {
+        "func": "compare_text_file", "result": {"type": "vm_file", "path": "/home/user/a", "dest": "a"},
+        "expected": {"type": "cloud_file", "path": f"{server.url}/files/gold.pptx", "dest": "../../outside.pptx"}}}))
+    report = prefetch([load_task(path, check_paths=False)], tmp_path / "cache")
+    assert report.outcomes == [] and "evaluator.expected.dest" in report.refused[0]
+    assert server.requests == [] and not (tmp_path / "outside.pptx").exists()
