@@ -24,7 +24,8 @@ def progress_bar(bar: Progress, files: int) -> Any:
     done = 0
 
     def on_file(file) -> None:
-        bar.update(current, description=f"[{done + 1}/{files}] {file.domain}/{file.task_id[:8]} {file.name[-40:]}",
+        shown = file.url.rstrip("/").rsplit("/", 1)[-1][-40:]
+        bar.update(current, description=f"[{done + 1}/{files}] {file.domain}/{file.task_id[:8]} {shown}",
                    completed=0, total=None, visible=True)
 
     def on_start(url: str, total: int | None, already: int) -> None:
