@@ -14,7 +14,6 @@ import os
 import shutil
 import stat
 import tempfile
-import urllib.parse
 import urllib.request
 import uuid
 from pathlib import Path
@@ -32,10 +31,6 @@ def cache_name(url: str, dest_basename: str, field: str | None = None, task_file
     """`<uuid5(url)>_<basename>`, OSWorld's cache name; the basename must be one plain file name."""
     check_name(dest_basename, field, task_file)
     return f"{uuid.uuid5(uuid.NAMESPACE_URL, url)}_{dest_basename}"
-
-
-def is_remote(url: str) -> bool:
-    return urllib.parse.urlsplit(url).scheme in ("http", "https")
 
 
 def local_source(url: str, task_dir: str | os.PathLike | None, field: str | None = None,

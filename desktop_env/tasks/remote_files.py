@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Iterator
+from urllib.parse import urlsplit
 
-from ..resources import cache_name, is_remote
+from ..resources import cache_name
 from ..safe_paths import UnsafeTaskPath, check_basename, check_relative
 from .loader import Task
 
@@ -81,7 +82,7 @@ def remote_files(task: Task) -> tuple[list[RemoteFile], list[UnsafeTaskPath]]:
     leave the task's cache folder (validation reports those too; they are never fetched)."""
     found, refused = [], []
     for field, url, name_of in _named(task):
-        if not isinstance(url, str) or not is_remote(url):
+        if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https"):
             continue
         try:
             name = name_of(url)
