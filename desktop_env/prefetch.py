@@ -83,6 +83,8 @@ def download(url: str, target: Path, progress: Progress | None = None, timeout: 
     the connection fails or the bytes received are not the size the server declared."""
     progress = progress or Progress()
     partial = _partial_path(target)
+    if partial.is_symlink() or (partial.exists() and not partial.is_file()):
+        partial.unlink()  # only a regular file of ours is continued, never written through
     have = partial.stat().st_size if partial.exists() else 0
     request = urllib.request.Request(url, headers={"Range": f"bytes={have}-"} if have else {})
     try:
@@ -112,7 +114,8 @@ def download(url: str, target: Path, progress: Progress | None = None, timeout: 
         progress.on_start(url, total, have)
         received = have
         try:
-            with open(partial, "ab" if have else "wb") as out:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if have else os.O_TRUNC)
+            with os.fdopen(os.open(partial, flags, 0o644), "wb") as out:
                 while chunk := response.read(CHUNK):
                     out.write(chunk)
                     received += len(chunk)
@@ -133,6 +136,7 @@ def _place(source: Path, target: Path) -> None:
     """`target` becomes a copy of `source`: a copy, never a hard link, since a run may write its own
     files into the task's cache folder and must not change another task's through a shared inode."""
     tmp = _partial_path(target)
+    tmp.unlink(missing_ok=True)  # copyfile would write through a symlink there
     shutil.copyfile(source, tmp)
     os.replace(tmp, target)
 

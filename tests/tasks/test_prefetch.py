@@ -185,3 +185,14 @@ def test_a_name_that_would_leave_the_tasks_cache_folder_is_refused_and_nothing_i
     report = prefetch([load_task(path, check_paths=False)], tmp_path / "cache")
     assert report.outcomes == [] and "evaluator.expected.dest" in report.refused[0]
     assert server.requests == [] and not (tmp_path / "outside.pptx").exists()
+
+
+def test_a_symlink_where_the_partial_file_goes_is_replaced_never_written_through(tmp_path, server):
+    task_path = write_task(tmp_path, "deck", server.url)
+    cache = tmp_path / "cache"
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"keep me")
+    (cache / "deck").mkdir(parents=True)
+    (cache / "deck" / ".gold.pptx.part").symlink_to(outside)
+    assert not prefetch([load_task(task_path)], cache).failed
+    assert outside.read_bytes() == b"keep me" and (cache / "deck" / "gold.pptx").read_bytes() == GOLD
