@@ -15,9 +15,9 @@ import re
 import shutil
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 from .cache_manifest import CacheManifest, ManifestEntry, manifest_key, mismatch, sha256_of
 from .safe_paths import UnsafeTaskPath, join_under
@@ -40,7 +40,7 @@ class Progress:
     on_file: Callable[[RemoteFile], None] = lambda file: None
     on_start: Callable[[str, int | None, int], None] = lambda url, total, already: None
     on_bytes: Callable[[int], None] = lambda count: None
-    on_done: Callable[["FileOutcome"], None] = lambda outcome: None
+    on_done: Callable[[FileOutcome], None] = lambda outcome: None
 
 
 @dataclass

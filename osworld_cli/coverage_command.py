@@ -19,7 +19,8 @@ def coverage_table(report, title: str) -> Table:
                   "why not", title=title)
     rows = list(report.by_domain().items()) + [("total", report.total())]
     for name, d in rows:
-        why = ", ".join(f"{blocker} {count}" for blocker, count in sorted(d.blockers.items(), key=lambda kv: (-kv[1], kv[0])))
+        ranked = sorted(d.blockers.items(), key=lambda kv: (-kv[1], kv[0]))
+        why = ", ".join(f"{blocker} {count}" for blocker, count in ranked)
         table.add_row(name, str(d.tasks), str(d.offline), str(d.downloads),
                       str(d.prefetched) if report.cache_dir is not None else "-", str(d.live_web), str(d.cannot_run),
                       why, end_section=name == rows[-2][0] if len(rows) > 1 else False)

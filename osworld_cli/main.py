@@ -10,9 +10,9 @@ import click
 
 from desktop_env.extensions import ExtensionError
 
+from .coverage_command import coverage_command
 from .env_commands import env_group
 from .errors import CANNOT_START, show_usage_error
-from .coverage_command import coverage_command
 from .plugins_command import plugins_command
 from .prefetch_command import prefetch_command
 from .report_command import report_command, rescore_command

@@ -46,7 +46,8 @@ def progress_bar(bar: Progress, files: int) -> Any:
 @click.command("prefetch")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--cache-dir", default="cache", show_default=True, help="The cache runs read (run's --cache-dir).")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(1), help="Seconds without data before a download fails.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(1),
+              help="Seconds without data before a download fails.")
 def prefetch_command(paths: tuple[str, ...], cache_dir: str, timeout: float) -> None:
     """Download every file the tasks' setup and evaluator name by URL (download steps, cloud files,
     expected files) into the cache, where runs read them, and write the cache's manifest with each

@@ -92,7 +92,8 @@ def verify_command(meta, domains, task_ids, num_envs, cache_dir, result_dir, scr
     def report(verdict) -> None:
         if noop_only:
             mark = "[red]FREE PASS[/]" if verdict.free_pass else ("[red]ERROR[/]" if verdict.error else "[green]ok[/]")
-            console.print(f"{mark} {verdict.domain}/{verdict.task_id} noop={verdict.noop_score} ({verdict.seconds:.0f} s)")
+            console.print(f"{mark} {verdict.domain}/{verdict.task_id} noop={verdict.noop_score} "
+                          f"({verdict.seconds:.0f} s)")
         else:
             mark = "[green]sound[/]" if verdict.sound else "[red]NOT SOUND[/]"
             console.print(f"{mark} {verdict.domain}/{verdict.task_id} reference={verdict.reference_score} "

@@ -16,7 +16,7 @@ class FileServer:
     requests: list[tuple[str, str | None]] = field(default_factory=list)  # (path, Range header) of each GET
     url: str = ""
 
-    def __enter__(self) -> "FileServer":
+    def __enter__(self) -> FileServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):

@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 from .loader import Task
-from .remote_files import RemoteFile, remote_files
+from .remote_files import RemoteFile, remote_files, task_steps
 from .validation import refusals, validate_task
 
 CATEGORIES = ("offline", "downloads", "live web", "cannot run here")
@@ -53,13 +53,6 @@ class TaskCoverage:
     prefetched: bool | None = None                       # for files to download: are they all in the cache?
 
 
-def _steps(task: Task) -> Iterator[tuple[str, dict]]:
-    for section, steps in (("config", task.config.get("config")), ("evaluator.postconfig", task.evaluator.get("postconfig"))):
-        for i, step in enumerate(steps if isinstance(steps, list) else []):
-            if isinstance(step, dict):
-                yield f"{section}[{i}]", step
-
-
 def _without_downloaded_files(evaluator: dict) -> dict:
     """The evaluator less its postconfig and the URLs of the files its getters download (those are
     files, not pages: remote_files lists them)."""
@@ -77,7 +70,7 @@ def _without_downloaded_files(evaluator: dict) -> dict:
 def web_reasons(task: Task) -> list[str]:
     """Why the task needs a live website (or an account) to be set up, done or scored; [] when it does not."""
     reasons = []
-    for where, step in _steps(task):
+    for where, step in task_steps(task):
         kind = step.get("type")
         if kind in WEB_STEP_TYPES:
             reasons.append(f"{where} is a {kind!r} step, which {WEB_STEP_TYPES[kind]}")
@@ -106,7 +99,7 @@ def needs_vscode(task: Task) -> str | None:
     apps = {str(app).lower() for app in task.config.get("related_apps") or []}
     if apps & VSCODE_APPS:
         return "its related apps name VS Code"
-    for where, step in _steps(task):
+    for where, step in task_steps(task):
         command = (step.get("parameters") or {}).get("command")
         text = " ".join(map(str, command)) if isinstance(command, list) else str(command or "")
         if CODE_COMMAND.search(text):

@@ -38,8 +38,10 @@ WARNING_KINDS = ("ignored option",)  # the task runs: what validation says of th
 class Problem:
     path: Path
     field: str
-    kind: str          # a name (NAME_KINDS), a metric's option (OPTION_KINDS), "path" (an unsafe host path), "missing file" (a local resource
-                       # that is not there), "task file" (cannot be read), of the meta file: "listing"; or a warning (WARNING_KINDS)
+    # kind: a name (NAME_KINDS), a metric's option (OPTION_KINDS), "path" (an unsafe host path), "missing file" (a
+    # local resource that is not there), "task file" (cannot be read), of the meta file: "listing"; or a warning
+    # (WARNING_KINDS)
+    kind: str
     name: str          # the name, or the value as the task or meta file gives it
     reason: str        # "unknown", why it is unsupported, or what is wrong with the value
     close: tuple[str, ...] = ()
@@ -136,8 +138,9 @@ def option_problems(path: Path, field: str, func: str, options, positional: int)
     if check is not None:
         for issue in check(options):
             issue = registry.OptionIssue(*issue)
-            problems.append(Problem(path, f"{field}.{issue.field}", "ignored option" if issue.ignored else "option value",
-                                    issue.value, issue.reason, tuple(issue.close)))
+            kind = "ignored option" if issue.ignored else "option value"
+            problems.append(Problem(path, f"{field}.{issue.field}", kind, issue.value, issue.reason,
+                                    tuple(issue.close)))
     return problems
 
 

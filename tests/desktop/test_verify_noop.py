@@ -21,7 +21,8 @@ TASKS = {
     # Chrome's profile after Chromium ran and exited, read as OSWorld's auto-delete getter reads it.
     "chrome/site-data": {"instruction": "Make Chrome delete site data when it closes.",
                          "config": [{"type": "launch", "parameters": {"command": CHROME}}],
-                         "evaluator": {"postconfig": [{"type": "launch", "parameters": {"command": ["pkill", "chrome"]}},
+                         "evaluator": {"postconfig": [{"type": "launch",
+                                                       "parameters": {"command": ["pkill", "chrome"]}},
                                                       {"type": "sleep", "parameters": {"seconds": 3}}],
                                        "func": "exact_match", "result": {"type": "data_delete_automacally"},
                                        "expected": {"type": "rule", "rules": {"expected": "true"}}}},

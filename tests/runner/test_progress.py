@@ -7,8 +7,8 @@ from rich.console import Console
 
 from runner.events import Finished, Note, Planned, Retrying, Started, StepTaken, Stopped
 from runner.plan import PlannedTask
-from runner.results import TaskState
 from runner.progress import RunProgress
+from runner.results import TaskState
 
 
 def test_a_run_as_plain_lines():

@@ -70,8 +70,8 @@ def test_each_task_is_in_one_category_with_its_reasons_and_what_it_needs_by_name
 def test_once_the_desktop_has_vs_code_its_tasks_are_classified_by_what_else_they_need(tmp_path):
     meta = example_tasks(tmp_path, "https://files.example.com")
     by_id = {t.id: t for t in tasks_of(meta)}
-    assert classify(by_id["settings"], missing_apps=lambda: {}).category == "offline"
-    assert classify(by_id["code"], missing_apps=lambda: {}).category == "offline"
+    assert classify(by_id["settings"], missing_apps=dict).category == "offline"
+    assert classify(by_id["code"], missing_apps=dict).category == "offline"
 
 
 def test_downloads_are_counted_prefetched_once_the_cache_holds_them(tmp_path):

@@ -5,7 +5,7 @@ check says why it is missing, or None once the desktop has it.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 def vscode_missing() -> str | None:
