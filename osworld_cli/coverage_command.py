@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -11,10 +12,13 @@ from rich.table import Table
 
 from .task_commands import load_tasks
 
+if TYPE_CHECKING:
+    from desktop_env.tasks.coverage import CoverageReport
+
 console = Console()
 
 
-def coverage_table(report, title: str) -> Table:
+def coverage_table(report: CoverageReport, title: str) -> Table:
     table = Table("domain", "tasks", "offline", "downloads", "prefetched", "live web or account", "cannot run here",
                   "why not", title=title)
     rows = list(report.by_domain().items()) + [("total", report.total())]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -11,6 +11,10 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 from rich.table import Table
 
 from .errors import TASK_ERRORS, OptionMistake
+
+if TYPE_CHECKING:
+    from desktop_env.prefetch import FileOutcome
+    from desktop_env.tasks.remote_files import RemoteFile
 from .task_commands import load_tasks
 
 console = Console()
@@ -23,7 +27,7 @@ def progress_bar(bar: Progress, files: int) -> Any:
     current = bar.add_task("", total=None, visible=False)
     done = 0
 
-    def on_file(file) -> None:
+    def on_file(file: RemoteFile) -> None:
         shown = file.url.rstrip("/").rsplit("/", 1)[-1][-40:]
         bar.update(current, description=f"[{done + 1}/{files}] {file.domain}/{file.task_id[:8]} {shown}",
                    completed=0, total=None, visible=True)
@@ -31,7 +35,7 @@ def progress_bar(bar: Progress, files: int) -> Any:
     def on_start(url: str, total: int | None, already: int) -> None:
         bar.update(current, total=total, completed=already)
 
-    def on_done(outcome) -> None:
+    def on_done(outcome: FileOutcome) -> None:
         nonlocal done
         done += 1
         if outcome.status == "failed":

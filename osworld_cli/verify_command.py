@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -17,7 +18,7 @@ from .task_commands import load_plugins, open_task_set, plugin_option, select_ta
 console = Console()
 
 
-def verify_task_set(meta: str | None):
+def verify_task_set(meta: str | None) -> Any:
     """The meta file --tasks names, or the test_all.json of the task folder it names (an OSWorld checkout,
     its evaluation_examples/, or a folder with test_all.json beside examples/)."""
     from runner.fidelity import find_meta_file
@@ -30,7 +31,8 @@ def verify_task_set(meta: str | None):
     return open_task_set(meta)
 
 
-def runnable_offline(task_set, selected: list[tuple[str, str]], cache_dir: str) -> tuple[list[tuple[str, str]], int]:
+def runnable_offline(task_set: Any, selected: list[tuple[str, str]], cache_dir: str
+                     ) -> tuple[list[tuple[str, str]], int]:
     """(the selected tasks that run here with no network: offline ones and those whose downloads the cache
     holds, how many others were left out)."""
     from desktop_env.tasks import TaskFileError

@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .breaker import FatalErrorBreaker
 from .config import RunConfig
 from .results import TaskState, refused_by_plan, task_state
+
+if TYPE_CHECKING:
+    from desktop_env.tasks import Problem
 
 
 @dataclass
@@ -13,8 +17,8 @@ class PlannedTask:
     domain: str
     task_id: str
     state: TaskState
-    problems: list = field(default_factory=list)   # desktop_env.tasks.Problem: why it cannot run
-    warnings: list = field(default_factory=list)   # desktop_env.tasks.Problem: said, but it runs
+    problems: list[Problem] = field(default_factory=list)   # why it cannot run
+    warnings: list[Problem] = field(default_factory=list)   # said, but it runs
 
     @property
     def error(self) -> str:

@@ -19,10 +19,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .loader import Task
 from .remote_files import RemoteFile, remote_files, task_steps
-from .validation import refusals, validate_task
+from .validation import Problem, refusals, validate_task
 
 CATEGORIES = ("offline", "downloads", "live web", "cannot run here")
 
@@ -53,10 +54,10 @@ class TaskCoverage:
     prefetched: bool | None = None                       # for files to download: are they all in the cache?
 
 
-def _without_downloaded_files(evaluator: dict) -> dict:
+def _without_downloaded_files(evaluator: dict[str, Any]) -> dict[str, Any]:
     """The evaluator less its postconfig and the URLs of the files its getters download (those are
     files, not pages: remote_files lists them)."""
-    def strip(spec):
+    def strip(spec: Any) -> Any:
         if isinstance(spec, list):
             return [strip(s) for s in spec]
         if isinstance(spec, dict) and spec.get("type") == "cloud_file":
@@ -121,7 +122,7 @@ def lacking_apps(task: Task, missing: dict[str, str]) -> dict[str, str]:
     return {}
 
 
-def _blocker(problem) -> str:
+def _blocker(problem: Problem) -> str:
     """What a refusal needs, by name: the thing an unsupported name needs, an unknown name as it is
     ("unknown metric x"), else the kind of problem ("unsafe path")."""
     if problem.unsupported:
@@ -131,7 +132,7 @@ def _blocker(problem) -> str:
     return {"path": "unsafe path"}.get(problem.kind, problem.kind)
 
 
-def files_in_cache(files: list[RemoteFile], cache_dir: str | os.PathLike) -> bool:
+def files_in_cache(files: list[RemoteFile], cache_dir: str | os.PathLike[str]) -> bool:
     """Whether the cache holds every file as a prefetch recorded it (present, at its recorded size; a run
     checks the sha256 too)."""
     from ..cache_manifest import CacheManifest, ManifestError, manifest_key
@@ -153,7 +154,7 @@ def default_missing_apps() -> dict[str, str]:
     return missing_apps()
 
 
-def classify(task: Task, cache_dir: str | os.PathLike | None = None,
+def classify(task: Task, cache_dir: str | os.PathLike[str] | None = None,
              missing_apps: Callable[[], dict[str, str]] = default_missing_apps) -> TaskCoverage:
     """The task's category with its reasons (see the module's doc); with `cache_dir`, whether its
     files are prefetched there."""
@@ -228,8 +229,8 @@ class CoverageReport:
             total.add(task)
         return total
 
-    def to_json(self) -> dict:
-        def counts(d: DomainCoverage) -> dict:
+    def to_json(self) -> dict[str, Any]:
+        def counts(d: DomainCoverage) -> dict[str, Any]:
             return {"tasks": d.tasks, "offline": d.offline, "downloads": d.downloads, "prefetched": d.prefetched,
                     "live_web": d.live_web, "cannot_run_here": d.cannot_run,
                     "cannot_run_because": dict(sorted(d.blockers.items(), key=lambda kv: (-kv[1], kv[0])))}
@@ -240,7 +241,7 @@ class CoverageReport:
                           for t in self.tasks]}
 
 
-def coverage(tasks: list[Task], cache_dir: str | os.PathLike | None = None,
+def coverage(tasks: list[Task], cache_dir: str | os.PathLike[str] | None = None,
              missing_apps: Callable[[], dict[str, str]] = default_missing_apps) -> CoverageReport:
     """Each task classified (see classify), in the order given."""
     missing = missing_apps()
