@@ -17,11 +17,13 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .errors import DesktopEnvError
+
 MANIFEST_NAME = "prefetch-manifest.json"
 FORMAT = 1
 
 
-class ManifestError(ValueError):
+class ManifestError(DesktopEnvError, ValueError):
     """The manifest file cannot be read; the message names it."""
 
 

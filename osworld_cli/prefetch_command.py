@@ -13,7 +13,7 @@ from rich.table import Table
 from .errors import TASK_ERRORS, OptionMistake
 
 if TYPE_CHECKING:
-    from desktop_env.prefetch import FileOutcome
+    from desktop_env.tasks.prefetch import FileOutcome
     from desktop_env.tasks.remote_files import RemoteFile
 from .task_commands import load_tasks
 
@@ -22,7 +22,7 @@ console = Console()
 
 def progress_bar(bar: Progress, files: int) -> Any:
     """The library's progress callbacks drawing one bar for the files and one for the current file's bytes."""
-    from desktop_env.prefetch import Progress as Callbacks
+    from desktop_env.tasks.prefetch import Progress as Callbacks
 
     current = bar.add_task("", total=None, visible=False)
     done = 0
@@ -62,7 +62,7 @@ def prefetch_command(paths: tuple[str, ...], cache_dir: str, timeout: float) -> 
     file could not be fetched.
     """
     from desktop_env.cache_manifest import ManifestError
-    from desktop_env.prefetch import prefetch
+    from desktop_env.tasks.prefetch import prefetch
     from desktop_env.tasks.remote_files import remote_files
 
     tasks = load_tasks(paths)

@@ -9,7 +9,7 @@ import pytest
 
 from desktop_env.controllers.setup import SetupError
 from desktop_env.desktop_env import DesktopEnv
-from desktop_env.prefetch import prefetch
+from desktop_env.tasks.prefetch import prefetch
 from desktop_env.tasks import load_task
 from tests.file_server import FileServer
 

@@ -19,16 +19,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cache_manifest import CacheManifest, ManifestEntry, manifest_key, mismatch, sha256_of
-from .safe_paths import UnsafeTaskPath, join_under
-from .tasks.loader import Task
-from .tasks.remote_files import RemoteFile, remote_files
+from ..cache_manifest import CacheManifest, ManifestEntry, manifest_key, mismatch, sha256_of
+from ..errors import DesktopEnvError
+from ..safe_paths import UnsafeTaskPath, join_under
+from .loader import Task
+from .remote_files import RemoteFile, remote_files
 
 CHUNK = 1 << 16
 CONTENT_RANGE = re.compile(r"bytes\s+(?:(\d+)-(\d+)|\*)/(\d+|\*)")
 
 
-class DownloadError(OSError):
+class DownloadError(DesktopEnvError, OSError):
     """A download that did not complete; the message names the URL and what happened."""
 
 
