@@ -38,10 +38,8 @@ WARNING_KINDS = ("ignored option",)  # the task runs: what validation says of th
 class Problem:
     path: Path
     field: str
-    # kind: a name (NAME_KINDS), a metric's option (OPTION_KINDS), "path" (an unsafe host path), "missing file" (a
-    # local resource that is not there), "task file" (cannot be read), of the meta file: "listing"; or a warning
-    # (WARNING_KINDS)
-    kind: str
+    kind: str          # a name (NAME_KINDS), a metric's option (OPTION_KINDS), "path" (an unsafe host path), "missing file" (a local resource
+                       # that is not there), "task file" (cannot be read), or of the meta file: "listing"
     name: str          # the name, or the value as the task or meta file gives it
     reason: str        # "unknown", why it is unsupported, or what is wrong with the value
     close: tuple[str, ...] = ()
@@ -164,11 +162,6 @@ def _metric_option_problems(task: Task, known: list[str]) -> list[Problem]:
     return problems
 
 
-def refusals(problems: list[Problem]) -> list[Problem]:
-    """The problems that keep a task from running (all but the warnings)."""
-    return [p for p in problems if not p.warning]
-
-
 def validate_task(task: Task) -> list[Problem]:
     """Everything validation finds in one task: what refuses it, and the warnings (Problem.warning)."""
     # Imported here: the setup steps and getters import safe_paths, which imports this package.
@@ -201,6 +194,11 @@ def validate_task(task: Task) -> list[Problem]:
     for field, value, local in missing_resources(config, task.path, task.task_dir):
         problems.append(Problem(task.path, field, "missing file", str(value), f"not found at {local}"))
     return [p for p in problems if p is not None]
+
+
+def refusals(problems: list[Problem]) -> list[Problem]:
+    """The problems that keep a task from running (all but the warnings)."""
+    return [p for p in problems if not p.warning]
 
 
 def listing_problems(task_set: TaskSet, pairs: list[tuple[str, str]] | None = None) -> list[Problem]:
