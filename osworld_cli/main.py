@@ -10,9 +10,11 @@ import click
 
 from desktop_env.extensions import ExtensionError
 
+from .coverage_command import coverage_command
 from .env_commands import env_group
 from .errors import CANNOT_START, show_usage_error
 from .plugins_command import plugins_command
+from .prefetch_command import prefetch_command
 from .report_command import report_command, rescore_command
 from .run_commands import demo_command, run_command, summarize_command
 from .task_commands import tasks_group
@@ -56,6 +58,8 @@ def cli(verbose: bool) -> None:
 
 
 cli.add_command(env_group)
+tasks_group.add_command(prefetch_command)
+tasks_group.add_command(coverage_command)
 cli.add_command(tasks_group)
 cli.add_command(verify_command)
 for command in (run_command, summarize_command, demo_command, report_command, rescore_command, plugins_command):

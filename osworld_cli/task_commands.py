@@ -144,6 +144,21 @@ def validation_targets(paths: tuple[str, ...]) -> tuple[list[Path], list[Any]]:
     return list(dict.fromkeys(files)), sets
 
 
+def load_tasks(paths: tuple[str, ...]) -> list[Any]:
+    """The tasks PATHs name (task files, meta files, folders), as `tasks validate` reads them; a task file
+    that cannot be read is the user's mistake, named."""
+    from desktop_env.tasks import TaskFileError, load_task
+
+    files, _ = validation_targets(paths)
+    tasks = []
+    for path in files:
+        try:
+            tasks.append(load_task(path, check_paths=False))
+        except TaskFileError as e:
+            raise OptionMistake("PATH", str(e)) from None
+    return tasks
+
+
 @tasks_group.command("validate")
 @click.argument("paths", nargs=-1, required=True)
 @plugin_option
@@ -154,22 +169,22 @@ def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bo
     task uses must be there, and a meta file must list each task once, with its task file.
 
     Given an OSWorld root (with examples/), examples/ is read and the meta files (test_*.json)
-    beside it are checked for their listing. Exit status 1 when anything but an unsupported name
-    is wrong.
+    beside it are checked for their listing. An option OSWorld's own metric ignores too is a warning
+    (the task runs). Exit status 1 when anything but an unsupported name or a warning is wrong.
     """
-    from desktop_env.tasks import TaskFileError, listing_problems, load_task, validate_task
+    from desktop_env.tasks import TaskFileError, listing_problems, load_task, refusals, validate_task
 
     load_plugins(plugins)
     files, sets = validation_targets(paths)
     broken: list[str] = []
     unknown: Counter[tuple[str, str]] = Counter()
     unsupported: Counter[tuple[str, str, str]] = Counter()
-    unsafe = missing = 0
+    unsafe = missing = warned = 0
     valid = 0
 
-    def show(problem) -> None:
+    def show(problem, style: str = "red") -> None:
         if not quiet:  # the value is the task's text: printed as it is, never as markup
-            console.print(str(problem), style="red", markup=False, highlight=False, soft_wrap=True)
+            console.print(str(problem), style=style, markup=False, highlight=False, soft_wrap=True)
 
     for path in files:
         try:
@@ -177,10 +192,13 @@ def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bo
         except TaskFileError as e:
             broken.append(str(e))
             continue
-        if not problems:
+        if not refusals(problems):
             valid += 1
         for problem in problems:
-            if problem.unsafe_path:
+            if problem.warning:
+                warned += 1
+                show(f"warning: {problem}", "yellow")
+            elif problem.unsafe_path:
                 unsafe += 1
                 show(problem)
             elif problem.kind == "missing file":
@@ -198,10 +216,10 @@ def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bo
         console.print(message, style="red", markup=False, highlight=False, soft_wrap=True)
     summary = Table(title="task validation")
     for column in ("files", "valid", "broken", "unknown names", "unsupported names", "unsafe paths", "missing files",
-                   "listing problems"):
+                   "listing problems", "warnings"):
         summary.add_column(column, justify="right")
     summary.add_row(str(len(files)), str(valid), str(len(broken)), str(sum(unknown.values())),
-                    str(sum(unsupported.values())), str(unsafe), str(missing), str(len(listing)))
+                    str(sum(unsupported.values())), str(unsafe), str(missing), str(len(listing)), str(warned))
     console.print(summary)
     if unknown:
         table = Table("kind", "unknown name", "uses", title="unknown names")

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -10,14 +12,48 @@ from rich.markup import escape
 from rich.table import Table
 
 from .env_commands import screen_size_option
-from .errors import INTERRUPTED, RUN_STOPPED, TASK_ERRORS, option_mistakes
-from .task_commands import load_plugins, open_task_set, plugin_option, select_tasks, tasks_option
+from .errors import INTERRUPTED, RUN_STOPPED, TASK_ERRORS, OptionMistake, option_mistakes
+from .task_commands import load_plugins, open_task_set, plugin_option, select_tasks
 
 console = Console()
 
 
+def verify_task_set(meta: str | None) -> Any:
+    """The meta file --tasks names, or the test_all.json of the task folder it names (an OSWorld checkout,
+    its evaluation_examples/, or a folder with test_all.json beside examples/)."""
+    from runner.fidelity import find_meta_file
+
+    if meta is not None and Path(meta).is_dir():
+        try:
+            meta = str(find_meta_file(Path(meta)))
+        except FileNotFoundError as e:
+            raise OptionMistake("--tasks", str(e)) from None
+    return open_task_set(meta)
+
+
+def runnable_offline(task_set: Any, selected: list[tuple[str, str]], cache_dir: str
+                     ) -> tuple[list[tuple[str, str]], int]:
+    """(the selected tasks that run here with no network: offline ones and those whose downloads the cache
+    holds, how many others were left out)."""
+    from desktop_env.tasks import TaskFileError
+    from desktop_env.tasks.coverage import classify
+
+    runnable = []
+    for pair in selected:
+        try:
+            found = classify(task_set.load(*pair, check_paths=False), cache_dir)
+        except TaskFileError:
+            runnable.append(pair)  # the run records it as an error, naming the file
+            continue
+        if found.category == "offline" or (found.category == "downloads" and found.prefetched):
+            runnable.append(pair)
+    return runnable, len(selected) - len(runnable)
+
+
 @click.command("verify")
-@tasks_option
+@click.option("--tasks", "meta", type=click.Path(), default=None,
+              help="Meta file {domain: [ids]} with examples/ beside it, or a task folder with test_all.json "
+                   "(an OSWorld checkout); default: the built-in test_all.json.")
 @click.option("--domain", "domains", multiple=True, help="Only this domain (repeatable).")
 @click.option("--task-id", "task_ids", multiple=True, help="Only this task (repeatable).")
 @click.option("--num-envs", default=1, show_default=True, type=click.IntRange(1), help="Desktops working in parallel.")
@@ -26,28 +62,49 @@ console = Console()
               help="Keep both runs' results here (reference/ and noop/ model folders); default: a temporary folder.")
 @screen_size_option
 @plugin_option
-def verify_command(meta, domains, task_ids, num_envs, cache_dir, result_dir, screen_size, plugins) -> None:
+@click.option("--noop-only", is_flag=True,
+              help="Only the no-op run, on the tasks that run here with no network (offline, or their downloads "
+                   "prefetched into --cache-dir), listing every task doing nothing passes.")
+def verify_command(meta, domains, task_ids, num_envs, cache_dir, result_dir, screen_size, plugins, noop_only) -> None:
     """Check that each task is sound: its reference solution scores 1 and doing nothing scores 0
     (for infeasible tasks: FAIL scores 1 and DONE scores 0). Both are ordinary runs of the reference
-    and no-op agents. Exits 1 if any task is not sound."""
+    and no-op agents. Exits 1 if any task is not sound.
+
+    With --noop-only (for task files without reference solutions, such as OSWorld's), only the no-op
+    runs, and every task it scores above 0 is listed as a free pass: a place where the desktop starts
+    where the task wants it to end."""
     from runner.verify import VerifyOptions, VerifyStopped, verify
 
     load_plugins(plugins)
-    task_set = open_task_set(meta)
+    task_set = verify_task_set(meta)
     selected = select_tasks(task_set, domains, task_ids)
-    console.print(f"verifying {len(selected)} task(s) from {task_set.meta_path} on {num_envs} desktop(s): "
-                  "the reference solutions first, then the no-op")
+    if noop_only:
+        selected, left_out = runnable_offline(task_set, selected, cache_dir)
+        console.print(f"running the no-op agent on {len(selected)} task(s) from {task_set.meta_path} on {num_envs} "
+                      f"desktop(s); {left_out} left out: they need the network or what this desktop lacks "
+                      "(osworld tasks coverage says which)")
+        if not selected:
+            return
+        task_ids = tuple(task_id for _, task_id in selected)
+    else:
+        console.print(f"verifying {len(selected)} task(s) from {task_set.meta_path} on {num_envs} desktop(s): "
+                      "the reference solutions first, then the no-op")
     started = time.monotonic()
 
     def report(verdict) -> None:
-        mark = "[green]sound[/]" if verdict.sound else "[red]NOT SOUND[/]"
-        console.print(f"{mark} {verdict.domain}/{verdict.task_id} reference={verdict.reference_score} "
-                      f"noop={verdict.noop_score} ({verdict.seconds:.0f} s)")
+        if noop_only:
+            mark = "[red]FREE PASS[/]" if verdict.free_pass else ("[red]ERROR[/]" if verdict.error else "[green]ok[/]")
+            console.print(f"{mark} {verdict.domain}/{verdict.task_id} noop={verdict.noop_score} "
+                          f"({verdict.seconds:.0f} s)")
+        else:
+            mark = "[green]sound[/]" if verdict.sound else "[red]NOT SOUND[/]"
+            console.print(f"{mark} {verdict.domain}/{verdict.task_id} reference={verdict.reference_score} "
+                          f"noop={verdict.noop_score} ({verdict.seconds:.0f} s)")
         if verdict.error:
             console.print(f"  {verdict.error}", markup=False, highlight=False)
 
     options = VerifyOptions(num_envs=num_envs, screen_size=screen_size, cache_dir=cache_dir, result_dir=result_dir,
-                            domains=list(domains), task_ids=list(task_ids), plugins=list(plugins))
+                            domains=list(domains), task_ids=list(task_ids), plugins=list(plugins), noop_only=noop_only)
     try:
         with option_mistakes():
             verdicts = verify(str(task_set.meta_path), options, on_verdict=report)
@@ -62,5 +119,11 @@ def verify_command(meta, domains, task_ids, num_envs, cache_dir, result_dir, scr
         mine = [v for v in verdicts if v.domain == domain]
         table.add_row(domain, str(len(mine)), str(sum(v.sound for v in mine)), str(sum(not v.sound for v in mine)))
     console.print(table)
+    free_passes = [v for v in verdicts if v.free_pass]
+    if noop_only:
+        console.print(f"{len(free_passes)} free pass(es)" + (":" if free_passes else ""))
+        for verdict in free_passes:
+            console.print(f"  {verdict.domain}/{verdict.task_id}: the no-op agent scored {verdict.noop_score:g}",
+                          markup=False, highlight=False)
     if not all(v.sound for v in verdicts) or len(verdicts) != len(selected):
         sys.exit(TASK_ERRORS)

@@ -5,32 +5,21 @@ local desktop should do the same: a harness error (a setup step, a getter, the d
 free pass (the no-op agent scored > 0) is a place where the desktop does not start where the
 VM starts, or reads it differently.
 
-Which tasks: `select_tasks` keeps a task file unless one of EXCLUSION_RULES applies; each
-excluded task is kept with its reasons so the report can list them.
+Which tasks: `select_tasks` keeps a task file that runs offline here (network_reasons, from
+desktop_env.tasks.coverage's rules); each excluded task is kept with its reasons so the report can
+list them.
 """
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable
 
 from desktop_env.tasks import Task, TaskSet, load_task_set, validate_task
-
-# Setup step types that reach the internet or an account by what they are.
-NETWORK_STEP_TYPES = {"download": "downloads files from the web", "googledrive": "needs a Google Drive account",
-                      "login": "logs in to a website", "proxy": "sets up a web proxy"}
-# A web address: any http(s) URL whose host is not this machine.
-WEB_URL = re.compile(r"https?://(?!(?:localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0)[:/\"'\s]|(?:localhost|127\.\d+\.\d+\.\d+)$)"
-                     r"[^\s\"'\\]+")
-# Commands in setup (or postconfig) steps that fetch from the network: package managers and downloaders.
-NETWORK_COMMAND = re.compile(r"\b(?:apt(?:-get)?\s+(?:-\S+\s+)*(?:update|install)|pip3?\s+install|wget|curl"
-                             r"|git\s+clone|snap\s+install)\b")
-# Setup steps whose URLs are data written into the desktop, never fetched.
-URL_AS_DATA_STEPS = ("update_browse_history",)
-EXCLUDED_DOMAINS = {"vs_code": "VS Code is not packaged by Debian (see VM_DIFFERENCES.md)"}
+from desktop_env.tasks.coverage import default_missing_apps, lacking_apps, web_reasons
+from desktop_env.tasks.remote_files import remote_files
 
 
 @dataclass
@@ -57,39 +46,12 @@ def find_meta_file(osworld: Path) -> Path:
                             "test_all.json with examples/ beside it is there")
 
 
-def _steps(task: Task) -> Iterator[tuple[str, dict]]:
-    for section, steps in (("config", task.config.get("config") or []),
-                           ("evaluator.postconfig", task.evaluator.get("postconfig") or [])):
-        for i, step in enumerate(steps):
-            if isinstance(step, dict):
-                yield f"{section}[{i}]", step
-
-
-def network_reasons(task: Task) -> list[str]:
-    """Why the task needs the network, for setting up, doing or scoring it; [] when it does not."""
-    reasons = []
-    domain_reason = EXCLUDED_DOMAINS.get(task.domain)
-    if domain_reason:
-        reasons.append(f"domain {task.domain}: {domain_reason}")
-    for where, step in _steps(task):
-        kind = step.get("type")
-        if kind in NETWORK_STEP_TYPES:
-            reasons.append(f"{where} is a {kind!r} step, which {NETWORK_STEP_TYPES[kind]}")
-        parameters = json.dumps(step.get("parameters", {}))
-        command = NETWORK_COMMAND.search(parameters)
-        if command:
-            reasons.append(f"{where} runs {command.group(0)!r}, which fetches from the network")
-        url = WEB_URL.search(parameters)
-        if url and kind not in URL_AS_DATA_STEPS and kind not in NETWORK_STEP_TYPES:
-            reasons.append(f"{where} ({kind}) opens {url.group(0)}")
-    evaluator = {k: v for k, v in task.evaluator.items() if k != "postconfig"}
-    url = WEB_URL.search(json.dumps(evaluator))
-    if url:
-        reasons.append(f"the evaluator reads {url.group(0)}")
-    url = WEB_URL.search(task.instruction)
-    if url:
-        reasons.append(f"the instruction names {url.group(0)}")
-    return reasons
+def network_reasons(task: Task, missing_apps: Callable[[], dict[str, str]] = default_missing_apps) -> list[str]:
+    """Why the task cannot run offline here: an app the desktop lacks, a file it downloads, a live website
+    it needs to be set up, done or scored (desktop_env.tasks.coverage); [] when nothing."""
+    files, _ = remote_files(task)
+    return (list(lacking_apps(task, missing_apps()).values()) + [f"{file.field} downloads {file.url}" for file in files]
+            + web_reasons(task))
 
 
 def unsupported_reasons(task: Task) -> list[str]:

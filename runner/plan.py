@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .breaker import FatalErrorBreaker
 from .config import RunConfig
 from .results import TaskState, refused_by_plan, task_state
+
+if TYPE_CHECKING:
+    from desktop_env.tasks import Problem
 
 
 @dataclass
@@ -13,7 +17,8 @@ class PlannedTask:
     domain: str
     task_id: str
     state: TaskState
-    problems: list = field(default_factory=list)   # desktop_env.tasks.Problem: why it cannot run
+    problems: list[Problem] = field(default_factory=list)   # why it cannot run
+    warnings: list[Problem] = field(default_factory=list)   # said, but it runs
 
     @property
     def error(self) -> str:
@@ -55,7 +60,7 @@ class Plan:
 def plan_tasks(config: RunConfig) -> Plan:
     """Checks every selected task before any desktop starts, then sorts them. Resume skips finished
     tasks and, unless retry_errors, errored ones; a task an earlier plan refused runs once it is valid."""
-    from desktop_env.tasks import load_task_set, selection_problems
+    from desktop_env.tasks import load_task_set, refusals, selection_problems
 
     task_set = load_task_set(config.tasks)
     pairs = task_set.select(config.domains or None, config.task_ids or None)
@@ -64,7 +69,8 @@ def plan_tasks(config: RunConfig) -> Plan:
     for domain, task_id in dict.fromkeys(pairs):  # an id listed twice is one task (and an invalid one)
         task_dir = config.layout.task_dir(domain, task_id)
         state = task_state(task_dir) if config.resume else TaskState.NEW
-        planned = PlannedTask(domain, task_id, state, problems.get((domain, task_id), []))
+        found = problems.get((domain, task_id), [])
+        planned = PlannedTask(domain, task_id, state, refusals(found), [p for p in found if p.warning])
         if state is TaskState.DONE:
             plan.skipped.append(planned)  # its score stands: it ran with the file as it was then
         elif planned.problems:

@@ -75,6 +75,9 @@ class RunProgress:
                         + (f", {len(event.invalid)} cannot run (error records)" if event.invalid else ""))
             for planned in event.invalid:
                 self._print(f"[red]cannot run[/] {planned.domain}/{planned.task_id}: {escape(planned.error)}")
+            for planned in event.to_run:
+                for warning in planned.warnings:
+                    self._print(f"[yellow]warning[/]    {planned.domain}/{planned.task_id}: {escape(str(warning))}")
         elif isinstance(event, Started):
             self.running[(event.domain, event.task_id)] = 0
             if not self.live_mode:

@@ -162,7 +162,8 @@ def download(env: Any, files: list[dict]) -> None:
         name = cache_name(url, os.path.basename(path), f"files[{j}].path", task_file)
         targets.append(join_under(cache_folder(env), name, f"files[{j}].path", task_file))
     for j, (entry, target) in enumerate(zip(files, targets)):
-        cached = fetch(entry["url"], target, task_dir=task_dir, field=f"files[{j}].url", task_file=task_file)
+        cached = fetch(entry["url"], target, task_dir=task_dir, field=f"files[{j}].url", task_file=task_file,
+                       cache_folder=cache_folder(env))
         env.controller.upload_file(entry["path"], cached.read_bytes())
 
 

@@ -14,7 +14,7 @@ Calling conventions (OSWorld's):
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from .. import extensions
 from ..extensions import UnknownName, UnsupportedName  # noqa: F401  (part of this module's API)
@@ -25,6 +25,23 @@ Metric = Callable[..., float]
 # Known OSWorld names that need a live account or the live web: listed, not faked (name -> reason).
 UNSUPPORTED_GETTERS = extensions.UnsupportedView("getter")
 UNSUPPORTED_METRICS = extensions.UnsupportedView("metric")
+
+
+class OptionIssue(NamedTuple):
+    """What a metric's `check_options(options)` finds in a task's options (validation reads it): the field
+    under `options`, the value, why, and close known names. `ignored`: a name OSWorld's task files use but
+    OSWorld's own metric never reads, so the task runs as it does there and validation only warns."""
+    field: str
+    value: str
+    reason: str
+    close: tuple = ()
+    ignored: bool = False
+
+
+def ignored_options(fn: Metric) -> dict[str, str]:
+    """Options a metric declares as read by no metric, OSWorld's included (`fn.ignored_options`, name ->
+    why): validation warns about them and the scorer leaves them out of the call."""
+    return getattr(fn, "ignored_options", {})
 
 
 def getter(name: str) -> Callable[[Getter], Getter]:

@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import DesktopEnvError
 from .context import context_for
 from .outcome import Evaluation, MetricPart, MetricResult, as_metric_result, summarize_parts
-from .registry import get_getter, get_metric
+from .registry import get_getter, get_metric, ignored_options
 
 
 class EvaluationError(DesktopEnvError):
@@ -80,15 +80,16 @@ def run_getter(env: Any, config: dict | None, role: str, func: str) -> Any:
         raise EvaluationError(f"{role} getter {config['type']!r} of metric {func!r} failed: {type(e).__name__}: {e}") from e
 
 
-def metric_options(options: dict) -> dict:
+def metric_options(options: dict, ignored: dict | None = None) -> dict:
     """The options a metric is called with: an option named with a leading underscore (OSWorld's
-    task files use `_note`) is a note for the reader, not an argument."""
-    return {k: v for k, v in options.items() if not str(k).startswith("_")}
+    task files use `_note`) is a note for the reader, not an argument; one the metric declares ignored
+    (registry.ignored_options: OSWorld's metric does not read it either) is left out."""
+    return {k: v for k, v in options.items() if not str(k).startswith("_") and k not in (ignored or {})}
 
 
 def call_metric(call: MetricCall, result: Any, expected: Any) -> MetricResult:
     fn = get_metric(call.func)
-    options = metric_options(call.options)
+    options = metric_options(call.options, ignored_options(fn))
     try:
         value = fn(result, expected, **options) if call.expected is not None else fn(result, **options)
     except Exception as e:

@@ -1,6 +1,6 @@
 """Task files (OSWorld's format): loading, indexing by meta files, validation."""
 from .loader import Task, TaskFileError, TaskSet, UnknownSelection, load_task, load_task_set
-from .validation import Problem, listing_problems, selection_problems, task_problems, validate_task
+from .validation import Problem, listing_problems, refusals, selection_problems, task_problems, validate_task
 
 __all__ = ["Task", "TaskFileError", "TaskSet", "UnknownSelection", "load_task", "load_task_set", "Problem",
-           "listing_problems", "selection_problems", "task_problems", "validate_task"]
+           "listing_problems", "refusals", "selection_problems", "task_problems", "validate_task"]

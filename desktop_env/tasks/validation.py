@@ -13,6 +13,11 @@ keyword parameters): an option the metric does not take is a Problem of kind "op
 naming the field (`evaluator.options[1].sheet_nme`) and the close names. A metric may also
 check its options' values (compare_table its rules) through a `check_options` attribute;
 a plugin metric that takes `**options` is accepted as it is (nothing to check).
+
+An option that OSWorld's task files give but OSWorld's own metric never reads (a metric's
+`ignored_options`, an `ignored` OptionIssue of its `check_options`) is a warning, kind "ignored
+option": the task runs, the scorer leaves the option out, and `tasks validate` and the run's
+plan say so. Only a name no code knows is refused.
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ from .loader import Task, TaskSet
 
 NAME_KINDS = ("setup step", "getter", "metric")
 OPTION_KINDS = ("option", "option value")
+WARNING_KINDS = ("ignored option",)  # the task runs: what validation says of these is a warning
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,11 @@ class Problem:
     @property
     def unsupported(self) -> bool:
         return self.kind in NAME_KINDS and self.reason != "unknown"
+
+    @property
+    def warning(self) -> bool:
+        """Said, but the task runs (an option OSWorld's metric ignores too)."""
+        return self.kind in WARNING_KINDS
 
     @property
     def about_names(self) -> bool:
@@ -111,18 +122,26 @@ def option_problems(path: Path, field: str, func: str, options, positional: int)
     fn = registry.get_metric(func)
     named, open_ended = _metric_parameters(fn)
     accepted = named[positional:]
+    ignored = registry.ignored_options(fn)
     problems = []
     for name in options:
+        if name in ignored:
+            problems.append(Problem(path, f"{field}.{name}", "ignored option", str(name),
+                                    f"metric {func!r} ignores it: {ignored[name]}"))
+            continue
         if str(name).startswith("_") or open_ended or name in accepted:
             continue
-        close = tuple(difflib.get_close_matches(str(name), accepted, n=3, cutoff=0.6))
+        close = tuple(difflib.get_close_matches(str(name), accepted + list(ignored), n=3, cutoff=0.6))
         takes = ", ".join(accepted) if accepted else "no options"
         problems.append(Problem(path, f"{field}.{name}", "option", str(name),
                                 f"metric {func!r} takes no option {name!r} (it takes: {takes})", close))
     check = getattr(fn, "check_options", None)
     if check is not None:
-        for sub_field, value, reason, close in check(options):
-            problems.append(Problem(path, f"{field}.{sub_field}", "option value", value, reason, tuple(close)))
+        for issue in check(options):
+            issue = registry.OptionIssue(*issue)
+            kind = "ignored option" if issue.ignored else "option value"
+            problems.append(Problem(path, f"{field}.{issue.field}", kind, issue.value, issue.reason,
+                                    tuple(issue.close)))
     return problems
 
 
@@ -157,6 +176,7 @@ def _missing_getter_fields(path: Path, field: str, name: str, spec: dict) -> lis
 
 
 def validate_task(task: Task) -> list[Problem]:
+    """Everything validation finds in one task: what refuses it, and the warnings (Problem.warning)."""
     # Imported here: the setup steps and getters import safe_paths, which imports this package.
     from ..controllers.setup import NEEDS_ACCOUNT, step_names
     from ..evaluators import registry
@@ -191,6 +211,11 @@ def validate_task(task: Task) -> list[Problem]:
     return [p for p in problems if p is not None]
 
 
+def refusals(problems: list[Problem]) -> list[Problem]:
+    """The problems that keep a task from running (all but the warnings)."""
+    return [p for p in problems if not p.warning]
+
+
 def listing_problems(task_set: TaskSet, pairs: list[tuple[str, str]] | None = None) -> list[Problem]:
     """What is wrong with the meta file's entries (all of them, or those `pairs` selects): an id listed
     twice in one domain (both runs would write one folder), an id with no task file."""
@@ -220,7 +245,8 @@ def _listing(task_set: TaskSet, pairs: list[tuple[str, str]] | None) -> list[tup
 
 def task_problems(task_set: TaskSet, domain: str, task_id: str) -> list[Problem]:
     """Why one task of a set cannot run, all at once: its file cannot be read, or a name is unknown or
-    unsupported, or a path escapes, or a local file it needs is missing. Listing problems are apart."""
+    unsupported, or a path escapes, or a local file it needs is missing; and its warnings. Listing
+    problems are apart."""
     try:
         task = task_set.load(domain, task_id, check_paths=False)  # unsafe paths come as problems
     except TaskFileError as e:
@@ -229,7 +255,8 @@ def task_problems(task_set: TaskSet, domain: str, task_id: str) -> list[Problem]
 
 
 def selection_problems(task_set: TaskSet, pairs: list[tuple[str, str]]) -> dict[tuple[str, str], list[Problem]]:
-    """For each selected (domain, id) that cannot run, every reason why; a run checks this before any desktop starts."""
+    """For each selected (domain, id) with something to say, every problem (warnings included:
+    `refusals` keeps the reasons it cannot run); a run checks this before any desktop starts."""
     found: dict[tuple[str, str], list[Problem]] = {}
     for pair, problem in _listing(task_set, pairs):
         found.setdefault(pair, []).append(problem)

@@ -466,6 +466,10 @@ def test_safety_startup_and_site_data_getters_read_preferences(tmp_path):
     assert chrome.new_startup_page(changed, {}) == "false"
     assert chrome.data_delete_automacally(changed, {}) == "true"
     assert chrome.new_startup_page(prefs_env(tmp_path, {"session": {"restore_on_startup": 5}}), {}) == "true"
+    # What current Chromium writes on its first exit, and another site setting: no auto-delete.
+    for other in ({"has_migrated_local_network_access": True}, {"notifications": 2}, {"cookies": 1}):
+        assert chrome.data_delete_automacally(
+            prefs_env(tmp_path, {"profile": {"default_content_setting_values": other}}), {}) == "false"
     never_written = prefs_env(tmp_path, None)
     for read in (chrome.enable_enhanced_safety_browsing, chrome.new_startup_page, chrome.data_delete_automacally):
         assert read(never_written, {}) is None

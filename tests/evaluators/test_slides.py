@@ -196,6 +196,35 @@ def test_compare_pptx_files_runs_split_by_an_unexamined_property_count_as_one(de
     assert slides.compare_pptx_files(edited, gold, examine_font_bold=False).score == 1.0
 
 
+def test_examine_run_count_off_compares_runs_pairwise_as_far_as_the_shorter_paragraph(decks, gold):
+    def blue_tail(prs):
+        split_text_box_run(prs).font.color.rgb = RGBColor(0, 0, 0xC0)
+
+    def blue_head(prs):
+        blue_tail(prs)
+        first_run(prs).font.color.rgb = RGBColor(0, 0, 0xC0)
+        textbox(prs).text_frame.paragraphs[0].runs[1].font.color.rgb = RGBColor(0xC0, 0, 0)
+    tail = build_deck(decks / "blue_tail.pptx", blue_tail)
+    head = build_deck(decks / "blue_head.pptx", blue_head)
+    verdict = slides.compare_pptx_files(tail, gold)
+    assert verdict.score == 0.0 and "number of differently formatted runs: 2 vs 1" in verdict.explanation
+    # OSWorld's reading: the run count is not asked, the first run of each is compared and the rest is not.
+    assert slides.compare_pptx_files(tail, gold, examine_run_count=False).score == 1.0
+    assert slides.compare_pptx_files(head, gold, examine_run_count=False).score == 0.0
+
+
+def test_runs_without_text_in_blank_paragraphs_are_not_compared(decks, gold):
+    def formatted_blank_line(prs):
+        paragraph = textbox(prs).text_frame.add_paragraph()
+        paragraph.add_run().font.bold = True
+
+    def plain_blank_line(prs):
+        textbox(prs).text_frame.add_paragraph()
+    blank_gold = build_deck(decks / "blank_gold.pptx", plain_blank_line)
+    blank_bold = build_deck(decks / "blank_bold.pptx", formatted_blank_line)
+    assert slides.compare_pptx_files(blank_bold, blank_gold).score == 1.0
+
+
 def test_compare_pptx_files_allows_libreoffice_rounding_of_lengths(decks):
     at_top = build_deck(decks / "at_top.pptx", set_attr(textbox, "top", 0))
     one_unit_down = build_deck(decks / "one_unit.pptx", set_attr(textbox, "top", 360))
@@ -273,6 +302,17 @@ def test_a_note_option_is_for_readers_and_never_reaches_compare_pptx_files(decks
     assert call_metric(call, build_deck(decks / "same2.pptx"), gold).score == 1.0
     with pytest.raises(TypeError):
         slides.compare_pptx_files(build_deck(decks / "same3.pptx"), gold, examine_shapes=False)
+
+
+def test_an_option_osworld_ignores_too_is_left_out_of_the_call(decks, gold):
+    # OSWorld's task files give examine_shape_lenient_height, which no OSWorld code reads.
+    from desktop_env.evaluators.scoring import MetricCall, call_metric
+    moved = build_deck(decks / "lenient_moved.pptx", set_attr(textbox, "left", Inches(2)))
+    call = MetricCall("compare_pptx_files", {"type": "vm_file"}, {"type": "cloud_file"},
+                      {"examine_shape_lenient_height": True, "examine_shape": False})
+    assert call_metric(call, moved, gold).score == 1.0
+    call.options = {"examine_shape_lenient_height": True}
+    assert call_metric(call, moved, gold).score == 0.0  # it loosens nothing: examine_shape still decides
 
 
 @pytest.fixture(scope="module")

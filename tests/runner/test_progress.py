@@ -6,14 +6,18 @@ import io
 from rich.console import Console
 
 from runner.events import Finished, Note, Planned, Retrying, Started, StepTaken, Stopped
+from runner.plan import PlannedTask
 from runner.progress import RunProgress
+from runner.results import TaskState
 
 
 def test_a_run_as_plain_lines():
     out = io.StringIO()
     progress = RunProgress(Console(file=out, width=200), live=False)
     with progress:
-        progress(Planned(to_run=[object(), object()], skipped=[object()]))
+        warned = PlannedTask("os", "b", TaskState.NEW, warnings=["[b]examine_x[/b] is ignored by the metric"])
+        progress(Planned(to_run=[PlannedTask("os", "a", TaskState.NEW), warned],
+                         skipped=[PlannedTask("os", "c", TaskState.DONE)]))
         progress(Started(0, "os", "a"))
         progress(StepTaken(0, "os", "a", 2))
         progress(Finished(0, "os", "a", {"status": "ok", "score": 1.0, "steps": 2, "error": None}))
@@ -25,6 +29,7 @@ def test_a_run_as_plain_lines():
         progress(Stopped("2 tasks in a row failed the same way"))
     text = out.getvalue()
     assert "2 task(s) to run, 1 already done or errored (skipped)" in text
+    assert "warning    os/b: [b]examine_x[/b] is ignored by the metric" in text
     assert "finished os/a: score 1 in 2 step(s)" in text
     assert "os/b: [bold]HTTP 401[/bold] from the model" in text  # as the error said it
     assert "retrying os/c: the Ray worker died" in text and "stopping the run" in text

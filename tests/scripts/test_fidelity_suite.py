@@ -57,12 +57,13 @@ def test_each_network_rule_excludes_a_task_and_says_why(tmp_path):
     assert sorted(selection.selected) == [("chrome", "history-as-data"), ("chrome", "local-page"), ("os", "offline")]
     reasons = {e.task_id: " | ".join(e.reasons) for e in selection.excluded}
     assert reasons == {
-        "download": "config[0] is a 'download' step, which downloads files from the web",
+        "download": "config[0].parameters.files[0].url downloads https://example.com/a.png",
         "live-page": "config[0] (chrome_open_tabs) opens https://www.example.org/",
         "apt": "config[0] runs 'apt-get install', which fetches from the network",
-        "cloud-expected": "the evaluator reads https://example.com/gold.docx",
+        "cloud-expected": "evaluator.expected.path downloads https://example.com/gold.docx",
         "url-in-instruction": "the instruction names https://example.com/x.zip",
-        "any": "domain vs_code: VS Code is not packaged by Debian (see VM_DIFFERENCES.md)",
+        "any": "needs VS Code (its domain is vs_code): the desktop has no VS Code (Debian does not package it; "
+               "see VM_DIFFERENCES.md)",
     }
 
 

@@ -110,16 +110,54 @@ def test_every_builtin_metric_declares_its_options_and_returns_an_explained_resu
     assert open_ended == ["compare_archive"]
 
 
+def plan_of_t1(folder: Path):
+    """The plan of a run of write_task's task, listed in a meta file beside examples/."""
+    meta = folder / "test_all.json"
+    meta.write_text(json.dumps({"libreoffice_calc": ["t1"]}))
+    return plan_tasks(RunConfig(agent="noop", model="m", observation_type="screenshot", tasks=str(meta),
+                                result_dir=str(folder / "results")))
+
+
 def test_osworld_validate_and_the_run_plan_refuse_a_misspelled_option_before_any_desktop(tmp_path):
     path = write_task(tmp_path, {"func": "compare_table", "result": XLSX_RESULT, "expected": XLSX_GOLD,
                                  "options": {"rule": [{"type": "sheet_name"}]}})
     outcome = CliRunner().invoke(cli, ["tasks", "validate", str(path)])
     assert outcome.exit_code == TASK_ERRORS
     assert "evaluator.options.rule" in outcome.output and "rules" in outcome.output
-    meta = tmp_path / "test_all.json"
-    meta.write_text(json.dumps({"libreoffice_calc": ["t1"]}))
-    plan = plan_tasks(RunConfig(agent="noop", model="m", observation_type="screenshot", tasks=str(meta),
-                                result_dir=str(tmp_path / "results")))
+    plan = plan_of_t1(tmp_path)
     assert plan.to_run == [] and [p.task_id for p in plan.invalid] == ["t1"]
     # The misspelling, and the rules compare_table then lacks.
     assert [p.field for p in plan.invalid[0].problems] == ["evaluator.options.rule", "evaluator.options.rules"]
+
+
+PPTX_RESULT = {"type": "vm_file", "path": "/home/user/a.pptx", "dest": "a.pptx"}
+
+
+def test_options_osworld_ignores_too_are_warnings_and_a_misspelling_of_them_is_still_refused(tmp_path):
+    path = write_task(tmp_path, {
+        "func": ["compare_pptx_files", "compare_table"], "result": [PPTX_RESULT, XLSX_RESULT],
+        "expected": [XLSX_GOLD, XLSX_GOLD],
+        "options": [{"examine_run_count": False, "examine_shape_lenient_height": True,
+                     "examine_shape_lenient_heigth": True},
+                    {"rules": [{"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0", "ignore_case": True},
+                               {"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0", "ignore_cases": True}]}]})
+    problems = {p.field: p for p in validate_task(load_task(path, check_paths=False))}
+    assert {field: p.warning for field, p in problems.items()} == {
+        "evaluator.options[0].examine_shape_lenient_height": True,
+        "evaluator.options[0].examine_shape_lenient_heigth": False,
+        "evaluator.options[1].rules[0].ignore_case": True,
+        "evaluator.options[1].rules[1].ignore_cases": False}
+    assert "compare_pptx_files never reads it" in str(problems["evaluator.options[0].examine_shape_lenient_height"])
+    assert "sheet_data never reads it" in str(problems["evaluator.options[1].rules[0].ignore_case"])
+    assert "examine_shape_lenient_height" in problems["evaluator.options[0].examine_shape_lenient_heigth"].close
+
+
+def test_validate_and_the_run_plan_warn_about_an_ignored_option_and_run_the_task(tmp_path):
+    path = write_task(tmp_path, {"func": "compare_table", "result": XLSX_RESULT, "expected": XLSX_GOLD, "options": {
+        "rules": [{"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0", "ignore_case": True}]}})
+    outcome = CliRunner().invoke(cli, ["tasks", "validate", str(path)])
+    assert outcome.exit_code == 0, outcome.output
+    assert "warning:" in outcome.output and "evaluator.options.rules[0].ignore_case" in outcome.output
+    plan = plan_of_t1(tmp_path)
+    assert plan.invalid == [] and [p.task_id for p in plan.to_run] == ["t1"]
+    assert [w.field for w in plan.to_run[0].warnings] == ["evaluator.options.rules[0].ignore_case"]

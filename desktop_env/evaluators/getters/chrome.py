@@ -273,14 +273,25 @@ def new_startup_page(ctx: EvalContext, config: dict) -> str | None:
     return "true" if _dig(prefs, "session", "restore_on_startup") == RESTORE_NEW_TAB_PAGE else "false"
 
 
+# Chrome's content setting value "clear on exit" (CONTENT_SETTING_SESSION_ONLY).
+SESSION_ONLY = 4
+
+
 @getter("data_delete_automacally")
 def data_delete_automacally(ctx: EvalContext, config: dict) -> str | None:
-    """"true" when the profile has site settings of its own (profile.default_content_setting_values),
-    which Chrome writes once a site-data setting such as "delete data when closing" is changed."""
+    """"true" when site data is deleted on closing Chrome: the default cookie setting is
+    "session only" (profile.default_content_setting_values.cookies = 4), which is what Chrome's
+    "Delete data sites have saved to your device when you close all windows" writes.
+
+    OSWorld takes any profile.default_content_setting_values for "true": on the VM's Chrome the
+    dict is absent until a site setting is changed, but current Chromium writes it on its first
+    exit (a migration mark), which would score doing nothing 1.
+    """
     prefs = _profile_json(ctx, "Default/Preferences")
     if prefs is None:
         return None
-    return "false" if _dig(prefs, "profile", "default_content_setting_values") is None else "true"
+    cookies = _dig(prefs, "profile", "default_content_setting_values", "cookies")
+    return "true" if cookies == SESSION_ONLY else "false"
 
 
 @getter("find_installed_extension_name")

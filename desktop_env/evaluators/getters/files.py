@@ -94,7 +94,7 @@ def cloud_file(ctx: EvalContext, config: dict) -> str | list:
     for i, (url, dest) in enumerate(zip(paths, dests)):
         path_key = f"path[{i}]" if config.get("multi") else "path"
         local = fetch(url, cache_target(ctx, config, dest, _dest_key(config, i)), task_dir=ctx.task_dir,
-                      field=f"{field}.{path_key}", task_file=task_file)
+                      field=f"{field}.{path_key}", task_file=task_file, cache_folder=ctx.cache_dir)
         if i in gives:
             out.append(str(local))
     return _single_or_list(out)
@@ -144,7 +144,7 @@ def conference_city_in_order(ctx: EvalContext, config: dict) -> list[str]:
     url = config["csv_path"]
     name = cache_name(url, CONFERENCE_CSV) if isinstance(url, str) else CONFERENCE_CSV
     local = fetch(url, cache_target(ctx, config, name), task_dir=ctx.task_dir,
-                  field=f"{field}.csv_path", task_file=task_file)
+                  field=f"{field}.csv_path", task_file=task_file, cache_folder=ctx.cache_dir)
     with open(local, newline="", encoding="utf-8-sig") as f:
         rows = list(csv.reader(f))
     return [row[2] if len(row) > 2 else "" for row in rows[1:]]

@@ -45,7 +45,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ... import extensions
 from ..archives import check_zip, check_zip_file
 from ..outcome import MetricResult, failed, first_difference, passed, show
-from ..registry import metric
+from ..registry import OptionIssue, metric
 from .general import match_value_to_rule
 
 log = logging.getLogger(__name__)
@@ -1123,6 +1123,12 @@ RULE_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "chart": (_PAIR, ("chart_props",)),
     "pivot_table": (_PAIR, ("pivot_props",)),
 }
+# Fields OSWorld's task files give a rule type whose check (OSWorld's too) never reads them: accepted,
+# with a warning from validation, so such a task runs and scores as it does there.
+IGNORED_RULE_FIELDS: dict[str, dict[str, str]] = {
+    "sheet_data": {"ignore_case": "OSWorld's sheet_data never reads it either: it compares cell values exactly "
+                                  "(sheet_print and sheet_fuzzy read ignore_case)"},
+}
 FUZZY_FIELDS = (("range", "type"), ("normalization", "trim_leadings", "trim_trailings", "ignore_chars",
                                     "ignore_case", "threshold"))
 assert set(RULE_FIELDS) == set(RULE_TYPES)
@@ -1130,34 +1136,41 @@ assert set(RULE_FIELDS) == set(RULE_TYPES)
 
 def _fields_problems(where: str, item: Any, known_types: tuple[str, ...],
                      fields: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] | None,
-                     shared: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> list[tuple]:
-    """(field, value, reason, close names) for one rule: its type, missing and unknown fields."""
+                     shared: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> list[OptionIssue]:
+    """What is wrong with one rule: its type, missing and unknown fields; and, as ignored issues, the
+    fields OSWorld's task files give it that no check reads."""
     if not isinstance(item, dict):
-        return [(where, repr(item)[:200], "a rule must be an object", ())]
+        return [OptionIssue(where, repr(item)[:200], "a rule must be an object")]
     kind = item.get("type")
     if kind not in known_types:
         close = difflib.get_close_matches(str(kind), known_types, n=3, cutoff=0.6)
-        return [(f"{where}.type", str(kind), f"unknown rule type (known: {', '.join(known_types)})", close)]
+        return [OptionIssue(f"{where}.type", str(kind), f"unknown rule type (known: {', '.join(known_types)})",
+                            tuple(close))]
     if fields is not None and kind not in fields:
         return []  # a plugin's rule type: it declares no fields, so there is nothing to check
     required, optional = fields[kind] if fields is not None else shared
-    problems = [(where, kind, f"a {kind} rule needs {name!r}", ()) for name in required if name not in item]
+    problems = [OptionIssue(where, kind, f"a {kind} rule needs {name!r}") for name in required if name not in item]
     allowed = ("type",) + required + optional
+    ignored = IGNORED_RULE_FIELDS.get(kind, {}) if fields is not None else {}
     for name in item:
-        if name not in allowed:
+        if name in ignored:
+            problems.append(OptionIssue(f"{where}.{name}", str(name), f"a {kind} rule ignores it: {ignored[name]}",
+                                        ignored=True))
+        elif name not in allowed:
             close = difflib.get_close_matches(str(name), allowed, n=3, cutoff=0.6)
-            problems.append((f"{where}.{name}", str(name),
-                             f"a {kind} rule has no field {name!r} (it reads: {', '.join(allowed)})", close))
+            problems.append(OptionIssue(f"{where}.{name}", str(name),
+                                        f"a {kind} rule has no field {name!r} (it reads: {', '.join(allowed)})",
+                                        tuple(close)))
     return problems
 
 
-def rules_problems(options: dict) -> list[tuple]:
-    """compare_table's rules as validation sees them: (field, value, reason, close names) for a
+def rules_problems(options: dict) -> list[OptionIssue]:
+    """compare_table's rules as validation sees them: an issue for a
     missing or non-list `rules`, an unknown rule type, a missing or unknown field, and the same
-    for sheet_fuzzy's inner rules."""
+    for sheet_fuzzy's inner rules; an ignored field (IGNORED_RULE_FIELDS) as a warning."""
     rules = options.get("rules")
     if not isinstance(rules, list):
-        return [("rules", repr(rules)[:200], "compare_table needs 'rules', a list of rules", ())]
+        return [OptionIssue("rules", repr(rules)[:200], "compare_table needs 'rules', a list of rules")]
     problems = []
     for i, rule in enumerate(rules):
         found = _fields_problems(f"rules[{i}]", rule, tuple(_RULE_CHECKS), RULE_FIELDS)

@@ -18,7 +18,7 @@ from pathlib import Path
 from .paths import build_aside, sandbox_share_dir
 
 # Bump when the template's content changes: a new folder is built beside the old one.
-TEMPLATE_VERSION = 8
+TEMPLATE_VERSION = 9
 
 USER_FOLDERS = ("Desktop", "Documents", "Downloads", "Music", "Pictures", "Videos", "Templates", "Public")
 
@@ -118,10 +118,12 @@ LIBREOFFICE_XCU = """<?xml version="1.0" encoding="UTF-8"?>
 </oor:items>
 """
 
+# Only first-run choices: every other value is Chrome's default, as in the VM's profile, since
+# getters read this file (a site-setting default here once made "delete site data on close"
+# look already set: OSWorld's getter takes any profile.default_content_setting_values for it).
 CHROMIUM_PREFERENCES = {
     "browser": {"has_seen_welcome_page": True, "check_default_browser": False},
     "distribution": {"skip_first_run_ui": True, "suppress_first_run_default_browser_prompt": True},
-    "profile": {"default_content_setting_values": {"notifications": 2}},
 }
 
 USER_DIRS = "".join(f'XDG_{key}_DIR="$HOME/{folder}"\n' for key, folder in (

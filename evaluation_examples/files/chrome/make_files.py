@@ -149,7 +149,6 @@ def bookmarks_file() -> str:
 PREFERENCES_WITH_BAR = json.dumps({
     "browser": {"has_seen_welcome_page": True, "check_default_browser": False},
     "distribution": {"skip_first_run_ui": True, "suppress_first_run_default_browser_prompt": True},
-    "profile": {"default_content_setting_values": {"notifications": 2}},
     "bookmark_bar": {"show_on_all_tabs": True},
 })
 

@@ -1,0 +1,58 @@
+"""`osworld tasks coverage`: per domain, which tasks run here offline, need downloads, need the live web,
+or cannot run here and why."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from .task_commands import load_tasks
+
+if TYPE_CHECKING:
+    from desktop_env.tasks.coverage import CoverageReport
+
+console = Console()
+
+
+def coverage_table(report: CoverageReport, title: str) -> Table:
+    table = Table("domain", "tasks", "offline", "downloads", "prefetched", "live web or account", "cannot run here",
+                  "why not", title=title)
+    rows = list(report.by_domain().items()) + [("total", report.total())]
+    for name, d in rows:
+        ranked = sorted(d.blockers.items(), key=lambda kv: (-kv[1], kv[0]))
+        why = ", ".join(f"{blocker} {count}" for blocker, count in ranked)
+        table.add_row(name, str(d.tasks), str(d.offline), str(d.downloads),
+                      str(d.prefetched) if report.cache_dir is not None else "-", str(d.live_web), str(d.cannot_run),
+                      why, end_section=name == rows[-2][0] if len(rows) > 1 else False)
+    return table
+
+
+@click.command("coverage")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--cache-dir", default="cache", show_default=True,
+              help="The cache `tasks prefetch` filled (the run's --cache-dir): are the downloads there?")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the same, and each task's category with its reasons, as JSON to this file.")
+@click.option("--list", "list_tasks", is_flag=True, help="Also print each task that does not run offline, and why.")
+def coverage_command(paths: tuple[str, ...], cache_dir: str, json_path: Path | None, list_tasks: bool) -> None:
+    """What can run here: per domain, how many of the tasks PATHs name (task files, meta files or
+    folders) run offline, need only files downloaded by URL (and whether `tasks prefetch` put them in
+    the cache), need a live website or an account (`run --network`), or cannot run here, with what
+    they need by name (an app this desktop lacks, an account, a live scripted website...)."""
+    from desktop_env.tasks.coverage import coverage
+
+    tasks = load_tasks(paths)
+    report = coverage(tasks, cache_dir)
+    if list_tasks:
+        for task in report.tasks:
+            if task.category != "offline":
+                console.print(f"{task.category:16} {task.domain}/{task.task_id}: {'; '.join(task.reasons)}",
+                              markup=False, highlight=False, soft_wrap=True)
+    console.print(coverage_table(report, f"coverage of {len(tasks)} task(s) ({', '.join(paths)})"))
+    if json_path is not None:
+        json_path.write_text(json.dumps(report.to_json(), indent=1) + "\n")
+        console.print(f"written: {json_path}")
