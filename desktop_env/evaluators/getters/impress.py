@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ...safe_paths import check_basename
 from ..context import EvalContext
-from ..registry import getter, unsupported_getter
+from ..registry import getter
 from .files import cache_target, getter_field, save_in_cache, vm_file
 
 AUDIO_RELS = ("/relationships/audio", "/relationships/media")
@@ -64,6 +64,3 @@ def background_image_in_slide(ctx: EvalContext, config: dict) -> str | None:
             if rel_id and rel_id in part_owner.part.rels:
                 return _save(ctx, config, part_owner.part.rels[rel_id].target_part.blob)
     return None
-
-
-unsupported_getter("vscode_config", "runs a Visual Studio Code extension command; VS Code is not packaged by Debian")

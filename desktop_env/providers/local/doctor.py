@@ -109,10 +109,28 @@ def check_sudo() -> Check:
                                "changes live in overlays thrown away at reset)", required=False)
 
 
+def check_vscode() -> Check:
+    """Whether VS Code (code-server) is installed; tasks that use it install it on first need."""
+    from .vscode import CODE_SERVER_VERSION, build_packages, installed_vscode, vscode_dir
+
+    found = installed_vscode()
+    if found is not None:
+        return Check("vs code", True, f"code-server {CODE_SERVER_VERSION} in {found}", required=False)
+    missing = missing_packages(build_packages())
+    fix = "osworld env setup --vscode"
+    if missing:
+        fix = f"apt-get install --no-install-recommends {' '.join(missing)}; then {fix}"
+    if shutil.which("npm") is None:
+        fix = f"install npm; then {fix}"
+    return Check("vs code", False, f"not installed ({vscode_dir()}); a run whose tasks use VS Code builds it first "
+                                   "(a few minutes)", fix, required=False)
+
+
 def run_checks() -> list[Check]:
     missing = missing_packages(required_packages())
     checks = [Check("debian packages", not missing,
                     f"missing: {' '.join(missing)}" if missing else f"all {len(required_packages())} installed",
                     f"apt-get install --no-install-recommends {' '.join(missing)}" if missing else "")]
-    checks += [check_bubblewrap(), check_system_python(), check_server_venv(), check_limits(), check_sudo()]
+    checks += [check_bubblewrap(), check_system_python(), check_server_venv(), check_limits(), check_sudo(),
+               check_vscode()]
     return checks
