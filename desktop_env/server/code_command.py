@@ -20,6 +20,7 @@ import fcntl
 import http.client
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -36,6 +37,7 @@ BROWSER_PROFILE = USER_DATA / "Browser"      # the window's own Chromium profile
 SESSION_SOCKET = USER_DATA / "code-server-ipc.sock"  # code-server's registry of open windows
 WINDOW_CLASS = "Code"                        # VS Code's WM_CLASS, which code.desktop names
 
+LISTENING = re.compile(r"HTTP server listening on http://127\.0\.0\.1:(\d+)/")
 SERVER_START_S = 60.0
 WINDOW_CONNECT_S = 60.0
 POLL_S = 0.1
@@ -93,28 +95,31 @@ def running_port() -> int | None:
 
 
 def start_server() -> int:
-    """Starts code-server on a loopback port bound here and handed over, so the port is known at
-    once and nothing else can take it in between; waits until it answers."""
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(128)
-    port = listener.getsockname()[1]
+    """Starts code-server on a free loopback port (port 0: the kernel picks it, so no other process
+    can take it in between) and waits until it says which and answers there."""
     log_path = state_dir() / "server.log"
+    offset = log_path.stat().st_size if log_path.exists() else 0
     USER_DATA.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
-        server = subprocess.Popen([*code_server_argv(), "--socket-fd", str(listener.fileno())],
-                                  stdin=devnull, stdout=log, stderr=subprocess.STDOUT, cwd=HOME,
-                                  pass_fds=(listener.fileno(),), start_new_session=True)
-    listener.close()
-    (state_dir() / "port").write_text(str(port))
+        server = subprocess.Popen([*code_server_argv(), "--bind-addr", "127.0.0.1:0"], stdin=devnull, stdout=log,
+                                  stderr=subprocess.STDOUT, cwd=HOME, start_new_session=True)
     deadline = time.monotonic() + SERVER_START_S
-    while _http_get(port, "/healthz") != 200:
+    port = None
+    while port is None or _http_get(port, "/healthz") != 200:
+        if port is None:
+            with open(log_path, "rb") as log:
+                log.seek(offset)
+                found = LISTENING.search(log.read().decode(errors="replace"))
+            port = int(found.group(1)) if found else None
         if server.poll() is not None or time.monotonic() > deadline:
-            tail = log_path.read_text(errors="replace").splitlines()[-10:]
+            with open(log_path, "rb") as log:
+                log.seek(offset)
+                tail = log.read().decode(errors="replace").splitlines()[-10:]
             state = f"exited with status {server.returncode}" if server.poll() is not None else \
                 f"did not answer in {SERVER_START_S:.0f} s"
             raise CodeError(f"VS Code's server {state}; its log ({log_path}) ends:\n" + "\n".join(tail))
         time.sleep(POLL_S)
+    (state_dir() / "port").write_text(str(port))
     return port
 
 

@@ -1,0 +1,139 @@
+"""VS Code on a real desktop: a task opens a file in it, a scripted agent changes a setting through
+its GUI with pyautogui, and `vscode_config` + `compare_config` score the change, as on OSWorld's VM.
+
+Like OSWorld's VS Code tasks, the task installs an evaluation extension (`code --install-extension`
+of a .vsix; the one here is made by the test) whose command writes what it reads to a file.
+Needs VS Code installed (`osworld env setup --vscode`, or a run of a VS Code task); skipped if not.
+"""
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from desktop_env.desktop_env import DesktopEnv
+from desktop_env.providers.local.vscode import installed_vscode
+
+pytestmark = [pytest.mark.desktop,
+              pytest.mark.skipif(installed_vscode() is None, reason="VS Code is not installed: osworld env setup --vscode")]
+
+EXTENSION_ID = "osworld-tests.eval-theme"
+EXTENSION_JS = """
+const vscode = require('vscode');
+const fs = require('fs');
+const path = require('path');
+const os = require('os');
+exports.activate = (context) => {
+  context.subscriptions.push(vscode.commands.registerCommand('osworldTests.getColorTheme', () => {
+    const theme = vscode.workspace.getConfiguration('workbench').get('colorTheme');
+    fs.writeFileSync(path.join(os.homedir(), 'GetColorTheme.txt'), String(theme));
+  }));
+};
+"""
+PACKAGE_JSON = {
+    "name": "eval-theme", "publisher": "osworld-tests", "version": "0.0.1", "engines": {"vscode": "^1.60.0"},
+    "main": "./extension.js", "activationEvents": ["onCommand:osworldTests.getColorTheme"],
+    "contributes": {"commands": [{"command": "osworldTests.getColorTheme", "title": "GetColorTheme"}]},
+}
+VSIX_MANIFEST = """<?xml version="1.0" encoding="utf-8"?>
+<PackageManifest Version="2.0.0" xmlns="http://schemas.microsoft.com/developer/vsx-schema/2011">
+  <Metadata>
+    <Identity Language="en-US" Id="eval-theme" Version="0.0.1" Publisher="osworld-tests"/>
+    <DisplayName>eval-theme</DisplayName>
+    <Description xml:space="preserve">Writes the colour theme to ~/GetColorTheme.txt</Description>
+    <Properties><Property Id="Microsoft.VisualStudio.Code.Engine" Value="^1.60.0"/></Properties>
+  </Metadata>
+  <Installation><InstallationTarget Id="Microsoft.VisualStudio.Code"/></Installation>
+  <Dependencies/>
+  <Assets><Asset Type="Microsoft.VisualStudio.Code.Manifest" Path="extension/package.json" Addressable="true"/></Assets>
+</PackageManifest>
+"""
+CONTENT_TYPES = """<?xml version="1.0" encoding="utf-8"?>
+<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">
+  <Default Extension=".json" ContentType="application/json"/><Default Extension=".js" ContentType="application/javascript"/>
+  <Default Extension=".vsixmanifest" ContentType="text/xml"/>
+</Types>
+"""
+THEME = "Solarized Light"
+
+
+def write_vsix(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w") as vsix:
+        vsix.writestr("[Content_Types].xml", CONTENT_TYPES)
+        vsix.writestr("extension.vsixmanifest", VSIX_MANIFEST)
+        vsix.writestr("extension/package.json", json.dumps(PACKAGE_JSON))
+        vsix.writestr("extension/extension.js", EXTENSION_JS)
+    return path
+
+
+def theme_task() -> dict:
+    """Shaped like OSWorld's vs_code tasks: install the evaluation extension, open a file with `code`,
+    focus VS Code; the evaluator runs the extension's command through vscode_config."""
+    return {
+        "id": "vscode-theme", "snapshot": "vscode", "related_apps": ["vscode"],
+        "instruction": f"Change VS Code's colour theme to {THEME}.",
+        "config": [
+            {"type": "upload_file", "parameters": {"files": [
+                {"local_path": "eval-theme.vsix", "path": "/home/user/Downloads/eval-theme.vsix"}]}},
+            {"type": "execute", "parameters": {"command": ["code", "--install-extension",
+                                                           "/home/user/Downloads/eval-theme.vsix"]}},
+            {"type": "execute", "parameters": {"command": "printf 'print(1)\\n' > ~/Desktop/main.py", "shell": True}},
+            {"type": "launch", "parameters": {"command": ["code", "/home/user/Desktop/main.py"]}},
+            {"type": "activate_window", "parameters": {"window_name": "main.py - Visual Studio Code"}},
+        ],
+        "evaluator": {
+            "postconfig": [{"type": "activate_window", "parameters": {"window_name": "Visual Studio Code"}}],
+            "func": "compare_config",
+            "result": {"type": "vscode_config", "vscode_extension_command": "GetColorTheme",
+                       "path": "/home/user/GetColorTheme.txt", "dest": "GetColorTheme.txt"},
+            "expected": {"type": "rule", "rules": {"expected": THEME}},
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    env = DesktopEnv(screen_size=(1280, 800), require_a11y_tree=False,
+                     cache_dir=str(tmp_path_factory.mktemp("cache")))
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="module")
+def task_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("vscode-task")
+    write_vsix(folder / "eval-theme.vsix")
+    return folder
+
+
+def assert_extension_installed(env: DesktopEnv) -> None:
+    listing = env.controller.run_command(["code", "--list-extensions"])
+    assert EXTENSION_ID in listing["output"], listing
+
+
+def test_a_theme_changed_through_vs_codes_theme_picker_scores_1(env, task_dir):
+    env.reset(theme_task(), options={"task_dir": str(task_dir)})
+    assert_extension_installed(env)
+    # VS Code's "Preferences: Color Theme" (Ctrl+K Ctrl+T), then the theme picked by name.
+    for action in ("pyautogui.hotkey('ctrl', 'k')",
+                   "pyautogui.hotkey('ctrl', 't')",
+                   f"pyautogui.typewrite({THEME!r}, interval=0.02)",
+                   "pyautogui.press('enter')"):
+        env.step(action, pause=1.0)
+    env.step("DONE", pause=0)
+    evaluation = env.evaluate_explained()
+    assert evaluation.score == 1.0, evaluation
+    settings = json.loads(env.controller.get_file("/home/user/.config/Code/User/settings.json"))
+    assert settings["workbench.colorTheme"] == THEME
+
+
+def test_the_same_task_without_the_change_scores_0(env, task_dir):
+    env.reset(theme_task(), options={"task_dir": str(task_dir)})
+    assert_extension_installed(env)
+    env.step("DONE", pause=0)
+    evaluation = env.evaluate_explained()
+    assert evaluation.score == 0.0, evaluation
+    # The command ran and wrote the theme VS Code starts with: a real 0, not a missing file.
+    assert env.controller.get_file("/home/user/GetColorTheme.txt") not in (None, THEME.encode())
