@@ -38,6 +38,8 @@ SESSION_SOCKET = USER_DATA / "code-server-ipc.sock"  # code-server's registry of
 WINDOW_CLASS = "Code"                        # VS Code's WM_CLASS, which code.desktop names
 
 LISTENING = re.compile(r"HTTP server listening on http://127\.0\.0\.1:(\d+)/")
+VERSION = re.compile(r"^\S+ ([0-9a-f]{40}) with Code (\S+)")  # "4.139.1 <commit> with Code 1.139.1"
+ARCHITECTURES = {"x86_64": "x64", "aarch64": "arm64"}
 SERVER_START_S = 60.0
 WINDOW_CONNECT_S = 60.0
 POLL_S = 0.1
@@ -258,9 +260,21 @@ def open_paths(argv: list[str]) -> None:
     raise_window()
 
 
+def print_version() -> None:
+    """VS Code's three lines (version, commit, architecture) from code-server's one."""
+    said = subprocess.run([*code_server_argv(), "--version"], capture_output=True, text=True).stdout
+    found = VERSION.search(said)
+    if found is None:
+        raise CodeError(f"code-server's version is not in its output {said.strip()!r}")
+    print(f"{found.group(2)}\n{found.group(1)}\n{ARCHITECTURES.get(os.uname().machine, os.uname().machine)}")
+
+
 def main(argv: list[str]) -> int:
     try:
         check_installed()
+        if argv in (["--version"], ["-v"]):
+            print_version()
+            return 0
         if any(arg in CLI_FLAGS or arg.split("=", 1)[0] in CLI_FLAGS for arg in argv):
             # code-server's own CLI for extensions and --version: output and exit status as its.
             os.execv(code_server_argv()[0], [*code_server_argv(), *argv])

@@ -109,8 +109,9 @@ def task_dir(tmp_path_factory):
 
 
 def assert_extension_installed(env: DesktopEnv) -> None:
-    listing = env.controller.run_command(["code", "--list-extensions"])
-    assert EXTENSION_ID in listing["output"], listing
+    # The command as OSWorld's tasks give it (a list, not a shell line: `code` sees "|" and "grep").
+    listing = env.controller.run_command(["code", "--list-extensions", "|", "grep", EXTENSION_ID])
+    assert listing["output"] == EXTENSION_ID + "\n", listing
 
 
 def test_a_theme_changed_through_vs_codes_theme_picker_scores_1(env, task_dir):
@@ -137,3 +138,18 @@ def test_the_same_task_without_the_change_scores_0(env, task_dir):
     assert evaluation.score == 0.0, evaluation
     # The command ran and wrote the theme VS Code starts with: a real 0, not a missing file.
     assert env.controller.get_file("/home/user/GetColorTheme.txt") not in (None, THEME.encode())
+
+
+def test_code_version_says_what_vs_codes_does(env):
+    lines = env.controller.run_command(["code", "--version"])["output"].splitlines()
+    assert len(lines) == 3 and lines[0].count(".") == 2 and len(lines[1]) == 40 and lines[2] in ("x64", "arm64"), lines
+
+
+def test_vs_code_itself_is_read_only_for_the_desktop_and_its_root(env):
+    config = env.controller.get_file("/run/osworld-lib/vscode/config.yaml")
+    for path in ("/run/osworld-lib/vscode/config.yaml", "/run/osworld-lib/vscode/share/applications/code.desktop"):
+        write = f"echo 'auth: password' >> {path}"
+        for attempt in (write, f"echo password | sudo -S sh -c \"{write}\""):
+            done = env.controller.run_command(["sh", "-c", attempt])
+            assert done["returncode"] != 0, (attempt, done)
+    assert env.controller.get_file("/run/osworld-lib/vscode/config.yaml") == config
