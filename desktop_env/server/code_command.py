@@ -173,7 +173,7 @@ def open_window(port: int, query: dict[str, str]) -> None:
         subprocess.Popen([CHROMIUM, f"--app={url}", f"--user-data-dir={BROWSER_PROFILE}", f"--class={WINDOW_CLASS}",
                           "--no-first-run", "--no-default-browser-check", "--disable-dev-shm-usage",
                           "--password-store=basic", "--force-renderer-accessibility", "--start-maximized",
-                          "--disable-features=Translate", "--hide-crash-restore-bubble"],
+                          "--disable-features=Translate", "--hide-crash-restore-bubble", "--force-dark-mode"],
                          stdin=devnull, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
 

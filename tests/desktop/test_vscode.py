@@ -140,6 +140,28 @@ def test_the_same_task_without_the_change_scores_0(env, task_dir):
     assert env.controller.get_file("/home/user/GetColorTheme.txt") not in (None, THEME.encode())
 
 
+def test_an_edit_saved_with_ctrl_s_by_the_postconfig_is_scored_from_disk(env, task_dir):
+    """OSWorld's text-editing tasks end with a postconfig that focuses VS Code and presses Ctrl+S."""
+    (task_dir / "expected.py").write_text("a = 1\nb = 2")
+    window = "edit.py - Visual Studio Code"
+    task = {"id": "vscode-save", "instruction": "Add b = 2 on a new last line.", "config": [
+        {"type": "execute", "parameters": {"command": "printf 'a = 1\\n' > ~/Desktop/edit.py", "shell": True}},
+        {"type": "launch", "parameters": {"command": ["code", "/home/user/Desktop/edit.py"]}},
+        {"type": "activate_window", "parameters": {"window_name": window}}],
+        "evaluator": {
+            "postconfig": [{"type": "activate_window", "parameters": {"window_name": window}},
+                           {"type": "execute", "parameters": {"command": [
+                               "python", "-c", "import pyautogui; pyautogui.hotkey('ctrl', 's')"]}}],
+            "func": "compare_text_file",
+            "result": {"type": "vm_file", "path": "/home/user/Desktop/edit.py", "dest": "edit.py"},
+            "expected": {"type": "cloud_file", "path": "expected.py", "dest": "expected.py"}}}
+    env.reset(task, options={"task_dir": str(task_dir)})
+    for action in ("pyautogui.hotkey('ctrl', 'end')", "pyautogui.typewrite('b = 2', interval=0.02)"):
+        env.step(action, pause=0.5)
+    assert env.controller.get_file("/home/user/Desktop/edit.py") == b"a = 1\n"  # typed, not yet saved
+    assert env.evaluate_explained().score == 1.0
+
+
 def test_code_version_says_what_vs_codes_does(env):
     lines = env.controller.run_command(["code", "--version"])["output"].splitlines()
     assert len(lines) == 3 and lines[0].count(".") == 2 and len(lines[1]) == 40 and lines[2] in ("x64", "arm64"), lines

