@@ -27,10 +27,12 @@ WEB_URL = re.compile(r"https?://(?!(?:localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0)[:
                      r"[^\s\"'\\]+")
 # Commands in setup (or postconfig) steps that fetch from the network: package managers and downloaders.
 NETWORK_COMMAND = re.compile(r"\b(?:apt(?:-get)?\s+(?:-\S+\s+)*(?:update|install)|pip3?\s+install|wget|curl"
-                             r"|git\s+clone|snap\s+install)\b")
+                             r"|git\s+clone|snap\s+install)\b"
+                             # VS Code's marketplace: an extension by id (a .vsix file is local), in a
+                             # shell line or a JSON argument list
+                             r"|--install-extension[\"',\s]+(?![^\"'\s]*\.vsix)[\w-]+\.[\w-]+")
 # Setup steps whose URLs are data written into the desktop, never fetched.
 URL_AS_DATA_STEPS = ("update_browse_history",)
-EXCLUDED_DOMAINS = {"vs_code": "VS Code is not packaged by Debian (see VM_DIFFERENCES.md)"}
 
 
 @dataclass
@@ -68,9 +70,6 @@ def _steps(task: Task) -> Iterator[tuple[str, dict]]:
 def network_reasons(task: Task) -> list[str]:
     """Why the task needs the network, for setting up, doing or scoring it; [] when it does not."""
     reasons = []
-    domain_reason = EXCLUDED_DOMAINS.get(task.domain)
-    if domain_reason:
-        reasons.append(f"domain {task.domain}: {domain_reason}")
     for where, step in _steps(task):
         kind = step.get("type")
         if kind in NETWORK_STEP_TYPES:
@@ -93,7 +92,7 @@ def network_reasons(task: Task) -> list[str]:
 
 
 def unsupported_reasons(task: Task) -> list[str]:
-    """Names this harness declares it cannot run (accounts, VS Code). Unknown names are not here: they
+    """Names this harness declares it cannot run (accounts, live websites). Unknown names are not here: they
     stay in the suite and come out as harness errors, which is what they are."""
     return [str(problem) for problem in validate_task(task) if problem.unsupported]
 

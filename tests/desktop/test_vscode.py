@@ -3,7 +3,7 @@ its GUI with pyautogui, and `vscode_config` + `compare_config` score the change,
 
 Like OSWorld's VS Code tasks, the task installs an evaluation extension (`code --install-extension`
 of a .vsix; the one here is made by the test) whose command writes what it reads to a file.
-Needs VS Code installed (`osworld env setup --vscode`, or a run of a VS Code task); skipped if not.
+VS Code is installed on first need, as a run does (a one-time build of a few minutes per machine).
 """
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from desktop_env.desktop_env import DesktopEnv
-from desktop_env.providers.local.vscode import installed_vscode
+from desktop_env.evaluators.getters.vscode import vscode_config
+from desktop_env.evaluators.recording import ReplayContext
+from desktop_env.providers.local.vscode import ensure_vscode
 
-pytestmark = [pytest.mark.desktop,
-              pytest.mark.skipif(installed_vscode() is None, reason="VS Code is not installed: osworld env setup --vscode")]
+pytestmark = pytest.mark.desktop
 
 EXTENSION_ID = "osworld-tests.eval-theme"
 EXTENSION_JS = """
@@ -95,6 +96,7 @@ def theme_task() -> dict:
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
+    ensure_vscode()
     env = DesktopEnv(screen_size=(1280, 800), require_a11y_tree=False,
                      cache_dir=str(tmp_path_factory.mktemp("cache")))
     yield env
@@ -114,7 +116,7 @@ def assert_extension_installed(env: DesktopEnv) -> None:
     assert listing["output"] == EXTENSION_ID + "\n", listing
 
 
-def test_a_theme_changed_through_vs_codes_theme_picker_scores_1(env, task_dir):
+def test_a_theme_changed_through_vs_codes_theme_picker_scores_1(env, task_dir, tmp_path):
     env.reset(theme_task(), options={"task_dir": str(task_dir)})
     assert_extension_installed(env)
     # VS Code's "Preferences: Color Theme" (Ctrl+K Ctrl+T), then the theme picked by name.
@@ -128,6 +130,11 @@ def test_a_theme_changed_through_vs_codes_theme_picker_scores_1(env, task_dir):
     assert evaluation.score == 1.0, evaluation
     settings = json.loads(env.controller.get_file("/home/user/.config/Code/User/settings.json"))
     assert settings["workbench.colorTheme"] == THEME
+    # The keys it pressed and the file it read were recorded: a rescore replays them offline.
+    recording = env.evaluation_context
+    recording.write_blobs(tmp_path / "files")
+    offline = ReplayContext(recording.manifest(), tmp_path / "files", tmp_path / "cache", None, {})
+    assert Path(vscode_config(offline, theme_task()["evaluator"]["result"])).read_text() == THEME
 
 
 def test_the_same_task_without_the_change_scores_0(env, task_dir):
