@@ -148,7 +148,7 @@ def test_the_same_task_without_the_change_scores_0(env, task_dir):
 
 
 def test_an_edit_saved_with_ctrl_s_by_the_postconfig_is_scored_from_disk(env, task_dir):
-    """OSWorld's text-editing tasks end with a postconfig that focuses VS Code and presses Ctrl+S."""
+    """OSWorld's text-editing tasks end with this postconfig: focus VS Code, press Ctrl+S, wait 0.5 s."""
     (task_dir / "expected.py").write_text("a = 1\nb = 2")
     window = "edit.py - Visual Studio Code"
     task = {"id": "vscode-save", "instruction": "Add b = 2 on a new last line.", "config": [
@@ -157,8 +157,10 @@ def test_an_edit_saved_with_ctrl_s_by_the_postconfig_is_scored_from_disk(env, ta
         {"type": "activate_window", "parameters": {"window_name": window}}],
         "evaluator": {
             "postconfig": [{"type": "activate_window", "parameters": {"window_name": window}},
+                           {"type": "sleep", "parameters": {"seconds": 0.5}},
                            {"type": "execute", "parameters": {"command": [
-                               "python", "-c", "import pyautogui; pyautogui.hotkey('ctrl', 's')"]}}],
+                               "python", "-c", "import pyautogui; pyautogui.hotkey('ctrl', 's')"]}},
+                           {"type": "sleep", "parameters": {"seconds": 0.5}}],
             "func": "compare_text_file",
             "result": {"type": "vm_file", "path": "/home/user/Desktop/edit.py", "dest": "edit.py"},
             "expected": {"type": "cloud_file", "path": "expected.py", "dest": "expected.py"}}}
@@ -166,7 +168,8 @@ def test_an_edit_saved_with_ctrl_s_by_the_postconfig_is_scored_from_disk(env, ta
     for action in ("pyautogui.hotkey('ctrl', 'end')", "pyautogui.typewrite('b = 2', interval=0.02)"):
         env.step(action, pause=0.5)
     assert env.controller.get_file("/home/user/Desktop/edit.py") == b"a = 1\n"  # typed, not yet saved
-    assert env.evaluate_explained().score == 1.0
+    evaluation = env.evaluate_explained()
+    assert evaluation.score == 1.0, (evaluation, env.controller.get_file("/home/user/Desktop/edit.py"))
 
 
 def test_code_version_says_what_vs_codes_does(env):
