@@ -139,21 +139,21 @@ def ensure_server() -> int:
 
 
 # -- windows --------------------------------------------------------------------------------------
-def _session_request(method: str, path: str) -> dict | None:
-    """code-server's session registry: which windows (extension hosts) are connected."""
+def _unix_http(socket_path: str, method: str, path: str, body: dict | None = None,
+               timeout: float = 2.0) -> tuple[int, bytes]:
+    """One HTTP request over a Unix socket: code-server's session registry, or a window's IPC socket."""
     class UnixConnection(http.client.HTTPConnection):
         def connect(self):
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             self.sock.settimeout(self.timeout)
-            self.sock.connect(str(SESSION_SOCKET))
+            self.sock.connect(socket_path)
 
-    connection = UnixConnection("localhost", timeout=2.0)
+    connection = UnixConnection("localhost", timeout=timeout)
     try:
-        connection.request(method, path)
+        data = None if body is None else json.dumps(body).encode()
+        connection.request(method, path, data, {"Content-Type": "application/json"} if data else {})
         response = connection.getresponse()
-        return json.loads(response.read() or b"null") if response.status == 200 else None
-    except (OSError, ValueError):
-        return None
+        return response.status, response.read()
     finally:
         connection.close()
 
@@ -161,8 +161,30 @@ def _session_request(method: str, path: str) -> dict | None:
 def connected_window(path: str) -> str | None:
     """The IPC socket of the open window best suited to `path` (one whose folder holds it, else the
     latest), None when no window is connected."""
-    answer = _session_request("GET", "/session?filePath=" + urllib.parse.quote(path))
-    return (answer or {}).get("socketPath") or None
+    try:
+        status, body = _unix_http(str(SESSION_SOCKET), "GET", "/session?filePath=" + urllib.parse.quote(path))
+        return (json.loads(body) or {}).get("socketPath") or None if status == 200 else None
+    except (OSError, ValueError):
+        return None
+
+
+def windows_on_screen() -> bool:
+    listing = subprocess.run(["wmctrl", "-lx"], stdin=subprocess.DEVNULL, capture_output=True, text=True).stdout
+    return any(len(fields) > 2 and fields[2].endswith(f".{WINDOW_CLASS}")
+               for fields in (line.split() for line in listing.splitlines()))
+
+
+def forget_closed_windows() -> None:
+    """A closed window's extension host lives on (code-server keeps it for the window to reconnect)
+    and stays in the registry, where a file would be sent to it and shown nowhere. With no VS Code
+    window on screen, every registered one is such a window."""
+    if windows_on_screen():
+        return
+    while (stale := connected_window(str(HOME))) is not None:
+        with contextlib.suppress(OSError):
+            _unix_http(str(SESSION_SOCKET), "POST", "/delete-session", {"socketPath": stale})
+        if connected_window(str(HOME)) == stale:
+            raise CodeError(f"VS Code's server keeps the closed window {stale} registered; see {state_dir()}")
 
 
 def open_window(port: int, query: dict[str, str]) -> None:
@@ -189,26 +211,14 @@ def wait_for_window(path: str) -> str:
 
 def open_in_window(socket_path: str, files: list[str], folders: list[str], reuse: bool) -> None:
     """Asks an open window (its IPC socket) to open files and folders, as VS Code's CLI does."""
-    body = json.dumps({"type": "open", "fileURIs": files, "folderURIs": folders, "forceReuseWindow": reuse,
-                       "forceNewWindow": False, "gotoLineMode": True}).encode()
-
-    class UnixConnection(http.client.HTTPConnection):
-        def connect(self):
-            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            self.sock.settimeout(self.timeout)
-            self.sock.connect(socket_path)
-
-    connection = UnixConnection("localhost", timeout=10.0)
+    body = {"type": "open", "fileURIs": files, "folderURIs": folders, "forceReuseWindow": reuse,
+            "forceNewWindow": False, "gotoLineMode": True}
     try:
-        connection.request("POST", "/", body, {"Content-Type": "application/json"})
-        response = connection.getresponse()
-        if response.status != 200:
-            raise CodeError(f"VS Code's window refused to open {files + folders}: HTTP {response.status} "
-                            f"{response.read()[:200]!r}")
+        status, answer = _unix_http(socket_path, "POST", "/", body, timeout=10.0)
     except OSError as e:
         raise CodeError(f"VS Code's window could not be reached to open {files + folders}: {e}") from None
-    finally:
-        connection.close()
+    if status != 200:
+        raise CodeError(f"VS Code's window refused to open {files + folders}: HTTP {status} {answer[:200]!r}")
 
 
 def raise_window() -> None:
@@ -235,6 +245,7 @@ def open_paths(argv: list[str]) -> None:
     workspaces = [p for p in paths if p.endswith(".code-workspace") and os.path.isfile(p)]
     files = [p for p in paths if p not in folders and p not in workspaces]
     port = ensure_server()
+    forget_closed_windows()
     probe = (files or folders or workspaces or [str(HOME)])[0]
     window = connected_window(probe)
     if window is not None and flags["reuse_window"]:

@@ -172,6 +172,21 @@ def test_an_edit_saved_with_ctrl_s_by_the_postconfig_is_scored_from_disk(env, ta
     assert evaluation.score == 1.0, (evaluation, env.controller.get_file("/home/user/Desktop/edit.py"))
 
 
+def test_code_opens_a_new_window_after_the_last_one_was_closed(env, task_dir):
+    """The closed window's extension host outlives it (code-server waits for a reconnection): the
+    next file must still get a window on screen, as on the VM."""
+    env.reset({"id": "vscode-reopen", "instruction": "", "config": [
+        {"type": "execute", "parameters": {"command": "touch ~/first.txt ~/second.txt", "shell": True}},
+        {"type": "launch", "parameters": {"command": ["code", "/home/user/first.txt"]}},
+        {"type": "activate_window", "parameters": {"window_name": "first.txt - Visual Studio Code"}},
+        {"type": "close_window", "parameters": {"window_name": "Visual Studio Code"}},
+        {"type": "launch", "parameters": {"command": ["code", "/home/user/second.txt"]}},
+        {"type": "activate_window", "parameters": {"window_name": "second.txt - Visual Studio Code"}},
+    ]}, options={"task_dir": str(task_dir)})
+    titles = env.controller.run_command(["wmctrl", "-l"])["output"]
+    assert "second.txt - Visual Studio Code" in titles and "first.txt" not in titles, titles
+
+
 def test_code_version_says_what_vs_codes_does(env):
     lines = env.controller.run_command(["code", "--version"])["output"].splitlines()
     assert len(lines) == 3 and lines[0].count(".") == 2 and len(lines[1]) == 40 and lines[2] in ("x64", "arm64"), lines
