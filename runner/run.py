@@ -139,7 +139,7 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
     return run_tasks(to_run, config.layout, backend, summary, report)
 
 
-def install_local_apps(config: RunConfig, to_run: list) -> None:
+def install_local_apps(config: RunConfig, to_run: list[PlannedTask]) -> None:
     """Apps the local desktop installs on first need, before any desktop starts: VS Code, when a
     task uses it. An install that fails is said on stderr and the run goes on: each task that runs
     `code` then ends as an error record whose message says VS Code is not installed."""

@@ -46,7 +46,8 @@ POLL_S = 0.1
 
 CLI_FLAGS = {"--install-extension", "--uninstall-extension", "--list-extensions", "--show-versions",
              "--locate-extension", "--version", "-v", "--help", "-h", "--force"}
-WINDOW_FLAGS = {"-n": "new_window", "--new-window": "new_window", "-r": "reuse_window", "--reuse-window": "reuse_window"}
+WINDOW_FLAGS = {"-n": "new_window", "--new-window": "new_window",
+                "-r": "reuse_window", "--reuse-window": "reuse_window"}
 UNSUPPORTED_HINT = ("this desktop's VS Code (code-server) takes paths, -n/--new-window, -r/--reuse-window and the "
                     "extension options (--install-extension, --uninstall-extension, --list-extensions, "
                     "--show-versions, --version)")

@@ -53,7 +53,8 @@ VSIX_MANIFEST = """<?xml version="1.0" encoding="utf-8"?>
 """
 CONTENT_TYPES = """<?xml version="1.0" encoding="utf-8"?>
 <Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">
-  <Default Extension=".json" ContentType="application/json"/><Default Extension=".js" ContentType="application/javascript"/>
+  <Default Extension=".json" ContentType="application/json"/>
+  <Default Extension=".js" ContentType="application/javascript"/>
   <Default Extension=".vsixmanifest" ContentType="text/xml"/>
 </Types>
 """

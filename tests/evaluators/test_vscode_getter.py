@@ -21,7 +21,7 @@ def answers(tmp_path: Path, reads: list[bytes | None]) -> ReplayContext:
     (tmp_path / "files").mkdir(exist_ok=True)
     calls = []
     for data in reads:
-        answer = {"absent": True}
+        answer: dict[str, object] = {"absent": True}
         if data is not None:
             digest = hashlib.sha256(data).hexdigest()
             (tmp_path / "files" / digest).write_bytes(data)

@@ -83,4 +83,5 @@ def test_a_failing_build_step_is_named_with_its_command_and_output(tmp_path):
 
 
 def test_the_build_packages_are_debians_for_node_gyp_and_the_native_modules():
-    assert {"g++", "make", "python3", "libkrb5-dev", "libxkbfile-dev", "libsecret-1-dev"} <= set(vscode.build_packages())
+    needed = {"g++", "make", "python3", "libkrb5-dev", "libxkbfile-dev", "libsecret-1-dev"}
+    assert needed <= set(vscode.build_packages())

@@ -27,8 +27,8 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 from ...errors import MissingDependency
 from .paths import build_aside, sandbox_share_dir
