@@ -36,13 +36,24 @@ def env_group() -> None:
 
 
 @env_group.command("setup")
-def setup_command() -> None:
+@click.option("--vscode", is_flag=True, help="Also install VS Code (code-server from the npm registry, a build of "
+                                             "a few minutes), which runs otherwise install on first need.")
+def setup_command(vscode: bool) -> None:
     """Build the env server's venv and the home template (done once, cached)."""
+    from desktop_env.errors import MissingDependency
     from desktop_env.providers.local.home_template import ensure_home_template
     from desktop_env.providers.local.server_venv import ensure_server_venv
 
     console.print(f"server venv:   {ensure_server_venv()}")
     console.print(f"home template: {ensure_home_template()}")
+    if vscode:
+        from desktop_env.providers.local.vscode import ensure_vscode
+
+        try:
+            console.print(f"VS Code:       {ensure_vscode(progress=lambda line: console.print(f'[dim]{line}[/]'))}")
+        except MissingDependency as e:
+            console.print(f"[red]error:[/] {e}")
+            sys.exit(1)
 
 
 @env_group.command("doctor")

@@ -55,7 +55,7 @@ def network_reasons(task: Task, missing_apps: Callable[[], dict[str, str]] = def
 
 
 def unsupported_reasons(task: Task) -> list[str]:
-    """Names this harness declares it cannot run (accounts, VS Code). Unknown names are not here: they
+    """Names this harness declares it cannot run (accounts, live websites). Unknown names are not here: they
     stay in the suite and come out as harness errors, which is what they are."""
     return [str(problem) for problem in validate_task(task) if problem.unsupported]
 

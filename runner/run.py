@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import platform
 import subprocess
+import sys
 import tempfile
 from dataclasses import asdict
 from pathlib import Path
@@ -150,6 +151,8 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
     if not to_run:
         record_start(config, forced, plan)
         return summary
+    if config.provider == "local":
+        install_local_apps(config, to_run)
     backend = backend or make_backend(config)
     backend.start(min(config.num_envs, len(to_run)), report)  # first: one that cannot start leaves no trace
     try:
@@ -158,6 +161,21 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
         backend.stop(clean=False)
         raise
     return run_tasks(to_run, config.layout, backend, summary, report)
+
+
+def install_local_apps(config: RunConfig, to_run: list[PlannedTask]) -> None:
+    """Apps the local desktop installs on first need, before any desktop starts: VS Code, when a
+    task uses it. An install that fails is said on stderr and the run goes on: each task that runs
+    `code` then ends as an error record whose message says VS Code is not installed."""
+    from desktop_env.errors import MissingDependency
+    from desktop_env.providers.local.vscode import ensure_vscode_for
+    from desktop_env.tasks import load_task_set
+
+    task_set = load_task_set(config.tasks)
+    try:
+        ensure_vscode_for(task_set.load(p.domain, p.task_id, check_paths=False).config for p in to_run)
+    except MissingDependency as e:
+        print(f"VS Code could not be installed; its tasks will end as errors: {e}", file=sys.stderr, flush=True)
 
 
 def record_start(config: RunConfig, forced: list[tuple[str, Any, Any]], plan: Plan) -> None:

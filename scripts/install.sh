@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what osworld needs, idempotently:
-#  1. the Debian packages in desktop_env/providers/local/system_packages.txt (only missing ones),
+#  1. the Debian packages in desktop_env/providers/local/system_packages.txt and
+#     vscode_build_packages.txt (only missing ones),
 #  2. this package into a project venv (.venv; Debian's own Python refuses global pip installs),
 #  3. the env server's venv and the desktop's home template (`osworld env setup`).
 set -euo pipefail
@@ -8,7 +9,9 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
 
-pkgs=$(grep -v '^\s*#' desktop_env/providers/local/system_packages.txt | grep -v '^\s*$')
+# VS Code's build packages too: small, and what a run needs to build VS Code on first need.
+pkgs=$(cat desktop_env/providers/local/system_packages.txt desktop_env/providers/local/vscode_build_packages.txt \
+  | grep -v '^\s*#' | grep -v '^\s*$')
 missing=()
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

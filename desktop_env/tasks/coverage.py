@@ -35,7 +35,10 @@ WEB_URL = re.compile(r"https?://(?!(?:localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0)[:
                      r"[^\s\"'\\]+")
 # Commands in setup (or postconfig) steps that fetch from the network: package managers and downloaders.
 NETWORK_COMMAND = re.compile(r"\b(?:apt(?:-get)?\s+(?:-\S+\s+)*(?:update|install)|pip3?\s+install|wget|curl"
-                             r"|git\s+clone|snap\s+install)\b")
+                             r"|git\s+clone|snap\s+install)\b"
+                             # VS Code's marketplace: an extension by id (a .vsix file is local), in a
+                             # shell line or a JSON argument list
+                             r"|--install-extension[\"',\s]+(?![^\"'\s]*\.vsix)[\w-]+\.[\w-]+")
 # Setup steps whose URLs are data written into the desktop, never fetched.
 URL_AS_DATA_STEPS = ("update_browse_history",)
 # A setup command that runs VS Code (`code FILE`, `code --install-extension ...`).

@@ -15,7 +15,6 @@ NAMES = json.loads((Path(__file__).parent / "osworld_evaluator_names.json").read
 # What may be unsupported, and why only these: they need what no local desktop has.
 CANNOT_RUN_LOCALLY = {
     "googledrive_file": "a Google Drive account",
-    "vscode_config": "Visual Studio Code, which Debian does not package",
     "gotoRecreationPage_and_get_html_content": "a scripted session on the live recreation.gov site",
 }
 

@@ -48,13 +48,18 @@ def test_each_network_rule_excludes_a_task_and_says_why(tmp_path):
         "multi_apps/cloud-expected": {"evaluator": {**OFFLINE_EVALUATOR, "expected": {
             "type": "cloud_file", "path": "https://example.com/gold.docx", "dest": "gold.docx"}}},
         "os/url-in-instruction": {"instruction": "Download https://example.com/x.zip to the Desktop."},
-        "vs_code/any": {},
+        "vs_code/settings": {"config": [{"type": "launch", "parameters": {"command": ["code"]}}]},
+        "vs_code/marketplace": {"config": [{"type": "command", "parameters": {
+            "command": ["code", "--install-extension", "ms-python.python"]}}]},
+        "vs_code/vsix": {"config": [{"type": "execute", "parameters": {
+            "command": "code --install-extension ~/eval-0.0.1.vsix", "shell": True}}]},
         "chrome/local-page": {"config": [{"type": "chrome_open_tabs",
                                           "parameters": {"urls_to_open": ["http://localhost:8000/a.html"]}}]},
     })
     selection = select_tasks(root)
     assert selection.meta_path == find_meta_file(root) == root / "evaluation_examples" / "test_all.json"
-    assert sorted(selection.selected) == [("chrome", "history-as-data"), ("chrome", "local-page"), ("os", "offline")]
+    assert sorted(selection.selected) == [("chrome", "history-as-data"), ("chrome", "local-page"), ("os", "offline"),
+                                          ("vs_code", "settings"), ("vs_code", "vsix")]
     reasons = {e.task_id: " | ".join(e.reasons) for e in selection.excluded}
     assert reasons == {
         "download": "config[0].parameters.files[0].url downloads https://example.com/a.png",
@@ -62,8 +67,7 @@ def test_each_network_rule_excludes_a_task_and_says_why(tmp_path):
         "apt": "config[0] runs 'apt-get install', which fetches from the network",
         "cloud-expected": "evaluator.expected.path downloads https://example.com/gold.docx",
         "url-in-instruction": "the instruction names https://example.com/x.zip",
-        "any": "needs VS Code (its domain is vs_code): the desktop has no VS Code (Debian does not package it; "
-               "see VM_DIFFERENCES.md)",
+        "marketplace": "config[0] runs '--install-extension\", \"ms-python.python', which fetches from the network",
     }
 
 
@@ -81,11 +85,13 @@ def test_on_osworlds_own_task_files_the_selection_keeps_the_offline_ones():
     selected = {task_id[:8] for _, task_id in selection.selected}
     excluded = {e.task_id[:8]: e.reasons for e in selection.excluded}
     assert len(selection.selected) + len(selection.excluded) == 296
-    assert len(selection.selected) == 43
+    assert len(selection.selected) == 53
     # Offline by what they do: GNOME settings, VLC's settings, Chrome's profile, the default video player,
     # and a browsing history written as data.
     assert {"a4d98375", "8ba5ae7a", "030eeff7", "937087b6", "44ee5668"} <= selected
-    assert not any(domain == "vs_code" for domain, _ in selection.selected)
+    # VS Code's settings and keybindings tasks; not the one that installs an extension from the marketplace.
+    assert {"9439a27b", "930fdb3b", "982d12a5"} <= selected
+    assert any("--install-extension" in reason for reason in excluded["e2b5e914"])
     assert any("apt update" in reason for reason in excluded["9656a811"])  # installs jq in its setup
     assert any("opens https://www.drugs.com/" in reason for reason in excluded["b070486d"])
 

@@ -1,2 +1,2 @@
 """Built-in getters; importing this package registers them."""
-from . import chrome, files, general, gimp, impress, info, misc, vlc  # noqa: F401
+from . import chrome, files, general, gimp, impress, info, misc, vlc, vscode  # noqa: F401

@@ -7,7 +7,7 @@ from pathlib import Path
 from ...safe_paths import check_basename
 from ..archives import check_zip_file
 from ..context import EvalContext
-from ..registry import getter, requires, unsupported_getter
+from ..registry import getter, requires
 from .files import cache_target, getter_field, save_in_cache, vm_file
 
 AUDIO_RELS = ("/relationships/audio", "/relationships/media")
@@ -68,6 +68,3 @@ def background_image_in_slide(ctx: EvalContext, config: dict) -> str | None:
             if rel_id and rel_id in part_owner.part.rels:
                 return _save(ctx, config, part_owner.part.rels[rel_id].target_part.blob)
     return None
-
-
-unsupported_getter("vscode_config", "runs a Visual Studio Code extension command; VS Code is not packaged by Debian")

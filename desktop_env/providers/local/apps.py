@@ -9,8 +9,14 @@ from collections.abc import Callable
 
 
 def vscode_missing() -> str | None:
-    """Why the desktop has no VS Code (None when it has)."""
-    return "the desktop has no VS Code (Debian does not package it; see VM_DIFFERENCES.md)"
+    """Why the desktop cannot have VS Code: None when it is installed, or when a run can build it on
+    first need (its build's Debian packages are here; vscode.ensure_vscode_for)."""
+    from .vscode import build_blocker, installed_vscode
+
+    if installed_vscode() is not None:
+        return None
+    blocker = build_blocker()
+    return f"VS Code is not installed, and {blocker}" if blocker else None
 
 
 APP_CHECKS: dict[str, Callable[[], str | None]] = {"VS Code": vscode_missing}

@@ -7,6 +7,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import debian_packages
+from .debian_packages import read_package_list
 from .server_venv import SYSTEM_MODULES, SYSTEM_PYTHON, venv_dir
 
 PACKAGES_FILE = Path(__file__).with_name("system_packages.txt")
@@ -22,17 +24,7 @@ class Check:
 
 
 def required_packages() -> list[str]:
-    lines = PACKAGES_FILE.read_text().splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-
-
-def missing_packages(packages: list[str]) -> list[str]:
-    if shutil.which("dpkg-query") is None:
-        return packages
-    out = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${Status}\n", *packages],
-                         capture_output=True, text=True).stdout
-    installed = {line.split()[0] for line in out.splitlines() if line.endswith("install ok installed")}
-    return [p for p in packages if p not in installed]
+    return read_package_list(PACKAGES_FILE)
 
 
 def _probe_uid() -> int | None:
@@ -138,11 +130,28 @@ def check_sudo() -> Check:
                                "changes live in overlays thrown away at reset)", required=False)
 
 
+def check_vscode() -> Check:
+    """Whether VS Code (code-server) is installed; tasks that use it install it on first need."""
+    from .vscode import CODE_SERVER_VERSION, build_packages, installed_vscode, vscode_dir
+
+    found = installed_vscode()
+    if found is not None:
+        return Check("vs code", True, f"code-server {CODE_SERVER_VERSION} in {found}", required=False)
+    missing = debian_packages.missing_packages(build_packages())
+    fix = "osworld env setup --vscode"
+    if missing:
+        fix = f"apt-get install --no-install-recommends {' '.join(missing)}; then {fix}"
+    if shutil.which("npm") is None:
+        fix = f"install npm; then {fix}"
+    return Check("vs code", False, f"not installed ({vscode_dir()}); a run whose tasks use VS Code builds it first "
+                                   "(a few minutes)", fix, required=False)
+
+
 def run_checks() -> list[Check]:
-    missing = missing_packages(required_packages())
+    missing = debian_packages.missing_packages(required_packages())
     checks = [Check("debian packages", not missing,
                     f"missing: {' '.join(missing)}" if missing else f"all {len(required_packages())} installed",
                     f"apt-get install --no-install-recommends {' '.join(missing)}" if missing else "")]
     checks += [check_bubblewrap(), check_home_cap(), check_system_python(), check_server_venv(), check_limits(),
-               check_sudo()]
+               check_sudo(), check_vscode()]
     return checks

@@ -263,6 +263,9 @@ def write_template(home: Path) -> None:
     # OSWorld's tasks name Chrome's profile folder; one profile serves both names.
     (home / ".config" / "google-chrome").symlink_to("chromium")
     compile_vm_gsettings(home)
+    # VS Code has run on the VM's image: its user folder is there (a task writes settings.json
+    # into it with a shell command). Whether it holds a settings.json OSWorld's files do not say: here it does not.
+    (home / ".config" / "Code" / "User").mkdir(parents=True)
 
 
 def ensure_home_template() -> Path:

@@ -47,6 +47,7 @@ from .sandbox import (SANDBOX_RUNTIME, SANDBOX_VENV, SandboxSpec, bwrap_argv, bw
                       write_identity_files)
 from .server_code import ensure_server_code
 from .server_venv import ensure_server_venv
+from .vscode import installed_vscode
 
 log = logging.getLogger("osworld.local")
 
@@ -140,6 +141,7 @@ class LocalProvider(Provider):
                 raise MissingDependency("Xvfb is not installed: apt-get install xvfb")
             self._venv = ensure_server_venv()
             self._src = ensure_server_code()
+            self._vscode = installed_vscode()  # mounted when installed; built on first need (vscode.py)
             self._home_template = ensure_home_template()
             if self.env_dir is None:
                 self._create_env_dir()
@@ -316,7 +318,8 @@ class LocalProvider(Provider):
         return SandboxSpec(env_dir=self.env_dir, src_dir=self._src, venv_dir=self._venv, network=self.config.network,
                            generation=self._generation, tmpfs_bytes=limits.tmpfs_bytes, disk_bytes=limits.disk_bytes,
                            home_template=self._home_template,
-                           userns_fd=self._root.userns_fd if self._root is not None else None)
+                           userns_fd=self._root.userns_fd if self._root is not None else None,
+                           vscode_dir=self._vscode)
 
     def process_ids(self) -> list[int]:
         """Host PIDs of every process in this sandbox (its PID namespace), bwrap included."""

@@ -33,6 +33,7 @@ from .sandbox_layout import (SANDBOX_HOME, SANDBOX_RUNTIME, SANDBOX_SRC, SANDBOX
 if TYPE_CHECKING:
     from .desktop_storage import Storage
 
+SANDBOX_VSCODE = "/run/osworld-lib/vscode"  # VS Code (code-server), when installed: see vscode.py
 
 # The merged-/usr top-level entries: links on current systems, folders on older ones.
 SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -81,6 +82,8 @@ class SandboxSpec:
     # A user namespace with a root of its own (userns.create_user_namespace), whose system
     # trees are attached under `system_dir`; None: the desktop has one uid and no root.
     userns_fd: int | None = None
+    # VS Code's folder (vscode.installed_vscode()), mounted read-only; None: not installed.
+    vscode_dir: Path | None = None
 
     @property
     def root_inside(self) -> bool:
@@ -146,6 +149,9 @@ def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
         # threaded env server each grow several. Two per process are plenty here.
         "MALLOC_ARENA_MAX": "2",
     }
+    if spec.vscode_dir is not None:
+        # code.desktop (VS Code's app entry, which the dock's favourites name) and its icon.
+        env["XDG_DATA_DIRS"] = f"{SANDBOX_VSCODE}/share:/usr/local/share:/usr/share"
     env.update(spec.extra_env)
     return env
 
@@ -228,6 +234,7 @@ def bwrap_argv(spec: SandboxSpec, command: list[str]) -> list[str]:
         *_tmpfs("/run", size),
         "--ro-bind", str(spec.src_dir), SANDBOX_SRC,
         "--ro-bind", str(spec.venv_dir), SANDBOX_VENV,
+        *(["--ro-bind", str(spec.vscode_dir), SANDBOX_VSCODE] if spec.vscode_dir is not None else []),
         "--perms", "0700", "--dir", f"/run/user/{SANDBOX_UID}",
         *(_tmpfs("/home", size, "0755") if spec.root_inside else ["--perms", "0755", "--dir", "/home"]),
         *storage_mounts(spec.storage),

@@ -1,0 +1,301 @@
+"""`code` inside the desktop: VS Code as OSWorld's VM has it, made of code-server and Chromium.
+
+The VM's `code` opens files and folders in VS Code's window and manages extensions. Here
+VS Code is code-server (VS Code OSS as a web app; the harness installs it and mounts it
+read-only at VSCODE_DIR) shown in a Chromium window in app mode, which has no browser UI:
+- The server runs once per desktop, started by the first `code` that needs it, on a free
+  loopback port of the desktop (its own network namespace), with VS Code's folders: user
+  settings in ~/.config/Code/User, extensions in ~/.vscode/extensions.
+- `code PATH` opens a folder (or a .code-workspace) in a new window, and a file in the
+  window already open (in a new window when there is none), as VS Code does by default.
+- `code --install-extension/--uninstall-extension/--list-extensions/--show-versions` and
+  `--version` are code-server's own extension CLI, on the same folders.
+
+Runs on the system Python with the standard library only (the shim starts it with -I).
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import http.client
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+from pathlib import Path
+
+VSCODE_DIR = Path("/run/osworld-lib/vscode")  # the harness's sandbox.SANDBOX_VSCODE (this file runs alone)
+CHROMIUM = "/usr/lib/chromium/chromium"
+HOME = Path(os.environ.get("HOME", "/home/user"))
+USER_DATA = HOME / ".config" / "Code"        # VS Code's: User/settings.json, User/keybindings.json...
+EXTENSIONS = HOME / ".vscode" / "extensions"  # VS Code's extensions folder
+BROWSER_PROFILE = USER_DATA / "Browser"      # the window's own Chromium profile, apart from Chrome's
+SESSION_SOCKET = USER_DATA / "code-server-ipc.sock"  # code-server's registry of open windows
+WINDOW_CLASS = "Code"                        # VS Code's WM_CLASS, which code.desktop names
+
+LISTENING = re.compile(r"HTTP server listening on http://127\.0\.0\.1:(\d+)/")
+VERSION = re.compile(r"^\S+ ([0-9a-f]{40}) with Code (\S+)")  # "4.139.1 <commit> with Code 1.139.1"
+ARCHITECTURES = {"x86_64": "x64", "aarch64": "arm64"}
+SERVER_START_S = 60.0
+WINDOW_CONNECT_S = 60.0
+POLL_S = 0.1
+
+CLI_FLAGS = {"--install-extension", "--uninstall-extension", "--list-extensions", "--show-versions",
+             "--locate-extension", "--version", "-v", "--help", "-h", "--force"}
+WINDOW_FLAGS = {"-n": "new_window", "--new-window": "new_window",
+                "-r": "reuse_window", "--reuse-window": "reuse_window"}
+UNSUPPORTED_HINT = ("this desktop's VS Code (code-server) takes paths, -n/--new-window, -r/--reuse-window and the "
+                    "extension options (--install-extension, --uninstall-extension, --list-extensions, "
+                    "--show-versions, --version)")
+
+
+class CodeError(Exception):
+    """What `code` prints before exiting with status 1."""
+
+
+def state_dir() -> Path:
+    """Per-desktop runtime state (the server's port and log); gone when the desktop stops."""
+    folder = Path(os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/code-{os.getuid()}") / "vscode"
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return folder
+
+
+def code_server_argv() -> list[str]:
+    entry = VSCODE_DIR / "code-server" / "node_modules" / "code-server" / "out" / "node" / "entry.js"
+    return [str(VSCODE_DIR / "node" / "bin" / "node"), str(entry), "--config", str(VSCODE_DIR / "config.yaml"),
+            "--user-data-dir", str(USER_DATA), "--extensions-dir", str(EXTENSIONS)]
+
+
+def check_installed() -> None:
+    if not (VSCODE_DIR / "config.yaml").exists():
+        raise CodeError("VS Code is not installed on this desktop's host: run `osworld env setup --vscode` "
+                        "there (`osworld env doctor` says whether it is installed)")
+
+
+# -- the server -----------------------------------------------------------------------------------
+def _http_get(port: int, path: str, timeout: float = 2.0) -> int | None:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        connection.request("GET", path)
+        return connection.getresponse().status
+    except OSError:
+        return None
+    finally:
+        connection.close()
+
+
+def running_port() -> int | None:
+    """The port of this desktop's code-server when it runs and answers."""
+    try:
+        port = int((state_dir() / "port").read_text())
+    except (OSError, ValueError):
+        return None
+    return port if _http_get(port, "/healthz") == 200 else None
+
+
+def start_server() -> int:
+    """Starts code-server on a free loopback port (port 0: the kernel picks it, so no other process
+    can take it in between) and waits until it says which and answers there."""
+    log_path = state_dir() / "server.log"
+    offset = log_path.stat().st_size if log_path.exists() else 0
+    USER_DATA.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
+        server = subprocess.Popen([*code_server_argv(), "--bind-addr", "127.0.0.1:0"], stdin=devnull, stdout=log,
+                                  stderr=subprocess.STDOUT, cwd=HOME, start_new_session=True)
+    deadline = time.monotonic() + SERVER_START_S
+    port = None
+    while port is None or _http_get(port, "/healthz") != 200:
+        if port is None:
+            with open(log_path, "rb") as log:
+                log.seek(offset)
+                found = LISTENING.search(log.read().decode(errors="replace"))
+            port = int(found.group(1)) if found else None
+        if server.poll() is not None or time.monotonic() > deadline:
+            with open(log_path, "rb") as log:
+                log.seek(offset)
+                tail = log.read().decode(errors="replace").splitlines()[-10:]
+            state = f"exited with status {server.returncode}" if server.poll() is not None else \
+                f"did not answer in {SERVER_START_S:.0f} s"
+            raise CodeError(f"VS Code's server {state}; its log ({log_path}) ends:\n" + "\n".join(tail))
+        time.sleep(POLL_S)
+    (state_dir() / "port").write_text(str(port))
+    return port
+
+
+@contextlib.contextmanager
+def _lock():
+    """One `code` at a time starts the server (a task may run two at once)."""
+    with open(state_dir() / "lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def ensure_server() -> int:
+    with _lock():
+        return running_port() or start_server()
+
+
+# -- windows --------------------------------------------------------------------------------------
+def _unix_http(socket_path: str, method: str, path: str, body: dict | None = None,
+               timeout: float = 2.0) -> tuple[int, bytes]:
+    """One HTTP request over a Unix socket: code-server's session registry, or a window's IPC socket."""
+    class UnixConnection(http.client.HTTPConnection):
+        def connect(self):
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(self.timeout)
+            self.sock.connect(socket_path)
+
+    connection = UnixConnection("localhost", timeout=timeout)
+    try:
+        data = None if body is None else json.dumps(body).encode()
+        connection.request(method, path, data, {"Content-Type": "application/json"} if data else {})
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def connected_window(path: str) -> str | None:
+    """The IPC socket of the open window best suited to `path` (one whose folder holds it, else the
+    latest), None when no window is connected."""
+    try:
+        status, body = _unix_http(str(SESSION_SOCKET), "GET", "/session?filePath=" + urllib.parse.quote(path))
+        return (json.loads(body) or {}).get("socketPath") or None if status == 200 else None
+    except (OSError, ValueError):
+        return None
+
+
+def windows_on_screen() -> bool:
+    listing = subprocess.run(["wmctrl", "-lx"], stdin=subprocess.DEVNULL, capture_output=True, text=True).stdout
+    return any(len(fields) > 2 and fields[2].endswith(f".{WINDOW_CLASS}")
+               for fields in (line.split() for line in listing.splitlines()))
+
+
+def forget_closed_windows() -> None:
+    """A closed window's extension host lives on (code-server keeps it for the window to reconnect)
+    and stays in the registry, where a file would be sent to it and shown nowhere. With no VS Code
+    window on screen, every registered one is such a window."""
+    if windows_on_screen():
+        return
+    while (stale := connected_window(str(HOME))) is not None:
+        with contextlib.suppress(OSError):
+            _unix_http(str(SESSION_SOCKET), "POST", "/delete-session", {"socketPath": stale})
+        if connected_window(str(HOME)) == stale:
+            raise CodeError(f"VS Code's server keeps the closed window {stale} registered; see {state_dir()}")
+
+
+def open_window(port: int, query: dict[str, str]) -> None:
+    """A Chromium app window (no tabs, no address bar) on VS Code's page, in its own profile."""
+    url = f"http://127.0.0.1:{port}/" + (f"?{urllib.parse.urlencode(query)}" if query else "")
+    env = dict(os.environ, CHROME_DESKTOP="code.desktop")
+    with open(state_dir() / "window.log", "ab") as log, open(os.devnull, "rb") as devnull:
+        subprocess.Popen([CHROMIUM, f"--app={url}", f"--user-data-dir={BROWSER_PROFILE}", f"--class={WINDOW_CLASS}",
+                          "--no-first-run", "--no-default-browser-check", "--disable-dev-shm-usage",
+                          "--password-store=basic", "--force-renderer-accessibility", "--start-maximized",
+                          "--disable-features=Translate", "--hide-crash-restore-bubble", "--force-dark-mode"],
+                         stdin=devnull, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+
+
+def wait_for_window(path: str) -> str:
+    deadline = time.monotonic() + WINDOW_CONNECT_S
+    while (socket_path := connected_window(path)) is None:
+        if time.monotonic() > deadline:
+            raise CodeError(f"VS Code's window did not connect to its server in {WINDOW_CONNECT_S:.0f} s; "
+                            f"see {state_dir() / 'window.log'} and {state_dir() / 'server.log'}")
+        time.sleep(POLL_S)
+    return socket_path
+
+
+def open_in_window(socket_path: str, files: list[str], folders: list[str], reuse: bool) -> None:
+    """Asks an open window (its IPC socket) to open files and folders, as VS Code's CLI does."""
+    body = {"type": "open", "fileURIs": files, "folderURIs": folders, "forceReuseWindow": reuse,
+            "forceNewWindow": False, "gotoLineMode": True}
+    try:
+        status, answer = _unix_http(socket_path, "POST", "/", body, timeout=10.0)
+    except OSError as e:
+        raise CodeError(f"VS Code's window could not be reached to open {files + folders}: {e}") from None
+    if status != 200:
+        raise CodeError(f"VS Code's window refused to open {files + folders}: HTTP {status} {answer[:200]!r}")
+
+
+def raise_window() -> None:
+    subprocess.run(["wmctrl", "-x", "-a", WINDOW_CLASS], stdin=subprocess.DEVNULL, capture_output=True)
+
+
+# -- the command ----------------------------------------------------------------------------------
+def parse(argv: list[str]) -> tuple[dict[str, bool], list[str]]:
+    flags = {"new_window": False, "reuse_window": False}
+    paths = []
+    for arg in argv:
+        if arg in WINDOW_FLAGS:
+            flags[WINDOW_FLAGS[arg]] = True
+        elif arg.startswith("-"):
+            raise CodeError(f"option {arg!r} is not supported: {UNSUPPORTED_HINT}")
+        else:
+            paths.append(os.path.abspath(arg))
+    return flags, paths
+
+
+def open_paths(argv: list[str]) -> None:
+    flags, paths = parse(argv)
+    folders = [p for p in paths if os.path.isdir(p)]
+    workspaces = [p for p in paths if p.endswith(".code-workspace") and os.path.isfile(p)]
+    files = [p for p in paths if p not in folders and p not in workspaces]
+    port = ensure_server()
+    forget_closed_windows()
+    probe = (files or folders or workspaces or [str(HOME)])[0]
+    window = connected_window(probe)
+    if window is not None and flags["reuse_window"]:
+        open_in_window(window, files, folders, reuse=True)
+        raise_window()
+        return
+    for folder in folders:
+        open_window(port, {"folder": folder})
+    for workspace in workspaces:
+        open_window(port, {"workspace": workspace})
+    if not files:
+        if not paths:
+            if window is None or flags["new_window"]:
+                open_window(port, {"ew": "true"} if flags["new_window"] else {})
+            else:
+                raise_window()
+        return
+    if window is None or flags["new_window"]:
+        if not folders and not workspaces:
+            open_window(port, {"ew": "true"})
+        window = wait_for_window(files[0])
+    open_in_window(window, files, [], reuse=True)
+    raise_window()
+
+
+def print_version() -> None:
+    """VS Code's three lines (version, commit, architecture) from code-server's one."""
+    said = subprocess.run([*code_server_argv(), "--version"], capture_output=True, text=True).stdout
+    found = VERSION.search(said)
+    if found is None:
+        raise CodeError(f"code-server's version is not in its output {said.strip()!r}")
+    print(f"{found.group(2)}\n{found.group(1)}\n{ARCHITECTURES.get(os.uname().machine, os.uname().machine)}")
+
+
+def main(argv: list[str]) -> int:
+    try:
+        check_installed()
+        if argv in (["--version"], ["-v"]):
+            print_version()
+            return 0
+        if any(arg in CLI_FLAGS or arg.split("=", 1)[0] in CLI_FLAGS for arg in argv):
+            # code-server's own CLI for extensions and --version: output and exit status as its.
+            os.execv(code_server_argv()[0], [*code_server_argv(), *argv])
+        open_paths(argv)
+    except CodeError as e:
+        print(f"code: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
