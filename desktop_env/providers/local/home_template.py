@@ -7,6 +7,7 @@ choice, and LibreOffice and Chromium with their first-run dialogs already dismis
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -17,8 +18,10 @@ from pathlib import Path
 
 from .paths import build_aside, sandbox_share_dir
 
-# Bump when the template's content changes: a new folder is built beside the old one.
-TEMPLATE_VERSION = 9
+# The template's folder is named by this version and a digest of this module's source, so any
+# change to what it writes builds a new folder beside the old one (two branches that each bumped
+# the version to the same number cannot share a stale template).
+TEMPLATE_VERSION = 10
 
 USER_FOLDERS = ("Desktop", "Documents", "Downloads", "Music", "Pictures", "Videos", "Templates", "Public")
 
@@ -271,10 +274,14 @@ def write_template(home: Path) -> None:
 def ensure_home_template() -> Path:
     """The template, where every desktop can read it: each boot copies it into its home
     (desktop_storage)."""
-    target = sandbox_share_dir() / f"home-template-v{TEMPLATE_VERSION}"
+    target = sandbox_share_dir() / f"home-template-v{TEMPLATE_VERSION}-{_source_digest()}"
     if target.is_dir():
         return target
     return build_aside(target, _write_readable_template)
+
+
+def _source_digest() -> str:
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
 
 
 def _write_readable_template(home: Path) -> None:
