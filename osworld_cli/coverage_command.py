@@ -18,17 +18,36 @@ if TYPE_CHECKING:
 console = Console()
 
 
-def coverage_table(report: CoverageReport, title: str) -> Table:
-    table = Table("domain", "tasks", "offline", "downloads", "prefetched", "live web or account", "cannot run here",
-                  "why not", title=title)
-    rows = list(report.by_domain().items()) + [("total", report.total())]
-    for name, d in rows:
+COLUMNS = ("domain", "tasks", "offline", "downloads", "prefetched", "live web or account", "cannot run here",
+           "why not")
+
+
+def coverage_rows(report: CoverageReport) -> list[list[str]]:
+    """One row per domain and a last one for the total, as the table and the Markdown show them."""
+    rows = []
+    for name, d in list(report.by_domain().items()) + [("total", report.total())]:
         ranked = sorted(d.blockers.items(), key=lambda kv: (-kv[1], kv[0]))
         why = ", ".join(f"{blocker} {count}" for blocker, count in ranked)
-        table.add_row(name, str(d.tasks), str(d.offline), str(d.downloads),
-                      str(d.prefetched) if report.cache_dir is not None else "-", str(d.live_web), str(d.cannot_run),
-                      why, end_section=name == rows[-2][0] if len(rows) > 1 else False)
+        rows.append([name, str(d.tasks), str(d.offline), str(d.downloads),
+                     str(d.prefetched) if report.cache_dir is not None else "-", str(d.live_web), str(d.cannot_run),
+                     why])
+    return rows
+
+
+def coverage_table(report: CoverageReport, title: str) -> Table:
+    table = Table(*COLUMNS, title=title)
+    rows = coverage_rows(report)
+    for i, row in enumerate(rows):
+        table.add_row(*row, end_section=i == len(rows) - 2)
     return table
+
+
+def coverage_markdown(report: CoverageReport) -> str:
+    """The table as Markdown, for a README or a paper's appendix (the total row in bold)."""
+    rows = coverage_rows(report)
+    rows[-1][0] = f"**{rows[-1][0]}**"
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows]) + "\n"
 
 
 @click.command("coverage")
@@ -38,7 +57,9 @@ def coverage_table(report: CoverageReport, title: str) -> Table:
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the same, and each task's category with its reasons, as JSON to this file.")
 @click.option("--list", "list_tasks", is_flag=True, help="Also print each task that does not run offline, and why.")
-def coverage_command(paths: tuple[str, ...], cache_dir: str, json_path: Path | None, list_tasks: bool) -> None:
+@click.option("--markdown", is_flag=True, help="Print the table as Markdown instead.")
+def coverage_command(paths: tuple[str, ...], cache_dir: str, json_path: Path | None, list_tasks: bool,
+                     markdown: bool) -> None:
     """What can run here: per domain, how many of the tasks PATHs name (task files, meta files or
     folders) run offline, need only files downloaded by URL (and whether `tasks prefetch` put them in
     the cache), need a live website or an account (`run --network`), or cannot run here, with what
@@ -52,7 +73,10 @@ def coverage_command(paths: tuple[str, ...], cache_dir: str, json_path: Path | N
             if task.category != "offline":
                 console.print(f"{task.category:16} {task.domain}/{task.task_id}: {'; '.join(task.reasons)}",
                               markup=False, highlight=False, soft_wrap=True)
-    console.print(coverage_table(report, f"coverage of {len(tasks)} task(s) ({', '.join(paths)})"))
+    if markdown:
+        click.echo(coverage_markdown(report), nl=False)
+    else:
+        console.print(coverage_table(report, f"coverage of {len(tasks)} task(s) ({', '.join(paths)})"))
     if json_path is not None:
         json_path.write_text(json.dumps(report.to_json(), indent=1) + "\n")
         console.print(f"written: {json_path}")

@@ -107,6 +107,12 @@ def test_the_command_prints_the_table_and_writes_the_same_as_json(tmp_path, monk
                                        "cannot_run_here": 1, "cannot_run_because": {"unknown metric exact_mach": 1}}
     assert report["total"]["tasks"] == 8 and len(report["tasks"]) == 8
     assert report["total"]["cannot_run_because"]["VS Code"] == 2
+    markdown = CliRunner().invoke(cli, ["tasks", "coverage", str(meta), "--cache-dir", str(tmp_path / "cache"),
+                                        "--markdown"])
+    lines = markdown.output.splitlines()
+    assert lines[0].startswith("| domain | tasks | offline |")
+    assert any(line.startswith("| os | 3 | 1 | 1 | 0 | 0 | 1 |") for line in lines[2:])
+    assert lines[-1].startswith("| **total** | 8 |")
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/osworld_examples is not beside this checkout")
