@@ -186,13 +186,18 @@ class DesktopEnv:
         live = LiveContext(self)
         return RecordingContext(live) if self.record_evaluation else live
 
-    def check_resource_limits(self) -> None:
-        """Raises ResourceLimitExceeded when the desktop lost a process to one of its limits
-        during this task (providers without limits have nothing to say)."""
+    def resource_limit_hit(self) -> str:
+        """One sentence naming the limits the desktop hit during this task (a refused fork, an OOM
+        kill, a full home folder), or "" (also from providers without limits)."""
         limit_hit = getattr(self.provider, "resource_limit_hit", None)
-        sentence = limit_hit() if limit_hit is not None else ""
+        return limit_hit() if limit_hit is not None else ""
+
+    def check_resource_limits(self) -> None:
+        """Raises ResourceLimitExceeded when the desktop hit one of its limits during this task: its
+        end state is not what the agent's actions alone made, so the evaluator does not run."""
+        sentence = self.resource_limit_hit()
         if sentence:
-            raise ResourceLimitExceeded(f"{sentence} during this task; its end state is not scored")
+            raise ResourceLimitExceeded(f"{sentence} during this task; its end state is not evaluated")
 
     def render(self, mode: str = "rgb_array") -> bytes:
         """The screenshot as PNG bytes (OSWorld's; the Gymnasium adapter gives an array)."""
