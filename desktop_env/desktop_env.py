@@ -112,7 +112,7 @@ class DesktopEnv:
             provider = create_provider(provider_name, **options)
         self.provider = provider
         self.provider.start_emulator(path_to_vm, headless, os_type)
-        self.controller = PythonController(self.provider.get_ip_address(path_to_vm))
+        self.controller = self._new_controller()
         self._fresh = True  # just started: a reset need not revert again
         self.task_config: dict[str, Any] = {}
         self.instruction: str | None = None
@@ -126,10 +126,10 @@ class DesktopEnv:
         # `seed` is in OSWorld's signature and means nothing to it either: a desktop is not seeded.
         self.setup_warnings = []
         self.evaluation_context = None
-        if not self._fresh:
+        if not self._fresh or self.controller.watch.dead:  # a desktop its first actions broke
             self.provider.revert_to_snapshot(self.path_to_vm, self.snapshot_name)
             self.controller.close()  # its kept-alive connection was to the old server
-            self.controller = PythonController(self.provider.get_ip_address(self.path_to_vm))
+            self.controller = self._new_controller()
         self._fresh = False
         self.task_config = dict(task_config or {})
         self.instruction = self.task_config.get("instruction")
@@ -214,6 +214,12 @@ class DesktopEnv:
         self.close()
 
     # -- helpers ----------------------------------------------------------------------------------
+    def _new_controller(self) -> PythonController:
+        """A client of the desktop's env server as it is now, which gives up on it in seconds once it is
+        gone (its provider knows, or it answers nothing)."""
+        return PythonController(self.provider.get_ip_address(self.path_to_vm),
+                                gone=getattr(self.provider, "server_gone", None))
+
     def _action_code(self, action: Any, info: dict[str, Any]) -> str | None:
         """Python code for an action; None (with info['invalid_action']) when it is not valid here."""
         if self.action_space_name == "computer_13":

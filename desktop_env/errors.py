@@ -35,6 +35,11 @@ class DesktopUnavailable(DesktopEnvError):
     """The desktop's env server cannot be reached (it died or never started)."""
 
 
+class EnvServerGone(DesktopUnavailable):
+    """The env server died or froze while the harness waited on it (its process exited or was stopped,
+    or it answered nothing for seconds); every later request to it fails at once with the reason."""
+
+
 class ServerRequestError(DesktopEnvError):
     """The env server answered a request with an error status."""
 

@@ -10,7 +10,7 @@ before the agent's first action reached the desktop.
 """
 from __future__ import annotations
 
-from desktop_env.errors import DesktopEnvError, DesktopUnavailable, ResourceLimitExceeded
+from desktop_env.errors import DesktopEnvError, DesktopUnavailable, EnvServerGone, ResourceLimitExceeded
 
 from .results import AgentFault
 
@@ -35,6 +35,9 @@ def agent_fault(exc: BaseException, step: int, limit_hit: str = "") -> AgentFaul
         return AgentFault("resource_limit", str(limit), step)
     if limit_hit and any(isinstance(e, DesktopEnvError) for e in chain):
         return AgentFault("resource_limit", f"{limit_hit}; then: {type(exc).__name__}: {exc}", step)
+    gone = next((e for e in chain if isinstance(e, EnvServerGone)), None)
+    if gone is not None:
+        return AgentFault("server_gone", str(gone), step)
     unreachable = next((e for e in chain if isinstance(e, DesktopUnavailable)), None)
     if unreachable is not None:
         return AgentFault("unresponsive", str(unreachable), step)
