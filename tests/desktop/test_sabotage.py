@@ -78,7 +78,9 @@ def test_every_task_has_its_result_and_the_wrecked_ones_score_zero_with_the_reas
     assert "env server" in records["os-zip-project-folder"]["agent_fault"]["message"]
     killed = records["os-zip-project-folder"]["durations"]
     assert killed["env"] + killed["evaluate"] < 10  # the server's death cost seconds (it was 150 s + 150 s)
-    assert seconds < 120 and (summary.ran, summary.ok) == (5, 5)
+    assert (summary.ran, summary.ok) == (5, 5)
+    # Under 2 minutes on a quiet machine (docs/MEASURED.md); this bound only catches a dead server waited out.
+    assert seconds < 240
 
 
 def test_the_first_rate_is_what_the_agent_earned(hostile_run):
