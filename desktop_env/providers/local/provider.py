@@ -405,9 +405,9 @@ class LocalProvider(Provider):
                 os.close(seccomp_fd)
         self._sandbox = _Sandbox(process, output, started=started)
         self._sandbox.child_pid = self._read_child_pid(info_read)
-        if self._cgroup is not None:
-            self._limit_baseline = self._cgroup.events()
         self._wait_ready(started)
+        if self._cgroup is not None:  # counted from here: the previous boot's dying processes are not this one's
+            self._limit_baseline = self._cgroup.events()
 
     @staticmethod
     def _seccomp_filter() -> int | None:
