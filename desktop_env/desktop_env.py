@@ -126,7 +126,7 @@ class DesktopEnv:
         # `seed` is in OSWorld's signature and means nothing to it either: a desktop is not seeded.
         self.setup_warnings = []
         self.evaluation_context = None
-        if not self._fresh or self.controller.watch.dead:  # a desktop its first actions broke
+        if not self._fresh or self._server_known_gone():  # a desktop whose first actions broke it
             self.provider.revert_to_snapshot(self.path_to_vm, self.snapshot_name)
             self.controller.close()  # its kept-alive connection was to the old server
             self.controller = self._new_controller()
@@ -214,6 +214,10 @@ class DesktopEnv:
         self.close()
 
     # -- helpers ----------------------------------------------------------------------------------
+    def _server_known_gone(self) -> bool:
+        watch = getattr(self.controller, "watch", None)  # a caller may have put in a controller of its own
+        return bool(watch is not None and watch.dead)
+
     def _new_controller(self) -> PythonController:
         """A client of the desktop's env server as it is now, which gives up on it in seconds once it is
         gone (its provider knows, or it answers nothing)."""
