@@ -259,11 +259,21 @@ class Episode:
             self.log.warning("could not read the desktop's limits: %s: %s", type(e).__name__, e)
             return ""
 
+    def dead_parts(self) -> list[str]:
+        """The parts of the desktop's session that died (its /health), [] when it cannot tell."""
+        health = getattr(self.env.controller, "health", None)
+        try:
+            dead = health().get("dead_processes") if health is not None else None
+        except Exception as e:  # a desktop that cannot say is not taken to have lost a part
+            self.log.warning("could not ask the desktop which of its parts died: %s: %s", type(e).__name__, e)
+            return []
+        return [str(name) for name in dead] if isinstance(dead, list) else []
+
     def fault_of(self, failure: Exception) -> AgentFault | None:
         """The agent's fault in `failure` (runner/fault.py); None before any of its actions reached the desktop."""
         if self.acted_at is None:
             return None
-        return agent_fault(failure, self.steps, self.limit_hit())
+        return agent_fault(failure, self.steps, self.limit_hit(), self.dead_parts)
 
     def finish(self, failure: Exception | None, score: float | None) -> EpisodeOutcome:
         """The final record, with the agent's usage and the setup's warnings: the score, 0 for a desktop the

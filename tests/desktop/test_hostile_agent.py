@@ -29,6 +29,7 @@ from desktop_env.errors import EnvServerGone, ResourceLimitExceeded, ServerReque
 from desktop_env.providers.local import LocalProvider
 from desktop_env.providers.local.etc_view import ensure_etc_view
 from desktop_env.providers.local.limits import DesktopLimits, cgroup_support
+from runner.episode import EpisodeConfig, run_episode
 
 pytestmark = pytest.mark.desktop
 
@@ -403,6 +404,32 @@ def test_an_env_server_killed_or_stopped_by_agent_code_is_given_up_in_seconds(pr
     finally:
         if not provider.is_running() or provider.server_gone():
             provider.revert_to_snapshot()
+
+
+class OneAction:
+    def __init__(self, action: str):
+        self.actions = [action, "DONE"]
+
+    def reset(self, logger=None):
+        pass
+
+    def predict(self, instruction, obs):
+        return "", [self.actions.pop(0)]
+
+
+def test_an_agent_that_kills_its_x_server_scores_zero_with_the_reason(provider, tmp_path):
+    env = DesktopEnv(provider=provider, require_a11y_tree=False)
+    task = {"id": "x", "evaluator": {"func": "exact_match", "result": {"type": "rule", "rules": {"expected": "a"}},
+                                     "expected": {"type": "rule", "rules": {"expected": "a"}}}}
+    try:
+        outcome = run_episode(OneAction("import subprocess\nsubprocess.run(['pkill', '-9', 'Xvfb'])"), env, task,
+                              "do it", tmp_path, EpisodeConfig(record=False))
+    finally:
+        provider.revert_to_snapshot()
+    assert (outcome.status, outcome.score, outcome.agent_fault.kind) == ("ok", 0.0, "unresponsive")
+    assert outcome.agent_fault.message.startswith("the desktop's Xvfb") and "died; then: ServerRequestError" in \
+        outcome.agent_fault.message
+    assert (tmp_path / "result.txt").read_text() == "0.0\n"
 
 
 # -- the served port ---------------------------------------------------------------------------

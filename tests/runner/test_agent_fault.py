@@ -29,15 +29,20 @@ class Screen:
             raise GONE
         return PNG
 
+    def health(self):
+        return {"ready": True, "dead_processes": self.env.dead_parts}
+
 
 class Env:
     """A desktop that breaks in one way when `breaks_on` happens: during "reset", at "setup"'s end,
     in an action ("step"), in the screenshot after it ("observe") or in the evaluation. It raises
     `failure` then (None: it lives on), and from then on its limits say `limit`."""
 
-    def __init__(self, breaks_on: str | None = None, limit: str = "", failure: Exception | None = GONE):
+    def __init__(self, breaks_on: str | None = None, limit: str = "", failure: Exception | None = GONE,
+                 dead_parts: tuple[str, ...] = ()):
         self.controller = Screen(self)
         self.breaks_on, self.limit, self.failure = breaks_on, limit, failure
+        self.dead_parts = list(dead_parts)
         self.dead = False
         self.limit_now = ""
 
@@ -115,6 +120,14 @@ def test_a_desktop_error_while_a_limit_is_hit_is_the_limits_doing(tmp_path):
     assert (outcome.status, score, status["agent_fault"]["kind"]) == ("ok", "0.0", "resource_limit")
     message = status["agent_fault"]["message"]
     assert "OOM kill; then: ServerRequestError: GET /screenshot failed with HTTP 500" in message
+
+
+def test_a_desktop_that_lost_a_part_of_its_session_after_an_action_scores_zero(tmp_path):
+    """`pkill -9 Xvfb`: the server answers, with an error, and its /health names what died."""
+    failure = ServerRequestError("GET", "/screenshot", 500, "lost the connection to X display ':0'")
+    outcome, status, score = run(tmp_path / "x", Env(breaks_on="step", failure=failure, dead_parts=("Xvfb",)))
+    assert (outcome.status, score, status["agent_fault"]["kind"]) == ("ok", "0.0", "unresponsive")
+    assert status["agent_fault"]["message"].startswith("the desktop's Xvfb died; then: ServerRequestError")
 
 
 def test_what_broke_before_the_agent_acted_or_outside_the_desktop_stays_an_error(tmp_path):
