@@ -168,7 +168,7 @@ class Episode:
         self.agent, self.env, self.config, self.recorder, self.on_step = agent, env, config, recorder, on_step
         self.log = recorder.log
         self.steps = 0
-        self.acted_at: int | None = None  # the step whose action first reached the desktop
+        self.acted = False  # an action of the agent (not DONE, FAIL or WAIT) was sent to the desktop
 
     def reset(self, task_config: dict, instruction: str, task: Any = None,
               task_dir_for_files: str | None = None) -> dict[str, Any]:
@@ -223,8 +223,7 @@ class Episode:
 
     def _take(self, action: Any, response: Any, usage: Any) -> tuple[dict[str, Any], bool]:
         stamp = timestamp()
-        if self.acted_at is None and special_action(action) is None:
-            self.acted_at = self.steps
+        self.acted = self.acted or special_action(action) is None
         with self.recorder.timed("env"):
             try:
                 obs, reward, done, info = self.env.step(action, self.config.sleep_after_execution)
@@ -271,7 +270,7 @@ class Episode:
 
     def fault_of(self, failure: Exception) -> AgentFault | None:
         """The agent's fault in `failure` (runner/fault.py); None before any of its actions reached the desktop."""
-        if self.acted_at is None:
+        if not self.acted:
             return None
         return agent_fault(failure, self.steps, self.limit_hit(), self.dead_parts)
 
