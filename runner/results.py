@@ -214,7 +214,8 @@ class AgentFault:
     """status.json's `agent_fault`: the desktop broke because of the agent's own actions, so the task
     scored 0 instead of ending in an error. `kind`: "resource_limit" (a process or memory limit, or the
     full home folder), "server_gone" (its env server died or was stopped), "unresponsive" (the desktop
-    stopped answering); `step`: the agent's answer after which it was noticed."""
+    stopped answering, or lost a part of its session); `step`: the agent's answer after which it was
+    noticed."""
     kind: AgentFaultKind = _json_field(_one_of(*typing.get_args(AgentFaultKind)), "unresponsive")
     message: str = _json_field(_of(str), "")
     step: int | None = _json_field(_of(int))
