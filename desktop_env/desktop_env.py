@@ -112,7 +112,7 @@ class DesktopEnv:
             provider = create_provider(provider_name, **options)
         self.provider = provider
         self.provider.start_emulator(path_to_vm, headless, os_type)
-        self.controller = PythonController(self.provider.get_ip_address(path_to_vm))
+        self.controller = self._new_controller()
         self._fresh = True  # just started: a reset need not revert again
         self.task_config: dict[str, Any] = {}
         self.instruction: str | None = None
@@ -126,10 +126,10 @@ class DesktopEnv:
         # `seed` is in OSWorld's signature and means nothing to it either: a desktop is not seeded.
         self.setup_warnings = []
         self.evaluation_context = None
-        if not self._fresh:
+        if not self._fresh or self._server_known_gone():  # a desktop whose first actions broke it
             self.provider.revert_to_snapshot(self.path_to_vm, self.snapshot_name)
             self.controller.close()  # its kept-alive connection was to the old server
-            self.controller = PythonController(self.provider.get_ip_address(self.path_to_vm))
+            self.controller = self._new_controller()
         self._fresh = False
         self.task_config = dict(task_config or {})
         self.instruction = self.task_config.get("instruction")
@@ -186,13 +186,18 @@ class DesktopEnv:
         live = LiveContext(self)
         return RecordingContext(live) if self.record_evaluation else live
 
-    def check_resource_limits(self) -> None:
-        """Raises ResourceLimitExceeded when the desktop lost a process to one of its limits
-        during this task (providers without limits have nothing to say)."""
+    def resource_limit_hit(self) -> str:
+        """One sentence naming the limits the desktop hit during this task (a refused fork, an OOM
+        kill, a full home folder), or "" (also from providers without limits)."""
         limit_hit = getattr(self.provider, "resource_limit_hit", None)
-        sentence = limit_hit() if limit_hit is not None else ""
+        return limit_hit() if limit_hit is not None else ""
+
+    def check_resource_limits(self) -> None:
+        """Raises ResourceLimitExceeded when the desktop hit one of its limits during this task: its
+        end state is not what the agent's actions alone made, so the evaluator does not run."""
+        sentence = self.resource_limit_hit()
         if sentence:
-            raise ResourceLimitExceeded(f"{sentence} during this task; its end state is not scored")
+            raise ResourceLimitExceeded(f"{sentence} during this task; its end state is not evaluated")
 
     def render(self, mode: str = "rgb_array") -> bytes:
         """The screenshot as PNG bytes (OSWorld's; the Gymnasium adapter gives an array)."""
@@ -209,6 +214,16 @@ class DesktopEnv:
         self.close()
 
     # -- helpers ----------------------------------------------------------------------------------
+    def _server_known_gone(self) -> bool:
+        watch = getattr(self.controller, "watch", None)  # a caller may have put in a controller of its own
+        return bool(watch is not None and watch.dead)
+
+    def _new_controller(self) -> PythonController:
+        """A client of the desktop's env server as it is now, which gives up on it in seconds once it is
+        gone (its provider knows, or it answers nothing)."""
+        return PythonController(self.provider.get_ip_address(self.path_to_vm),
+                                gone=getattr(self.provider, "server_gone", None))
+
     def _action_code(self, action: Any, info: dict[str, Any]) -> str | None:
         """Python code for an action; None (with info['invalid_action']) when it is not valid here."""
         if self.action_space_name == "computer_13":

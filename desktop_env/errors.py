@@ -35,6 +35,11 @@ class DesktopUnavailable(DesktopEnvError):
     """The desktop's env server cannot be reached (it died or never started)."""
 
 
+class EnvServerGone(DesktopUnavailable):
+    """The env server died or froze while the harness waited on it (its process exited or was stopped,
+    or it answered nothing for seconds); every later request to it fails at once with the reason."""
+
+
 class ServerRequestError(DesktopEnvError):
     """The env server answered a request with an error status."""
 
@@ -51,8 +56,9 @@ class UnsafeRuntimeDir(ProviderError):
 
 
 class ResourceLimitExceeded(DesktopEnvError):
-    """The desktop hit one of its resource limits (a process was OOM-killed, a fork refused):
-    its end state is not trustworthy, so the task is an error, never a score."""
+    """The desktop hit one of its resource limits (a process was OOM-killed, a fork refused, the home
+    folder filled): its end state is not evaluated. After the agent's actions it is the agent's
+    doing and the runner scores the task 0 (runner/fault.py); before them, an error."""
 
 
 class TaskFileError(DesktopEnvError):

@@ -2,8 +2,9 @@
 score (after the screen settles), finish.
 
 An EpisodeRecorder (runner/recorder.py) owns the task folder meanwhile. Whatever fails (the agent,
-its model API, the desktop, the evaluator) ends up in status.json as an error with its traceback;
-the recording is closed either way, and an error is never written as a score.
+its model API, the desktop, the evaluator) ends up in status.json as an error with its traceback,
+unless it is the agent's own doing (runner/fault.py): a desktop its actions broke scores 0, with
+the reason. The recording is closed either way, and an error is never written as a score.
 """
 from __future__ import annotations
 
@@ -14,12 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from desktop_env.desktop_env import special_action
+from desktop_env.errors import ResourceLimitExceeded
 from desktop_env.evaluators.outcome import Evaluation
 from desktop_env.perturb import apply_perturbation
 
+from .fault import agent_fault
 from .recorder import EpisodeRecorder, timestamp
 from .rescore import save_rescore_inputs
-from .results import ErrorRecord, PreviousError
+from .results import AgentFault, ErrorRecord, PreviousError
 
 
 class AgentProtocolError(Exception):
@@ -46,7 +50,8 @@ class Controller(Protocol):
 
 class EpisodeEnv(Protocol):
     """What an episode needs of a desktop: OSWorld's API as DesktopEnv has it. `setup_warnings`, if
-    there, goes into status.json; perturbing and rescoring reach the desktop through `controller`."""
+    there, goes into status.json; perturbing and rescoring reach the desktop through `controller`;
+    `resource_limit_hit()`, if there, names the limits the desktop hit during the task."""
     controller: Controller
 
     def reset(self, task_config: dict[str, Any] | None = None, seed: int | None = None,
@@ -79,6 +84,7 @@ class EpisodeOutcome:
     steps: int
     error: ErrorRecord | None = None
     durations: dict[str, float] = field(default_factory=dict)
+    agent_fault: AgentFault | None = None  # the agent broke the desktop: scored 0
 
 
 SETTLED_CHANGE = 0.002  # a blinking cursor or a ticking clock changes less than this share of the screen
@@ -162,6 +168,7 @@ class Episode:
         self.agent, self.env, self.config, self.recorder, self.on_step = agent, env, config, recorder, on_step
         self.log = recorder.log
         self.steps = 0
+        self.acted = False  # an action of the agent (not DONE, FAIL or WAIT) was sent to the desktop
 
     def reset(self, task_config: dict, instruction: str, task: Any = None,
               task_dir_for_files: str | None = None) -> dict[str, Any]:
@@ -190,6 +197,9 @@ class Episode:
         """From the screen the agent starts from (step 0) and with the recording on: the agent's answers
         acted on until one says DONE or FAIL, or max_steps answers."""
         self.recorder.screenshot(0, obs["screenshot"])
+        setup_limits = self.limit_hit()
+        if setup_limits:  # before any action of the agent: the task's or the desktop's doing, not the agent's
+            raise ResourceLimitExceeded(f"{setup_limits} during the task's setup, before the agent acted")
         if self.config.record:
             self.recorder.start_recording(self.env.controller)
         done = False
@@ -213,6 +223,7 @@ class Episode:
 
     def _take(self, action: Any, response: Any, usage: Any) -> tuple[dict[str, Any], bool]:
         stamp = timestamp()
+        self.acted = self.acted or special_action(action) is None
         with self.recorder.timed("env"):
             try:
                 obs, reward, done, info = self.env.step(action, self.config.sleep_after_execution)
@@ -236,30 +247,71 @@ class Episode:
         self.recorder.score(evaluation.score, evaluation)
         return evaluation.score
 
-    def finish(self, error: ErrorRecord | None, score: float | None) -> EpisodeOutcome:
-        """The final record, with the agent's usage and the setup's warnings."""
+    def limit_hit(self) -> str:
+        """The desktop's sentence on the limits it hit during this task; "" for none, or when it cannot tell."""
+        limit_hit = getattr(self.env, "resource_limit_hit", None)
+        if limit_hit is None:
+            return ""
+        try:
+            return str(limit_hit())
+        except Exception as e:  # what the limits say is a detail of the record, not worth its error
+            self.log.warning("could not read the desktop's limits: %s: %s", type(e).__name__, e)
+            return ""
+
+    def dead_parts(self) -> list[str]:
+        """The parts of the desktop's session that died (its /health), [] when it cannot tell."""
+        health = getattr(self.env.controller, "health", None)
+        try:
+            dead = health().get("dead_processes") if health is not None else None
+        except Exception as e:  # a desktop that cannot say is not taken to have lost a part
+            self.log.warning("could not ask the desktop which of its parts died: %s: %s", type(e).__name__, e)
+            return []
+        return [str(name) for name in dead] if isinstance(dead, list) else []
+
+    def fault_of(self, failure: Exception) -> AgentFault | None:
+        """The agent's fault in `failure` (runner/fault.py); None before any of its actions reached the desktop."""
+        if not self.acted:
+            return None
+        return agent_fault(failure, self.steps, self.limit_hit(), self.dead_parts)
+
+    def finish(self, failure: Exception | None, score: float | None) -> EpisodeOutcome:
+        """The final record, with the agent's usage and the setup's warnings: the score, 0 for a desktop the
+        agent broke, or the error."""
+        error = fault = None
+        if failure is not None:
+            fault = self.fault_of(failure)
+            if fault is not None:
+                self.log.warning("scored 0: %s", fault.text())
+                self.recorder.agent_fault(fault)
+                score = 0.0
+            else:
+                error = ErrorRecord.from_exception(failure)
+                self.log.error("task failed with an error:\n%s", error.traceback)
         status = self.recorder.finish(error, self.steps, usage=getattr(self.agent, "usage", None),
                                       warnings=getattr(self.env, "setup_warnings", None))
-        return EpisodeOutcome(status.status, None if error else score, self.steps, error, status.durations)
+        return EpisodeOutcome(status.status, None if error else score, self.steps, error, status.durations, fault)
 
 
 def run_episode(agent: Any, env: EpisodeEnv, task_config: dict, instruction: str, task_dir: Path,
                 config: EpisodeConfig, task: Any = None, task_dir_for_files: str | None = None,
                 previous_errors: list[PreviousError] | None = None,
                 on_step: Callable[[int], None] = lambda n: None) -> EpisodeOutcome:
-    """Runs `task_config` with `agent` on `env` into `task_dir`; every failure is a recorded error."""
+    """Runs `task_config` with `agent` on `env` into `task_dir`; every failure is a recorded error, or a
+    0 when the agent broke its desktop."""
     recorder = EpisodeRecorder(task_dir, task_config.get("id"), previous_errors)
     episode = Episode(agent, env, config, recorder, on_step)
     score: float | None = None
-    error: ErrorRecord | None = None
+    failure: Exception | None = None
     try:
-        obs = episode.reset(task_config, instruction, task, task_dir_for_files)
-        obs = episode.perturb(obs, str(task_config.get("id")))
-        episode.act(instruction, obs)
-        score = episode.score(task_config)
-    except Exception as e:
-        error = ErrorRecord.from_exception(e)
-        recorder.log.error("task failed with an error:\n%s", error.traceback)
+        try:
+            obs = episode.reset(task_config, instruction, task, task_dir_for_files)
+            obs = episode.perturb(obs, str(task_config.get("id")))
+            episode.act(instruction, obs)
+            score = episode.score(task_config)
+        except Exception as e:
+            failure = e
+        finally:
+            stopped = recorder.end_recording()
+        return episode.finish(failure or stopped, score)
     finally:
-        error = recorder.close(error)
-    return episode.finish(error, score)
+        recorder.close_log()

@@ -17,11 +17,15 @@ from typing import Any, Protocol
 
 from desktop_env.evaluators.outcome import Evaluation
 
-from .results import (ErrorRecord, PreviousError, TaskStatus, now_iso, remove_score, write_bytes_atomic,
-                      write_json_atomic, write_score, write_status, write_trajectory)
+from .results import (AgentFault, ErrorRecord, PreviousError, TaskStatus, now_iso, remove_score,
+                      write_bytes_atomic, write_json_atomic, write_score, write_status, write_trajectory)
 
 LOG_FILE, RECORDING_FILE, PERTURBATION_FILE = "runtime.log", "recording.mp4", "perturbation.json"
 PARTS = ("reset", "agent", "env", "evaluate")  # what status.json's durations add up
+
+
+class RecordingNotClosed(Exception):
+    """The desktop did not hand over the episode's screen recording; the cause says why."""
 
 
 class ScreenRecorder(Protocol):
@@ -117,21 +121,30 @@ class EpisodeRecorder:
         self.status.evaluation = evaluation
         self.log.info("score %s: %s", score, evaluation.explanation)
 
-    def close(self, error: ErrorRecord | None) -> ErrorRecord | None:
-        """Ends the recording (whatever happened) and the log; returns the episode's error, or the
-        recording's own if there was none."""
+    def end_recording(self) -> RecordingNotClosed | None:
+        """Ends the screen recording, if one runs, whatever happened; returns why it could not be ended
+        (the episode's own failure, if any, stays the one reported)."""
+        screen, self._screen = self._screen, None
+        if screen is None:
+            return None
         try:
-            if self._screen is not None:
-                try:
-                    self._screen.end_recording(str(self.task_dir / RECORDING_FILE))
-                except Exception as e:  # the episode's own error, if any, stays the one reported
-                    self.log.error("closing the recording failed: %s: %s", type(e).__name__, e)
-                    if error is None:
-                        error = ErrorRecord.from_exception(e, f"closing the recording failed: {e}")
-                self._screen = None
-        finally:
-            close_logger(self.log)
-        return error
+            screen.end_recording(str(self.task_dir / RECORDING_FILE))
+        except Exception as e:
+            self.log.error("closing the recording failed: %s: %s", type(e).__name__, e)
+            failure = RecordingNotClosed(f"closing the recording failed: {type(e).__name__}: {e}")
+            failure.__cause__ = e
+            return failure
+        return None
+
+    def close_log(self) -> None:
+        close_logger(self.log)
+
+    def agent_fault(self, fault: AgentFault) -> None:
+        """A desktop the agent broke: result.txt 0, and the reason in status.json (`agent_fault`, and as
+        the evaluation's explanation, which summaries show)."""
+        write_score(self.task_dir, 0.0)
+        self.status.agent_fault = fault
+        self.status.evaluation = Evaluation(0.0, f"scored 0: {fault.text()}")
 
     def finish(self, error: ErrorRecord | None, steps: int, usage: Any = None, warnings: Any = None) -> TaskStatus:
         """The final record: ok with its score, or the error (never with a score); written last."""

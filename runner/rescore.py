@@ -36,7 +36,7 @@ from desktop_env.evaluators.outcome import Evaluation
 from desktop_env.evaluators.recording import (MANIFEST_VERSION, RecordingContext, ReplayContext,
                                               record_unreached_getters)
 
-from .results import now_iso, read_task, read_trajectory, write_json_atomic
+from .results import now_iso, read_status, read_task, read_trajectory, write_json_atomic
 from .summary import find_runs
 
 log = logging.getLogger("osworld.rescore")
@@ -125,10 +125,14 @@ def last_action(task_dir: Path) -> Any:
 
 
 def evaluate_offline(task_dir: Path, task_config: dict, task_files_dir: str | os.PathLike | None = None) -> Evaluation:
-    """The task's evaluation from its recording and trajectory; raises NotRescorable or RescoreError."""
+    """The task's evaluation from its recording and trajectory (0 again for a desktop the agent broke);
+    raises NotRescorable or RescoreError."""
     from desktop_env.desktop_env import decided_by_last_action
     from desktop_env.evaluators.scoring import evaluate_task
 
+    status = read_status(task_dir)
+    if status is not None and status.agent_fault is not None:  # no evaluator ran on a desktop the agent broke
+        return Evaluation(0.0, f"scored 0: {status.agent_fault.text()}")
     evaluator = task_config.get("evaluator") or {}
     if not evaluator.get("func"):
         raise NotRescorable("the task config has no evaluator")

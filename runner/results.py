@@ -16,6 +16,7 @@ import os
 import shutil
 import tempfile
 import traceback
+import typing
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
@@ -170,11 +171,11 @@ class ErrorRecord:
 
     @classmethod
     def from_exception(cls, e: BaseException, message: str | None = None) -> ErrorRecord:
-        """The record of an exception being handled: its type, message and traceback, and `fatal`."""
+        """The record of an exception: its type, message and traceback, and `fatal`."""
         from .breaker import fatal_cause
 
-        return cls(type(e).__name__, str(e) if message is None else message, traceback.format_exc(),
-                   fatal_cause(e))
+        return cls(type(e).__name__, str(e) if message is None else message,
+                   "".join(traceback.format_exception(type(e), e, e.__traceback__)), fatal_cause(e))
 
     def text(self) -> str:
         """"Type: message", as every reader shows an error."""
@@ -205,6 +206,33 @@ class PreviousError:
         return cls(ErrorRecord.from_json(data.get("error") or {}), _of(str, type(None))(data.get("finished")))
 
 
+AgentFaultKind = Literal["resource_limit", "server_gone", "unresponsive"]
+
+
+@dataclass
+class AgentFault:
+    """status.json's `agent_fault`: the desktop broke because of the agent's own actions, so the task
+    scored 0 instead of ending in an error. `kind`: "resource_limit" (a process or memory limit, or the
+    full home folder), "server_gone" (its env server died or was stopped), "unresponsive" (the desktop
+    stopped answering, or lost a part of its session); `step`: the agent's answer after which it was
+    noticed."""
+    kind: AgentFaultKind = _json_field(_one_of(*typing.get_args(AgentFaultKind)), "unresponsive")
+    message: str = _json_field(_of(str), "")
+    step: int | None = _json_field(_of(int))
+    extra: dict[str, Any] = field(default_factory=dict)  # keys of a newer format, kept as read
+
+    def text(self) -> str:
+        return f"the agent's own actions broke the desktop ({self.kind}): {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return _record_to_json(self)
+
+    @classmethod
+    def from_json(cls, data: Any) -> AgentFault:
+        fault: AgentFault = _record_from_json(cls, _of(dict)(data))
+        return fault
+
+
 StatusValue = Literal["running", "ok", "error"]
 
 
@@ -225,6 +253,7 @@ class TaskStatus:
     durations: dict[str, float] = _json_field(_of(dict), factory=dict)
     usage: dict[str, Any] | None = _json_field(_of(dict))
     evaluation: Evaluation | None = _json_field(Evaluation.from_json)
+    agent_fault: AgentFault | None = _json_field(AgentFault.from_json)
     warnings: list[dict] = _json_field(_list_of(_of(dict)), factory=list)
     perturbation: dict[str, Any] | None = _json_field(_of(dict))
     error: ErrorRecord | None = _json_field(ErrorRecord.from_json)

@@ -2,7 +2,8 @@
 
 Method names follow OSWorld's controller so its getters and runners port over,
 but failures are not swallowed into None: a desktop that is gone raises
-DesktopUnavailable, a request the server refuses raises ServerRequestError.
+DesktopUnavailable (EnvServerGone, in seconds, once its server is known dead or
+frozen: liveness.py), a request the server refuses raises ServerRequestError.
 None means only what the protocol means by 404 (no such file / window).
 """
 from __future__ import annotations
@@ -11,9 +12,11 @@ import http.client
 import logging
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
-from ..errors import DesktopUnavailable, ServerRequestError
+from ..errors import DesktopUnavailable, EnvServerGone, ServerRequestError
+from .liveness import LivenessPolicy, ServerWatch
 from .transport import Endpoint, RawResponse, Transport
 
 log = logging.getLogger("osworld.controller")
@@ -39,11 +42,15 @@ def _json_field(response: RawResponse, key: str) -> Any:
 
 
 class PythonController:
-    def __init__(self, endpoint: Endpoint, retries: int = 3, backoff_s: float = 0.25, timeout_s: float = 150.0):
+    """`gone`: the provider's own word on whether the server is gone (Provider.server_gone)."""
+
+    def __init__(self, endpoint: Endpoint, retries: int = 3, backoff_s: float = 0.25, timeout_s: float = 150.0,
+                 gone: Callable[[], str] | None = None, liveness: LivenessPolicy | None = None):
         self.endpoint = endpoint
         self.retries = retries
         self.backoff_s = backoff_s
         self.transport = Transport(endpoint, timeout=timeout_s)
+        self.watch = ServerWatch(endpoint, self.transport, gone, liveness)
 
     # -- plumbing ---------------------------------------------------------------------------
     def request(self, method: str, path: str, *, ok_statuses: tuple[int, ...] = (200,), idempotent: bool | None = None,
@@ -56,9 +63,16 @@ class PythonController:
         idempotent = method == "GET" if idempotent is None else idempotent
         attempt = 0
         while True:
+            if self.watch.dead:
+                raise EnvServerGone(f"the env server at {self.endpoint} is gone, so {method} {path} was not sent: "
+                                    f"{self.watch.dead}")
             try:
-                response = self.transport.request(method, path, timeout=timeout, **kwargs)
+                with self.watch.watching():
+                    response = self.transport.request(method, path, timeout=timeout, **kwargs)
             except (OSError, http.client.HTTPException) as e:
+                if self.watch.dead:
+                    raise EnvServerGone(f"the env server at {self.endpoint} is gone: {method} {path} was given up "
+                                        f"after {attempt + 1} attempt(s): {self.watch.dead}") from e
                 retryable = isinstance(e, _NOT_DELIVERED) or idempotent
                 attempt += 1
                 if not retryable or attempt > self.retries:

@@ -2,6 +2,8 @@
 
 The standard library's http.client is enough and adds no dependency; a persistent
 connection per thread saves a connect per request (the server speaks HTTP/1.1).
+A server known to be gone is let go of at once (`abort`): every request waiting on it
+fails, and no new one is sent.
 """
 from __future__ import annotations
 
@@ -13,6 +15,10 @@ import urllib.parse
 import uuid
 from dataclasses import dataclass
 from typing import Any
+
+# A server that is there accepts a connection at once (the kernel does, whatever its process is
+# doing); a connect that takes longer is to a host that is gone.
+CONNECT_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,9 @@ class Transport:
         self.endpoint = endpoint
         self.timeout = timeout
         self._local = threading.local()
+        self._lock = threading.Lock()
+        self._in_flight: dict[int, socket.socket] = {}  # thread id -> the socket its request waits on
+        self.aborted: str | None = None  # why the server was let go of (`abort`)
         if endpoint.url:
             parsed = urllib.parse.urlsplit(endpoint.url)
             self._host, self._port = parsed.hostname or "localhost", parsed.port or 80
@@ -126,28 +135,55 @@ class Transport:
         # silent reconnect is the normal keep-alive dance, not a retry of the request's effect.
         for attempt in (0, 1):
             conn = self._connection()
-            conn.timeout = timeout or self.timeout
-            if conn.sock is not None:
-                conn.sock.settimeout(conn.timeout)
             try:
+                self._connect(conn, timeout or self.timeout)
                 conn.request(method, path, body=body, headers=headers)
                 resp = conn.getresponse()
                 data = resp.read()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as e:
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
                 self._drop_connection()
-                if attempt == 0 and getattr(self._local, "reused", False):
+                if attempt == 0 and getattr(self._local, "reused", False) and self.aborted is None:
                     self._local.reused = False
                     continue
                 raise
             except BaseException:
                 self._drop_connection()
                 raise
+            finally:
+                with self._lock:
+                    self._in_flight.pop(threading.get_ident(), None)
             self._local.reused = True
             if resp.will_close:
                 self._drop_connection()
                 self._local.reused = False
             return RawResponse(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
         raise AssertionError("unreachable")
+
+    def _connect(self, conn: http.client.HTTPConnection, timeout: float) -> None:
+        """Connects `conn` if it is not (within CONNECT_TIMEOUT_S) and lists its socket as waiting, so that
+        `abort` can end the request."""
+        if conn.sock is None:
+            conn.timeout = min(timeout, CONNECT_TIMEOUT_S)
+            conn.connect()
+        conn.timeout = timeout
+        sock = conn.sock
+        sock.settimeout(timeout)
+        with self._lock:
+            if self.aborted is not None:
+                raise ConnectionAbortedError(f"the env server at {self.endpoint} was let go of: {self.aborted}")
+            self._in_flight[threading.get_ident()] = sock
+
+    def abort(self, reason: str) -> None:
+        """Lets go of a server known to be gone, from any thread: each request waiting on it fails at once
+        (its socket is shut down), and every later one before it is sent."""
+        with self._lock:
+            self.aborted = reason
+            waiting = list(self._in_flight.values())
+        for sock in waiting:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed by its own thread
 
     def close(self) -> None:
         self._drop_connection()

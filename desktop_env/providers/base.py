@@ -28,6 +28,11 @@ class Provider(ABC):
     def stop_emulator(self, path_to_vm: str | None) -> None:
         """Stops the desktop and removes everything it created."""
 
+    def server_gone(self) -> str:
+        """Why the desktop's env server is known to be gone (its process exited or was stopped) without
+        asking it, or "" (also when the provider cannot tell: the controller then probes the server)."""
+        return ""
+
     def service_endpoint(self, port: int) -> tuple[str, int]:
         """A (host, port) on this machine that reaches TCP `port` inside the desktop."""
         raise NotImplementedError(f"{type(self).__name__} cannot forward port {port}")

@@ -25,10 +25,11 @@ import requests
 
 from desktop_env.controllers.python import ACTION_PREFIX, PythonController
 from desktop_env.desktop_env import DesktopEnv
-from desktop_env.errors import ResourceLimitExceeded, ServerRequestError
+from desktop_env.errors import EnvServerGone, ResourceLimitExceeded, ServerRequestError
 from desktop_env.providers.local import LocalProvider
 from desktop_env.providers.local.etc_view import ensure_etc_view
 from desktop_env.providers.local.limits import DesktopLimits, cgroup_support
+from runner.episode import EpisodeConfig, run_episode
 
 pytestmark = pytest.mark.desktop
 
@@ -381,6 +382,54 @@ def test_nothing_the_desktop_writes_reaches_the_hosts_disk_uncapped(provider):
             assert fstype in ("tmpfs", "overlay", "devpts"), (who, mount_point, fstype)
             assert fstype != "tmpfs" or size <= caps["tmpfs"], (who, mount_point, size)
     assert host_bytes(provider.env_dir) - on_host < 1 << 20
+
+
+# -- its own env server ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGSTOP"])
+def test_an_env_server_killed_or_stopped_by_agent_code_is_given_up_in_seconds(provider, how):
+    """The harness holds the server's socket, so a dead or stopped server's requests were accepted and never
+    answered: 150 s for the action, 150 s more for each end-of-task call."""
+    env = DesktopEnv(provider=provider, require_a11y_tree=False)
+    try:
+        started = time.monotonic()
+        with pytest.raises(EnvServerGone, match="died|exited|stopped"):
+            env.step(f"import os, signal\nos.kill(os.getppid(), signal.{how})", 0)
+        assert time.monotonic() - started < 10
+        started = time.monotonic()
+        with pytest.raises(EnvServerGone, match="was not sent"):
+            env.controller.end_recording(os.devnull)
+        assert time.monotonic() - started < 1
+        assert env.reset()["screenshot"]  # a new desktop, and a client of its server
+    finally:
+        if not provider.is_running() or provider.server_gone():
+            provider.revert_to_snapshot()
+
+
+class OneAction:
+    def __init__(self, action: str):
+        self.actions = [action, "DONE"]
+
+    def reset(self, logger=None):
+        pass
+
+    def predict(self, instruction, obs):
+        return "", [self.actions.pop(0)]
+
+
+def test_an_agent_that_kills_its_x_server_scores_zero_with_the_reason(provider, tmp_path):
+    env = DesktopEnv(provider=provider, require_a11y_tree=False)
+    task = {"id": "x", "evaluator": {"func": "exact_match", "result": {"type": "rule", "rules": {"expected": "a"}},
+                                     "expected": {"type": "rule", "rules": {"expected": "a"}}}}
+    try:
+        outcome = run_episode(OneAction("import subprocess\nsubprocess.run(['pkill', '-9', 'Xvfb'])"), env, task,
+                              "do it", tmp_path, EpisodeConfig(record=False))
+    finally:
+        provider.revert_to_snapshot()
+    assert (outcome.status, outcome.score, outcome.agent_fault.kind) == ("ok", 0.0, "unresponsive")
+    assert outcome.agent_fault.message.startswith("the desktop's Xvfb") and "died; then: ServerRequestError" in \
+        outcome.agent_fault.message
+    assert (tmp_path / "result.txt").read_text() == "0.0\n"
 
 
 # -- the served port ---------------------------------------------------------------------------

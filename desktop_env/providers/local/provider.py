@@ -46,6 +46,7 @@ from .root_inside import RootInside, root_inside_for
 from .sandbox import (SANDBOX_RUNTIME, SANDBOX_VENV, SandboxSpec, bwrap_argv, bwrap_environment,
                       write_identity_files)
 from .server_code import ensure_server_code
+from .server_process import ServerProcess
 from .server_venv import ensure_server_venv
 from .vscode import installed_vscode
 
@@ -105,6 +106,7 @@ class _Sandbox:
     output: OutputTail      # the last of what it wrote to its stdout and stderr
     child_pid: int | None = None
     started: float = field(default_factory=time.monotonic)
+    server: ServerProcess | None = None  # its env server's process, once it answered ready
 
 
 class LocalProvider(Provider):
@@ -342,6 +344,17 @@ class LocalProvider(Provider):
     def is_running(self) -> bool:
         return self._sandbox is not None and self._sandbox.process.poll() is None
 
+    def server_gone(self) -> str:
+        """Why this desktop's env server is known gone, from its processes on the host: the sandbox
+        exited, or the server died or was stopped; "" while it runs (or between boots)."""
+        sandbox = self._sandbox
+        if sandbox is None:
+            return ""
+        status = sandbox.process.poll()
+        if status is not None:
+            return f"the desktop's sandbox exited with status {status}"
+        return sandbox.server.gone() if sandbox.server is not None else ""
+
     # -- internals --------------------------------------------------------------------------
     def _boot(self) -> None:
         runtime_root()  # checked again: the desktop's uid must still be able to enter it
@@ -395,9 +408,9 @@ class LocalProvider(Provider):
                 os.close(seccomp_fd)
         self._sandbox = _Sandbox(process, output, started=started)
         self._sandbox.child_pid = self._read_child_pid(info_read)
-        if self._cgroup is not None:
-            self._limit_baseline = self._cgroup.events()
         self._wait_ready(started)
+        if self._cgroup is not None:  # counted from here: the previous boot's dying processes are not this one's
+            self._limit_baseline = self._cgroup.events()
 
     @staticmethod
     def _seccomp_filter() -> int | None:
@@ -460,6 +473,7 @@ class LocalProvider(Provider):
                     health = transport.request("GET", "/health").json()
                     if health.get("ready"):
                         self.last_ready_s = time.monotonic() - started
+                        self._find_server(health.get("pid"))
                         return
                     last_error = f"health: {health}"
                 except (OSError, ValueError) as e:
@@ -478,6 +492,15 @@ class LocalProvider(Provider):
         self._kill()
         raise SandboxStartError(f"the desktop was not ready after {self.config.start_timeout:.0f} s "
                                 f"(last: {last_error}).\n{tail}")
+
+    def _find_server(self, inner_pid: object) -> None:
+        """Notes the env server's host process (from its pid inside, which it just reported, before any
+        agent code ran), so that `server_gone` can tell a dead or stopped server without asking it."""
+        sandbox = self._sandbox
+        if sandbox is not None and isinstance(inner_pid, int):
+            sandbox.server = ServerProcess.find(inner_pid, self.process_ids())
+            if sandbox.server is None:
+                log.warning("the env server's process (pid %d inside) was not found among the sandbox's", inner_pid)
 
     def _log_tail(self, lines: int = 15) -> str:
         """The last lines of the sandbox's output and, while it runs, of each of the session's logs."""

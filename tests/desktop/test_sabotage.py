@@ -1,0 +1,109 @@
+"""A hostile agent's run: it wrecks the desktops of three tasks through real actions (a fork bomb; a
+3 GiB file into the home folder, then a memory hog; killing its env server) and solves two. Every
+task gets its result, the wrecked ones score 0 with the reason, so the first rate is the 40% the
+agent earned, not the 100% of the two it solved; a dead server costs seconds, not 300; nothing
+reaches the host's disk; and the machine is clean for the next run."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from desktop_env.providers.local.paths import runtime_root
+from desktop_env.tasks import load_task_set
+from osworld_cli.main import cli
+from runner.rescore import rescore_results
+from runner.run import RunConfig, run_benchmark
+
+pytestmark = pytest.mark.desktop
+
+SABOTEUR = str(Path(__file__).with_name("saboteur.py")) + ":Saboteur"
+WRECKED = {"os-find-copy-lease": "resource_limit", "os-rename-photos-pattern": "resource_limit",
+           "os-zip-project-folder": "server_gone"}
+SOLVED = ["os-organize-invoices", "os-count-log-errors"]
+HOME_CAP = 1 << 30
+
+
+def config(result_dir: Path, agent: str, task_ids: list[str]) -> RunConfig:
+    # Smaller than the defaults (4G, 2G) to spare a shared machine; the agent still writes 3 GiB.
+    return RunConfig(agent=agent, model=agent.rsplit(":", 1)[-1].lower(), observation_type="screenshot",
+                     domains=["os"], task_ids=task_ids, result_dir=str(result_dir),
+                     cache_dir=str(result_dir / "cache"), desktop_memory="2G", desktop_disk="1G")
+
+
+def orphaned_desktops() -> list[int]:
+    """Processes of a local desktop (a bwrap whose arguments name an env folder) whose env folder is gone:
+    the harness removes the folder only after the desktop's processes are dead."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        folders = {m.group(0) for arg in argv for m in [re.match(rb"/tmp/osworld-\d+/env-\w+", arg)] if m}
+        if argv[0].endswith(b"bwrap") and folders and not all(os.path.isdir(f) for f in folders):
+            found.append(int(pid))
+    return found
+
+
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory):
+    result_dir = tmp_path_factory.mktemp("hostile")
+    env_dirs = set(runtime_root().glob("env-*"))
+    disk_before = shutil.disk_usage(result_dir).used
+    started = time.monotonic()
+    summary = run_benchmark(config(result_dir, SABOTEUR, [*WRECKED, *SOLVED]))
+    seconds = time.monotonic() - started
+    disk_growth = shutil.disk_usage(result_dir).used - disk_before
+    folder = result_dir / "pyautogui" / "screenshot" / "saboteur" / "os"
+    return result_dir, folder, summary, seconds, disk_growth, env_dirs
+
+
+def test_every_task_has_its_result_and_the_wrecked_ones_score_zero_with_the_reason(hostile_run):
+    _, folder, summary, seconds, _, _ = hostile_run
+    scores = {task: (folder / task / "result.txt").read_text().strip() for task in [*WRECKED, *SOLVED]}
+    assert scores == {**dict.fromkeys(WRECKED, "0.0"), **dict.fromkeys(SOLVED, "1.0")}
+    records = {task: json.loads((folder / task / "status.json").read_text()) for task in scores}
+    assert {task: r["status"] for task, r in records.items()} == dict.fromkeys(scores, "ok")
+    assert {task: records[task]["agent_fault"]["kind"] for task in WRECKED} == WRECKED
+    assert not any("agent_fault" in records[task] for task in SOLVED)
+    assert "process limit" in records["os-find-copy-lease"]["agent_fault"]["message"]
+    assert re.search(r"memory limit|home folder", records["os-rename-photos-pattern"]["agent_fault"]["message"])
+    assert "env server" in records["os-zip-project-folder"]["agent_fault"]["message"]
+    killed = records["os-zip-project-folder"]["durations"]
+    assert killed["env"] + killed["evaluate"] < 10  # the server's death cost seconds (it was 150 s + 150 s)
+    assert (summary.ran, summary.ok) == (5, 5)
+    # Under 2 minutes on a quiet machine (docs/MEASURED.md); this bound only catches a dead server waited out.
+    assert seconds < 240
+
+
+def test_the_first_rate_is_what_the_agent_earned(hostile_run):
+    result_dir, *_ = hostile_run
+    printed = CliRunner().invoke(cli, ["summarize", str(result_dir), "--format", "markdown"])
+    assert printed.exit_code == 0, printed.output
+    overall = next(line for line in printed.output.splitlines() if line.startswith("| Overall |"))
+    assert re.findall(r"\d+\.\d%", overall)[0] == "40.0%"
+
+
+def test_a_rescore_keeps_the_zeros(hostile_run):
+    result_dir, *_ = hostile_run
+    rows = {row.task_id: row for row in rescore_results([result_dir], load_task_set(None))}
+    assert {task: (rows[task].old, rows[task].new) for task in WRECKED} == dict.fromkeys(WRECKED, (0.0, 0.0))
+
+
+def test_nothing_reached_the_hosts_disk_and_the_next_run_is_clean(hostile_run, tmp_path):
+    result_dir, _, _, _, disk_growth, env_dirs = hostile_run
+    assert disk_growth < HOME_CAP  # the home's 3 GiB stayed in the desktop's capped memory
+    assert sum(f.stat().st_size for f in result_dir.rglob("*") if f.is_file()) < 64 << 20
+    assert set(runtime_root().glob("env-*")) <= env_dirs and orphaned_desktops() == []
+    again = run_benchmark(config(tmp_path, "oracle", ["os-find-copy-lease"]))  # the fork bomb's task, done honestly
+    assert (again.ran, again.ok) == (1, 1)
+    folder = tmp_path / "pyautogui" / "screenshot" / "oracle" / "os" / "os-find-copy-lease"
+    assert (folder / "result.txt").read_text().strip() == "1.0"
+    assert "agent_fault" not in json.loads((folder / "status.json").read_text())
