@@ -20,6 +20,7 @@ class ServerState:
     client_password: str = "password"
     started: float = field(default_factory=time.monotonic)
     children: dict[str, subprocess.Popen] = field(default_factory=dict)
+    announced: set[str] = field(default_factory=set)   # components that said they are ready
     wallpaper: str | None = None
     # pyatspi is not thread-safe and a dump is expensive: one at a time.
     a11y_lock: threading.Lock = field(default_factory=threading.Lock)

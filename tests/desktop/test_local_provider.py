@@ -165,9 +165,9 @@ def test_a_part_of_the_desktop_that_dies_while_it_starts_fails_the_start_at_once
 
     from desktop_env.errors import SandboxStartError
     from desktop_env.providers.local.provider import LocalDesktopConfig
+    from desktop_env.server.session import DESKTOP_COMPONENTS
 
-    config = LocalDesktopConfig(screen_size=(800, 600),
-                                desktop_components=("xfwm4", "xfsettingsd", "xfce4-panel", "xfdesktop", "false"))
+    config = LocalDesktopConfig(screen_size=(800, 600), desktop_components=(*DESKTOP_COMPONENTS, "false"))
     provider = LocalProvider(config=config)
     started = time.monotonic()
     with pytest.raises(SandboxStartError, match="the desktop's false died while it started"):

@@ -7,7 +7,8 @@ from desktop_env.providers.local.sandbox import (ROOT_CAPABILITIES, SANDBOX_HOME
 
 
 def spec(tmp_path: Path, network: bool = False) -> SandboxSpec:
-    return SandboxSpec(env_dir=tmp_path, src_dir=tmp_path / "src", venv_dir=tmp_path / "venv", network=network)
+    return SandboxSpec(env_dir=tmp_path, src_dir=tmp_path / "src", venv_dir=tmp_path / "venv", desktop_dir=tmp_path / "desktop",
+                       network=network)
 
 
 def pairs(argv: list[str], flag: str) -> list[tuple[str, str]]:
@@ -34,7 +35,7 @@ def test_only_the_env_servers_own_code_and_venv_are_mounted(tmp_path):
 
 
 def test_every_tmpfs_has_a_size_cap(tmp_path):
-    argv = bwrap_argv(SandboxSpec(env_dir=tmp_path, src_dir=tmp_path, venv_dir=tmp_path, tmpfs_bytes=12345), ["true"])
+    argv = bwrap_argv(SandboxSpec(env_dir=tmp_path, src_dir=tmp_path, venv_dir=tmp_path, desktop_dir=tmp_path, tmpfs_bytes=12345), ["true"])
     tmpfs = [i for i, a in enumerate(argv) if a == "--tmpfs"]
     capped = {argv[i + 1] for i in tmpfs if argv[i - 2:i] == ["--size", "12345"]}
     assert {"/tmp", "/dev/shm", "/run", "/var/tmp"} <= capped
@@ -61,7 +62,7 @@ def test_network_is_shared_only_when_asked(tmp_path):
 
 
 def test_each_boot_gets_its_own_home_and_runtime_folders(tmp_path):
-    later = SandboxSpec(env_dir=tmp_path, src_dir=tmp_path, venv_dir=tmp_path, generation=3)
+    later = SandboxSpec(env_dir=tmp_path, src_dir=tmp_path, venv_dir=tmp_path, desktop_dir=tmp_path, generation=3)
     argv = bwrap_argv(later, ["true"])
     assert (str(tmp_path / "home-3"), SANDBOX_HOME) in pairs(argv, "--bind")
     assert (str(tmp_path / "run-3"), "/run/osworld") in pairs(argv, "--bind")
@@ -69,7 +70,8 @@ def test_each_boot_gets_its_own_home_and_runtime_folders(tmp_path):
 
 
 def test_a_desktop_with_its_own_root_joins_the_harness_namespace_with_a_short_capability_list(tmp_path):
-    rooted = SandboxSpec(env_dir=tmp_path, src_dir=tmp_path / "src", venv_dir=tmp_path / "venv", userns_fd=7)
+    rooted = SandboxSpec(env_dir=tmp_path, src_dir=tmp_path / "src", venv_dir=tmp_path / "venv",
+                         desktop_dir=tmp_path / "desktop", userns_fd=7)
     argv = bwrap_argv(rooted, ["true"])
     assert argv[argv.index("--userns") + 1] == "7" and "--unshare-user" not in argv
     assert argv[argv.index("--uid") + 1] == "0"

@@ -3,7 +3,7 @@
 start -> a private env folder (home from the template, a runtime folder for the
 session's logs), listening sockets made by the harness in a host-only folder and
 handed to the sandbox as inherited fds, then bwrap runs the session (Xvfb, D-Bus,
-AT-SPI, XFCE, env server) in its own cgroup, as an unprivileged host uid when the
+AT-SPI, GNOME Shell, env server) in its own cgroup, as an unprivileged host uid when the
 harness is root, and we poll /health until it answers ready. Revert = kill the
 sandbox (its PID namespace takes every app with it), restore the home, start again
 with new sockets (relays follow them).
@@ -35,15 +35,16 @@ from ...controllers.transport import Endpoint, Transport
 from ...errors import MissingDependency, ProviderError, SandboxStartError
 from ...server.access_policy import is_loopback
 from ...server.relay import TcpToUnixRelay
-from ...server.session import SessionConfig
+from ...server.session import DESKTOP_COMPONENTS, SessionConfig
 from ..base import Provider
 from . import seccomp
+from .desktop_view import ensure_desktop_view
 from .home_template import ensure_home_template, restore_home
 from .host_ids import SandboxIdentity, acquire_identity
 from .limits import DesktopCgroup, DesktopLimits, LimitEvents, prune_stale_cgroups
 from .paths import runtime_root
 from .root_inside import RootInside, root_inside_for
-from .sandbox import (SANDBOX_RUNTIME, SANDBOX_VENV, SandboxSpec, bwrap_argv, bwrap_environment,
+from .sandbox import (SANDBOX_DESKTOP, SANDBOX_RUNTIME, SANDBOX_VENV, SandboxSpec, bwrap_argv, bwrap_environment,
                       write_identity_files)
 from .server_code import ensure_server_code
 from .server_venv import ensure_server_venv
@@ -91,7 +92,7 @@ class LocalDesktopConfig:
     network: bool = False
     client_password: str = "password"
     forward_ports: tuple[int, ...] = (9222, 8080)
-    desktop_components: tuple[str, ...] = ("xfwm4", "xfsettingsd", "xfce4-panel", "xfdesktop")
+    desktop_components: tuple[str, ...] = DESKTOP_COMPONENTS
     start_timeout: float = 60.0
     limits: DesktopLimits = field(default_factory=DesktopLimits)
     # Required of every request on the public (TCP) listener when set; `expose_server`
@@ -140,6 +141,7 @@ class LocalProvider(Provider):
                 raise MissingDependency("Xvfb is not installed: apt-get install xvfb")
             self._venv = ensure_server_venv()
             self._src = ensure_server_code()
+            self._desktop = ensure_desktop_view()
             ensure_home_template()
             if self.env_dir is None:
                 self._create_env_dir()
@@ -307,7 +309,8 @@ class LocalProvider(Provider):
     @property
     def spec(self) -> SandboxSpec:
         assert self.env_dir is not None
-        return SandboxSpec(env_dir=self.env_dir, src_dir=self._src, venv_dir=self._venv, network=self.config.network,
+        return SandboxSpec(env_dir=self.env_dir, src_dir=self._src, venv_dir=self._venv, desktop_dir=self._desktop,
+                           network=self.config.network,
                            generation=self._generation, tmpfs_bytes=self.config.limits.tmpfs_bytes,
                            userns_fd=self._root.userns_fd if self._root is not None else None)
 
@@ -359,6 +362,7 @@ class LocalProvider(Provider):
         session = SessionConfig(width=width, height=height, runtime_dir=SANDBOX_RUNTIME,
                                 forward_ports=list(self.config.forward_ports),
                                 desktop_components=list(self.config.desktop_components),
+                                desktop_data=SANDBOX_DESKTOP,
                                 client_password=self.config.client_password, listen_fds=fds,
                                 public_token=self.config.public_token)
         (spec.runtime / "session.json").write_text(json.dumps(asdict(session)))

@@ -32,6 +32,7 @@ SANDBOX_HOME = "/home/user"
 SANDBOX_RUNTIME = "/run/osworld"
 SANDBOX_SRC = "/run/osworld-lib/src"  # under /run, a tmpfs, where mount points can be made
 SANDBOX_VENV = "/run/osworld-lib/venv"
+SANDBOX_DESKTOP = "/run/osworld-lib/desktop"  # the desktop's XDG view (desktop_view)
 
 # The merged-/usr top-level entries: links on current systems, folders on older ones.
 SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -69,6 +70,7 @@ class SandboxSpec:
     env_dir: Path          # host folder of this env: home-N/, run-N/, passwd, group, machine-id
     src_dir: Path          # folder that contains the env server's copy of the desktop_env package
     venv_dir: Path         # the env server's venv
+    desktop_dir: Path      # the desktop's XDG data and config folders (desktop_view)
     network: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
     # Each boot gets its own home and runtime folders, so a reset need not wait for the
@@ -141,6 +143,10 @@ def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
         # glibc gives every thread that allocates its own malloc arena; GTK apps and the
         # threaded env server each grow several. Two per process are plenty here.
         "MALLOC_ARENA_MAX": "2",
+        # The desktop's apps, services, extensions and defaults come from its own view, never
+        # from whatever else the host has installed.
+        "XDG_DATA_DIRS": f"{SANDBOX_DESKTOP}/share",
+        "XDG_CONFIG_DIRS": f"{SANDBOX_DESKTOP}/xdg",
     }
     env.update(spec.extra_env)
     return env
@@ -222,6 +228,7 @@ def bwrap_argv(spec: SandboxSpec, command: list[str]) -> list[str]:
         *_tmpfs("/run", size),
         "--ro-bind", str(spec.src_dir), SANDBOX_SRC,
         "--ro-bind", str(spec.venv_dir), SANDBOX_VENV,
+        "--ro-bind", str(spec.desktop_dir), SANDBOX_DESKTOP,
         "--bind", str(spec.runtime), SANDBOX_RUNTIME,
         "--perms", "0700", "--dir", f"/run/user/{SANDBOX_UID}",
         *(_tmpfs("/home", size, "0755") if spec.root_inside else ["--perms", "0755", "--dir", "/home"]),
