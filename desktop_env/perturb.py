@@ -46,16 +46,13 @@ class ClutterApp:
     classes: tuple[str, ...]  # WM_CLASS names (lower case) its windows carry
 
 
-# One role per line, the apps that can fill it in order of preference: Xfce's first (the
-# local desktop), then GNOME's (a stock OSWorld Ubuntu VM), then the generic fallback. Each
-# command opens a new window even when the app already runs (never a tab in a task's window).
+# One role per line, the apps that can fill it in order of preference: GNOME's (the local
+# desktop and a stock OSWorld Ubuntu VM), then the generic fallback. Each command opens a
+# new window even when the app already runs (never a tab in a task's window).
 CLUTTER_ROLES: tuple[tuple[str, tuple[ClutterApp, ...]], ...] = (
-    ("text editor", (ClutterApp("mousepad", ("mousepad", "--opening-mode=window", NOTES_FILE), ("mousepad",)),
-                     ClutterApp("gedit", ("gedit", "--new-window", NOTES_FILE), ("gedit", "org.gnome.gedit")))),
-    ("file manager", (ClutterApp("thunar", ("thunar", "~"), ("thunar",)),
-                      ClutterApp("nautilus", ("nautilus", "--new-window", "~"), ("nautilus", "org.gnome.nautilus")))),
-    ("terminal", (ClutterApp("xfce4-terminal", ("xfce4-terminal",), ("xfce4-terminal",)),
-                  ClutterApp("gnome-terminal", ("gnome-terminal",), ("gnome-terminal", "gnome-terminal-server")),
+    ("text editor", (ClutterApp("gedit", ("gedit", "--new-window", NOTES_FILE), ("gedit", "org.gnome.gedit")),)),
+    ("file manager", (ClutterApp("nautilus", ("nautilus", "--new-window", "~"), ("nautilus", "org.gnome.nautilus")),)),
+    ("terminal", (ClutterApp("gnome-terminal", ("gnome-terminal",), ("gnome-terminal", "gnome-terminal-server")),
                   ClutterApp("xterm", ("xterm",), ("xterm",)))),
 )
 

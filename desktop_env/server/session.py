@@ -89,6 +89,8 @@ GNOME_SESSION_ENV = {
     "GDMSESSION": "ubuntu",
     "GNOME_SHELL_SESSION_MODE": SESSION_MODE,
     "XDG_MENU_PREFIX": "gnome-",
+    # gnome-session's; xdg-utils tells GNOME by it when XDG_CURRENT_DESKTOP is ubuntu:GNOME
+    "GNOME_DESKTOP_SESSION_ID": "this-is-deprecated",
 }
 
 

@@ -21,7 +21,6 @@ class ServerState:
     started: float = field(default_factory=time.monotonic)
     children: dict[str, subprocess.Popen] = field(default_factory=dict)
     announced: set[str] = field(default_factory=set)   # components that said they are ready
-    wallpaper: str | None = None
     # pyatspi is not thread-safe and a dump is expensive: one at a time.
     a11y_lock: threading.Lock = field(default_factory=threading.Lock)
     # Re-entrant: building the recorder asks for the screen, which takes the same lock.

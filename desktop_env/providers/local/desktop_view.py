@@ -31,7 +31,7 @@ VIEW_VERSION = "1"  # bump when the files written here change
 SYSTEM_SHARE = Path("/usr/share")
 SYSTEM_XDG = Path("/etc/xdg")
 # The folders of /usr/share whose content is chosen here (entries listed, or files written).
-CURATED_SHARE = ("applications", "dbus-1", "gnome-shell", "glib-2.0", "backgrounds")
+CURATED_SHARE = ("applications", "dbus-1", "gnome-shell", "glib-2.0", "backgrounds", "gnome-background-properties")
 CURATED_XDG = ("autostart",)   # nothing starts by itself: GNOME's session starts what it needs
 
 
@@ -73,9 +73,10 @@ def fill_view(view: Path) -> None:
     _write_applications(share / "applications")
     _write_dbus(share / "dbus-1", view / "dbus")
     _write_gnome_shell(share / "gnome-shell")
-    _write_wallpaper(share / "backgrounds")
+    _write_wallpaper(share / "backgrounds", share / "gnome-background-properties")
     _link_all_but(SYSTEM_SHARE / "glib-2.0", share / "glib-2.0", ("schemas",))
     compile_schemas(share / "glib-2.0" / "schemas")
+    compile_dconf(view / "dconf")
     for folder, _, files in os.walk(view):
         os.chmod(folder, 0o755)  # mkdtemp made the top 0700; the desktops' uid must read it all
         for name in files:
@@ -237,11 +238,32 @@ def _provider_app(provider: Path) -> str:
     return match.group(1).strip() if match else ""
 
 
-def _write_wallpaper(folder: Path) -> None:
+# Settings' Background panel lists the wallpapers of these files: the VM's only (the host's
+# distribution would otherwise add its own).
+WALLPAPER_LIST = """<?xml version="1.0"?>
+<!DOCTYPE wallpapers SYSTEM "gnome-wp-list.dtd">
+<wallpapers>
+  <wallpaper deleted="false">
+    <name>Ubuntu</name>
+    <filename>{path}</filename>
+    <options>zoom</options>
+    <shade_type>solid</shade_type>
+    <pcolor>{colour}</pcolor>
+    <scolor>{colour}</scolor>
+  </wallpaper>
+</wallpapers>
+"""
+
+
+def _write_wallpaper(folder: Path, listing: Path) -> None:
     folder.mkdir()
     colour = vm_desktop.WALLPAPER_COLOUR.lstrip("#")
     rgb = tuple(int(colour[i:i + 2], 16) for i in (0, 2, 4))
     (folder / vm_desktop.WALLPAPER_NAME).write_bytes(solid_png(16, 9, rgb))
+    listing.mkdir()
+    (listing / "ubuntu.xml").write_text(WALLPAPER_LIST.format(path=f"{SANDBOX_DESKTOP}/share/backgrounds/"
+                                                              f"{vm_desktop.WALLPAPER_NAME}",
+                                                              colour=vm_desktop.WALLPAPER_COLOUR))
 
 
 def solid_png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
@@ -254,6 +276,20 @@ def solid_png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
     rows = b"".join(b"\0" + bytes(rgb) * width for _ in range(height))
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def compile_dconf(folder: Path) -> None:
+    """vm_desktop.DCONF as a dconf database, and the profile (DCONF_PROFILE) that puts it
+    under the user's own: what the user changes wins, `gsettings reset` comes back to it."""
+    keyfiles = folder / "vm.d"
+    keyfiles.mkdir(parents=True)
+    (keyfiles / "00-vm").write_text("".join(f"[{path}]\n" + "".join(f"{key}={value}\n" for key, value in keys.items())
+                                           for path, keys in vm_desktop.DCONF.items()))
+    result = subprocess.run(["dconf", "compile", str(folder / "vm"), str(keyfiles)], capture_output=True, text=True,
+                            timeout=60)
+    if result.returncode != 0:
+        raise DesktopViewError(f"dconf compile refused {keyfiles / '00-vm'}: {result.stderr.strip()}")
+    (folder / "profile").write_text(f"user-db:user\nfile-db:{SANDBOX_DESKTOP}/dconf/vm\n")
 
 
 def vm_gsettings() -> dict[str, dict[str, str]]:

@@ -147,6 +147,7 @@ def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
         # from whatever else the host has installed.
         "XDG_DATA_DIRS": f"{SANDBOX_DESKTOP}/share",
         "XDG_CONFIG_DIRS": f"{SANDBOX_DESKTOP}/xdg",
+        "DCONF_PROFILE": f"{SANDBOX_DESKTOP}/dconf/profile",
     }
     env.update(spec.extra_env)
     return env
