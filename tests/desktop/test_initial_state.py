@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from desktop_env.providers.local import vm_desktop
+from desktop_env.providers.local.ubuntu_fonts import fonts_dir
 
 pytestmark = pytest.mark.desktop
 
@@ -43,6 +44,13 @@ def test_the_window_manager_is_gnome_shell(desktop):
 def test_themes_are_ubuntus_yaru(desktop):
     for key in ("gtk-theme", "icon-theme", "cursor-theme"):
         assert gsettings(desktop, "org.gnome.desktop.interface", key) == "'Yaru'"
+
+
+@pytest.mark.skipif(not fonts_dir().is_dir(), reason="Ubuntu's fonts are not fetched (no npm): osworld env setup")
+def test_the_fonts_are_ubuntus(desktop):
+    assert gsettings(desktop, "org.gnome.desktop.interface", "font-name") == "'Ubuntu 11'"
+    assert desktop.shell("fc-match -f '%{family}' 'Ubuntu'; echo; fc-match -f '%{family}' 'Ubuntu Mono'")[
+        "output"].split("\n")[:2] == ["Ubuntu", "Ubuntu Mono"]
 
 
 def test_the_dock_has_the_vms_favourites_on_the_left_fixed_and_full_height(desktop):

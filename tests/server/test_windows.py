@@ -1,5 +1,5 @@
 """/window_size, /setup/activate_window and /setup/close_window against real windows
-(mousepad, under xfwm4). What the window manager thinks is read back with wmctrl and
+(gedit, under GNOME Shell). What the window manager thinks is read back with wmctrl and
 xdotool inside the desktop."""
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def active_title(desktop) -> str:
 
 @pytest.fixture
 def open_editor(desktop):
-    """Opens a mousepad window on a new, saved file; returns its full window title.
+    """Opens a gedit window on a new, saved file; returns its full window title.
     Windows still open at the end are closed, and gone before the next test."""
     opened: list[str] = []
 
@@ -49,7 +49,7 @@ def open_editor(desktop):
                                files={"file_data": (name, b"hello\n")})
         assert created.status_code == 200, created.text
         response = desktop.post("/setup/launch",
-                                json={"command": ["mousepad", "--disable-server", path]})
+                                json={"command": ["gedit", "--standalone", path]})
         assert response.status_code == 200, response.text
         opened.append(name)
         return desktop.wait_for(
@@ -68,7 +68,7 @@ def open_editor(desktop):
 
 def test_window_size_by_wm_class(desktop, open_editor):
     open_editor()
-    for class_name in ("mousepad", "Mousepad"):  # instance and class parts, any case
+    for class_name in ("gedit", "Gedit"):  # instance and class parts, any case
         response = desktop.post("/window_size", data={"app_class_name": class_name})
         assert response.status_code == 200, response.text
         size = response.json()
@@ -108,10 +108,10 @@ def test_activate_window_strict_needs_the_exact_title(desktop, open_editor):
 def test_activate_window_by_class(desktop, open_editor):
     open_editor()
     response = desktop.post("/setup/activate_window",
-                            json={"window_name": "mousepad", "by_class": True})
+                            json={"window_name": "gedit", "by_class": True})
     assert response.status_code == 200, response.text
-    desktop.wait_for(lambda: active_title(desktop).endswith("Mousepad"),
-                     timeout=WINDOW_TIMEOUT_S, what="a mousepad window to be active")
+    desktop.wait_for(lambda: active_title(desktop).endswith("gedit"),
+                     timeout=WINDOW_TIMEOUT_S, what="a gedit window to be active")
 
 
 def test_activate_a_missing_window_answers_as_osworld_and_says_so_in_a_header(desktop):

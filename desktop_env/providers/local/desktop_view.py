@@ -16,6 +16,7 @@ from __future__ import annotations
 import configparser
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -26,6 +27,9 @@ from pathlib import Path
 from . import vm_desktop
 from .paths import build_aside, sandbox_share_dir
 from .sandbox import SANDBOX_DESKTOP
+from .ubuntu_fonts import FontsUnavailable, ensure_ubuntu_fonts
+
+log = logging.getLogger("osworld.local")
 VIEW_VERSION = "1"  # bump when the files written here change
 
 SYSTEM_SHARE = Path("/usr/share")
@@ -40,15 +44,20 @@ class DesktopViewError(RuntimeError):
 
 
 def ensure_desktop_view() -> Path:
-    target = sandbox_share_dir() / f"desktop-view-{_signature()}"
+    try:
+        fonts = ensure_ubuntu_fonts()
+    except FontsUnavailable as e:
+        log.warning("the desktop uses DejaVu instead of Ubuntu's fonts: %s", e)
+        fonts = None
+    target = sandbox_share_dir() / f"desktop-view-{_signature(fonts)}"
     if target.is_dir():
         return target
-    return build_aside(target, fill_view)
+    return build_aside(target, lambda staging: fill_view(staging, fonts))
 
 
-def _signature() -> str:
-    """Changes when the facts, this module, or a host folder the view lists changes."""
-    digest = hashlib.sha256(VIEW_VERSION.encode())
+def _signature(fonts: Path | None) -> str:
+    """Changes when the facts, this module, a host folder the view lists, or the fonts change."""
+    digest = hashlib.sha256(f"{VIEW_VERSION}\0{fonts}".encode())
     for module in (vm_desktop.__file__, __file__):
         digest.update(Path(module).read_bytes())
     folders = [SYSTEM_SHARE, SYSTEM_XDG, *(SYSTEM_SHARE / name for name in CURATED_SHARE),
@@ -65,8 +74,9 @@ def _signature() -> str:
     return digest.hexdigest()[:12]
 
 
-def fill_view(view: Path) -> None:
+def fill_view(view: Path, fonts: Path | None = None) -> None:
     share, xdg = view / "share", view / "xdg"
+    _write_fonts(view, fonts)
     _link_all_but(SYSTEM_SHARE, share, CURATED_SHARE)
     _link_all_but(SYSTEM_XDG, xdg, CURATED_XDG)
     (xdg / "autostart").mkdir()
@@ -83,6 +93,27 @@ def fill_view(view: Path) -> None:
             path = os.path.join(folder, name)
             if not os.path.islink(path):
                 os.chmod(path, 0o644)
+
+
+# fontconfig's configuration for the desktop (FONTCONFIG_FILE): the system's, and the
+# Ubuntu fonts when they could be fetched.
+FONTS_CONF = """<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig>
+  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>
+{dirs}</fontconfig>
+"""
+
+
+def _write_fonts(view: Path, fonts: Path | None) -> None:
+    (view / "fontconfig").mkdir(parents=True)
+    dirs = ""
+    if fonts is not None:
+        (view / "fonts").mkdir()
+        for font in sorted(fonts.glob("*.ttf")):
+            shutil.copy(font, view / "fonts" / font.name)
+        dirs = f"  <dir>{SANDBOX_DESKTOP}/fonts</dir>\n"
+    (view / "fontconfig" / "fonts.conf").write_text(FONTS_CONF.format(dirs=dirs))
 
 
 def _link_all_but(source: Path, target: Path, curated: tuple[str, ...]) -> None:

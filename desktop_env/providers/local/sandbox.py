@@ -148,6 +148,7 @@ def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
         "XDG_DATA_DIRS": f"{SANDBOX_DESKTOP}/share",
         "XDG_CONFIG_DIRS": f"{SANDBOX_DESKTOP}/xdg",
         "DCONF_PROFILE": f"{SANDBOX_DESKTOP}/dconf/profile",
+        "FONTCONFIG_FILE": f"{SANDBOX_DESKTOP}/fontconfig/fonts.conf",
     }
     env.update(spec.extra_env)
     return env
