@@ -354,6 +354,14 @@ class LocalProvider(Provider):
                            tmpfs_bytes=self.config.limits.tmpfs_bytes,
                            userns_fd=root.userns_fd if root is not None and root.enabled else None)
 
+    def wait_for_spare(self) -> float | None:
+        """Waits until the warm spare has finished booting; its boot time in seconds (None
+        without a spare, or when it failed)."""
+        thread, spare = self._spare_thread, self._spare
+        if thread is not None:
+            thread.join()
+        return spare.ready_s if spare is not None and spare.error is None else None
+
     def spare_process_ids(self) -> list[int]:
         """Host PIDs of the warm spare's sandbox (empty while none is booted)."""
         spare = self._spare

@@ -2,8 +2,9 @@
 
 Debian does not package it; the npm registry does, as the TrueType files of Google Fonts'
 Ubuntu and Ubuntu Mono families (the Ubuntu Font Licence allows this), which `npm pack`
-fetches with its integrity check. They are unpacked once into the cache and the desktop's
-view mounts them. Without npm the desktop falls back to DejaVu (`osworld env doctor` says so).
+fetches with its integrity check. They are unpacked once beside the env server's code (public
+files, which a normal user's harness may share with root's) and the desktop's view holds
+them. Without npm the desktop falls back to DejaVu (`osworld env doctor` says so).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from .paths import build_aside, cache_dir
+from .paths import build_aside, sandbox_share_dir
 
 PACKAGES = ("@expo-google-fonts/ubuntu@0.4.1", "@expo-google-fonts/ubuntu-mono@0.4.1")
 FAMILIES = ("Ubuntu", "Ubuntu Mono")
@@ -24,7 +25,7 @@ class FontsUnavailable(RuntimeError):
 
 
 def fonts_dir() -> Path:
-    return cache_dir() / ("fonts-" + "-".join(package.rsplit("/", 1)[-1].replace("@", "-") for package in PACKAGES))
+    return sandbox_share_dir() / ("fonts-" + "-".join(package.rsplit("/", 1)[-1].replace("@", "-") for package in PACKAGES))
 
 
 def ensure_ubuntu_fonts() -> Path:
