@@ -3,6 +3,7 @@
 xdotool inside the desktop."""
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -20,12 +21,14 @@ def run(desktop, argv: list[str]) -> dict:
 
 
 def window_titles(desktop) -> list[str]:
-    # wmctrl fails with BadWindow when a window closes while it lists them: try again.
-    for _ in range(3):
+    # wmctrl fails with BadWindow when a window closes while it lists them (an app starting
+    # maps and drops short-lived windows): try again.
+    for _ in range(10):
         result = run(desktop, ["wmctrl", "-l"])
         if result["returncode"] == 0:
             # "<id> <desktop> <host> <title>"; the title may be empty or contain spaces.
             return [(line.split(None, 3) + [""])[3] for line in result["output"].splitlines()]
+        time.sleep(0.2)
     pytest.fail(f"wmctrl -l failed: {result}")
 
 
