@@ -88,6 +88,20 @@ def test_gnome_shells_top_bar_and_dock_are_in_the_accessibility_tree(desktop):
     assert re.search(r'<label name="Home"', tree)  # the desktop icon, as on the VM
 
 
+def test_the_prompt_agents_table_keeps_the_rows_the_vms_tree_gives(desktop):
+    """The rows OSWorld's own agent example lists for the VM's idle desktop (vm_desktop's
+    [tree] source): the top bar's menu, one push-button per dock icon in 70x64 cells, Show
+    Applications, and the Home icon's label. (Not the Activities label: GNOME 43 does not
+    mark it enabled, see VM_DIFFERENCES.md.)"""
+    from mm_agents.observations import visible_nodes
+
+    rows = {(node.tag, node.name): node for node in visible_nodes(desktop.get("/accessibility").json()["AT"])}
+    assert ("menu", "System") in rows
+    chrome = rows[("push-button", "Google Chrome")]
+    assert (chrome.x, chrome.y, chrome.width, chrome.height) == (0, 33, 70, 64)  # the VM's (35, 65) centre
+    assert ("toggle-button", "Show Applications") in rows and ("label", "Home") in rows
+
+
 @pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr is not installed")
 def test_activities_is_read_in_the_top_left_corner_of_a_screenshot(desktop, tmp_path):
     from PIL import Image
