@@ -65,6 +65,7 @@ def test_what_else_the_host_installed_stays_out_of_the_desktop(host_with_extras,
     assert os.listdir(view / "xdg" / "autostart") == []
     mimeapps = (view / "share" / "applications" / "mimeapps.list").read_text()
     assert "text/plain=org.gnome.gedit.desktop" in mimeapps and "video/mp4=org.gnome.Totem.desktop" in mimeapps
+    assert "Name=Thunderbird Mail\n" in (view / "share" / "applications" / "thunderbird.desktop").read_text()
     # everything else of /usr/share is there, as links
     assert os.readlink(view / "share" / "icons") == str(host_with_extras[0] / "icons")
 

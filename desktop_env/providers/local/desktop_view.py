@@ -131,7 +131,12 @@ def _write_applications(folder: Path) -> None:
     folder.mkdir()
     system = SYSTEM_SHARE / "applications"
     for path in sorted(system.glob("*.desktop")):
-        if vm_desktop.app_entry_allowed(path.name) and path.name != "google-chrome.desktop":
+        if not vm_desktop.app_entry_allowed(path.name) or path.name == "google-chrome.desktop":
+            continue
+        if path.name in vm_desktop.APP_NAMES:
+            (folder / path.name).write_text(renamed_entry(path.read_text(errors="replace"),
+                                                          vm_desktop.APP_NAMES[path.name]))
+        else:
             (folder / path.name).symlink_to(path)
     (folder / "google-chrome.desktop").write_text(chrome_entry())
     (folder / "mimeapps.list").write_text(mimeapps_list(system))
@@ -164,6 +169,11 @@ Exec=google-chrome
 Name=New Incognito Window
 Exec=google-chrome --incognito
 """
+
+
+def renamed_entry(entry: str, name: str) -> str:
+    """An app entry with its main entry's untranslated Name replaced (the actions' stay)."""
+    return re.sub(r"^Name=.*$", f"Name={name}", entry, count=1, flags=re.MULTILINE)
 
 
 def chrome_entry() -> str:

@@ -54,6 +54,9 @@ APP_ENTRIES = (
     "yelp.desktop",
 )
 
+# App entries whose name on the VM (Ubuntu's package) differs from Debian's [tree].
+APP_NAMES = {"thunderbird.desktop": "Thunderbird Mail"}
+
 # Session D-Bus services (by file name) the desktop's apps may start on demand. Left out:
 # Tracker (a file indexer), Evolution's data server and GNOME Shell's calendar server over
 # it, online accounts, keyrings, udisks' volume monitor, portals: none runs on an idle VM
