@@ -59,7 +59,9 @@ done"""
     for block in reply["output"].split("== ")[1:]:
         def field(pattern: str) -> str:
             return re.search(pattern, block, re.M).group(1)
-        left, right, top, bottom = (int(v) for v in field(r"_NET_FRAME_EXTENTS\(CARDINAL\) = (.*)$").split(","))
+        # windows that draw their own title bar (GTK's header bars under GNOME Shell) have no frame
+        extents = re.search(r"_NET_FRAME_EXTENTS\(CARDINAL\) = (.*)$", block, re.M)
+        left, right, top, bottom = (int(v) for v in extents.group(1).split(",")) if extents else (0, 0, 0, 0)
         windows.append({"id": block.split()[0], "class": field(r'WM_CLASS\(STRING\) = "[^"]*", "([^"]*)"'),
                         "normal": "_NET_WM_WINDOW_TYPE_NORMAL" in field(r"_NET_WM_WINDOW_TYPE\(ATOM\) = (.*)$"),
                         "viewable": "IsViewable" in field(r"Map State: (\w+)"),
