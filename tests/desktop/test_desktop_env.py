@@ -181,7 +181,7 @@ def test_pyautogui_action_space_types_into_a_text_editor_and_saves():
         while env.controller.get_vm_window_size("gedit") is None and time.monotonic() < deadline:
             time.sleep(0.2)
         time.sleep(1.0)  # gedit maps its window before its text view takes keyboard focus
-        env.step("pyautogui.typewrite('typed by an agent\\n')", pause=0.3)
+        env.step("pyautogui.typewrite('typed by an agent')", pause=0.3)  # gedit ends the file with a newline
         env.step("pyautogui.hotkey('ctrl', 's')", pause=0)
         deadline = time.monotonic() + 15
         while env.controller.get_file("/home/user/Documents/note.txt") != b"typed by an agent\n":
