@@ -46,16 +46,13 @@ class ClutterApp:
     classes: tuple[str, ...]  # WM_CLASS names (lower case) its windows carry
 
 
-# One role per line, the apps that can fill it in order of preference: Xfce's first (the
-# local desktop), then GNOME's (a stock OSWorld Ubuntu VM), then the generic fallback. Each
-# command opens a new window even when the app already runs (never a tab in a task's window).
+# One role per line, the apps that can fill it in order of preference: GNOME's (the local
+# desktop and a stock OSWorld Ubuntu VM), then the generic fallback. Each command opens a
+# new window even when the app already runs (never a tab in a task's window).
 CLUTTER_ROLES: tuple[tuple[str, tuple[ClutterApp, ...]], ...] = (
-    ("text editor", (ClutterApp("mousepad", ("mousepad", "--opening-mode=window", NOTES_FILE), ("mousepad",)),
-                     ClutterApp("gedit", ("gedit", "--new-window", NOTES_FILE), ("gedit", "org.gnome.gedit")))),
-    ("file manager", (ClutterApp("thunar", ("thunar", "~"), ("thunar",)),
-                      ClutterApp("nautilus", ("nautilus", "--new-window", "~"), ("nautilus", "org.gnome.nautilus")))),
-    ("terminal", (ClutterApp("xfce4-terminal", ("xfce4-terminal",), ("xfce4-terminal",)),
-                  ClutterApp("gnome-terminal", ("gnome-terminal",), ("gnome-terminal", "gnome-terminal-server")),
+    ("text editor", (ClutterApp("gedit", ("gedit", "--new-window", NOTES_FILE), ("gedit", "org.gnome.gedit")),)),
+    ("file manager", (ClutterApp("nautilus", ("nautilus", "--new-window", "~"), ("nautilus", "org.gnome.nautilus")),)),
+    ("terminal", (ClutterApp("gnome-terminal", ("gnome-terminal",), ("gnome-terminal", "gnome-terminal-server")),
                   ClutterApp("xterm", ("xterm",), ("xterm",)))),
 )
 
@@ -330,11 +327,13 @@ def run_on_desktop(env: Any, entry: str, params: dict, timeout: float = 120.0) -
 
 def random_frame(rng: random.Random, workarea: dict, size_range: tuple[float, float], overhang: float) -> dict:
     """A frame rectangle of random size within `size_range` of the work area, placed so that its
-    top edge is inside the work area and at most `overhang` of it hangs off the other edges."""
+    top and left edges are inside the work area and at most `overhang` of it hangs off the right
+    and bottom edges. (GNOME Shell does not let a window slide under the dock on the left, so
+    a target there would not be where the window ends up.)"""
     width = round(rng.uniform(*size_range) * workarea["width"])
     height = round(rng.uniform(*size_range) * workarea["height"])
     slack_x, slack_y = int(width * overhang), int(height * overhang)
-    x = rng.randint(workarea["x"] - slack_x, workarea["x"] + workarea["width"] - width + slack_x)
+    x = rng.randint(workarea["x"], workarea["x"] + workarea["width"] - width + slack_x)
     y = rng.randint(workarea["y"], workarea["y"] + workarea["height"] - height + slack_y)
     return {"x": x, "y": y, "width": width, "height": height}
 

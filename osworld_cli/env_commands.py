@@ -39,12 +39,15 @@ def env_group() -> None:
 @click.option("--vscode", is_flag=True, help="Also install VS Code (code-server from the npm registry, a build of "
                                              "a few minutes), which runs otherwise install on first need.")
 def setup_command(vscode: bool) -> None:
-    """Build the env server's venv and the home template (done once, cached)."""
+    """Build the env server's venv, the desktop's view (with Ubuntu's fonts) and the home
+    template (done once, cached)."""
     from desktop_env.errors import MissingDependency
+    from desktop_env.providers.local.desktop_view import ensure_desktop_view
     from desktop_env.providers.local.home_template import ensure_home_template
     from desktop_env.providers.local.server_venv import ensure_server_venv
 
     console.print(f"server venv:   {ensure_server_venv()}")
+    console.print(f"desktop view:  {ensure_desktop_view()}")
     console.print(f"home template: {ensure_home_template()}")
     if vscode:
         from desktop_env.providers.local.vscode import ensure_vscode

@@ -37,7 +37,7 @@ def environment_versions() -> dict[str, Any]:
         versions["osworld"] = metadata.version("osworld")
     except metadata.PackageNotFoundError:
         versions["osworld"] = "unknown"
-    apps = ("libreoffice-core", "gimp", "vlc", "thunderbird", "chromium", "xvfb", "xfwm4")
+    apps = ("libreoffice-core", "gimp", "vlc", "thunderbird", "chromium", "xvfb", "gnome-shell")
     try:
         out = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${Version}\n", *apps], capture_output=True,
                              text=True, timeout=10).stdout

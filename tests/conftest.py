@@ -12,13 +12,13 @@ from desktop_env.controllers.python import ACTION_PREFIX
 
 
 def desktop_available() -> bool:
-    return all(shutil.which(tool) for tool in ("bwrap", "Xvfb", "xfwm4", "/usr/bin/python3"))
+    return all(shutil.which(tool) for tool in ("bwrap", "Xvfb", "gnome-shell", "/usr/bin/python3"))
 
 
 def pytest_collection_modifyitems(config, items):
     if desktop_available():
         return
-    skip = pytest.mark.skip(reason="no local desktop here (bwrap, Xvfb, xfwm4): run `make test`, which installs them")
+    skip = pytest.mark.skip(reason="no local desktop here (bwrap, Xvfb, gnome-shell): run `make test`, which installs them")
     for item in items:
         if "desktop" in item.keywords:
             item.add_marker(skip)

@@ -32,10 +32,12 @@ def build_router(state: ServerState) -> Router:
 def build_server(env: dict[str, str], unix_socket: str | None = None, host: str = "127.0.0.1", port: int = 5000,
                  forward_ports: list[int] | None = None, runtime_dir: str | None = None,
                  client_password: str = "password", started: float | None = None,
-                 children: dict[str, subprocess.Popen] | None = None) -> tuple[socketserver.BaseServer, ServerState]:
+                 children: dict[str, subprocess.Popen] | None = None,
+                 announced: set[str] | None = None) -> tuple[socketserver.BaseServer, ServerState]:
     runtime = runtime_dir or os.path.dirname(unix_socket or "") or "/tmp"
     state = ServerState(env=dict(env), runtime_dir=runtime, client_password=client_password,
-                        started=started or time.monotonic(), children=children or {})
+                        started=started or time.monotonic(), children=children or {},
+                        announced=announced if announced is not None else set())
     for port_number in forward_ports or []:
         state.relays.append(UnixToTcpRelay(str(Path(runtime) / f"port-{port_number}.sock"), "127.0.0.1", port_number))
     server = make_server(build_router(state), unix_socket=unix_socket, host=host, port=port)

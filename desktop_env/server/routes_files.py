@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import BinaryIO
@@ -105,32 +106,30 @@ def directory_tree(path: Path, max_depth: int = MAX_TREE_DEPTH, max_entries: int
     return walk(str(path), path.name, 0)
 
 
+# GNOME's wallpaper setting, which OSWorld's server reads and writes the same way.
+WALLPAPER_KEY = ("org.gnome.desktop.background", "picture-uri")
+
+
 def current_wallpaper(state: ServerState) -> str | None:
-    if state.wallpaper:
-        return state.wallpaper
+    """The file GNOME shows as the wallpaper (None when it is not a local file)."""
     try:
-        out = subprocess.run(["xfconf-query", "-c", "xfce4-desktop", "-lv"], env=state.env,
-                             capture_output=True, text=True, timeout=5).stdout
+        out = subprocess.run(["gsettings", "get", *WALLPAPER_KEY], env=state.env, capture_output=True, text=True,
+                             timeout=5).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return None
-    for line in out.splitlines():
-        key, _, value = line.partition(" ")
-        if key.endswith("/last-image") and value.strip():
-            return value.strip()
-    return None
+    uri = out.strip("'")
+    if not uri.startswith("file://"):
+        return None
+    return urllib.parse.unquote(uri[len("file://"):])
 
 
 def set_wallpaper(path: Path, state: ServerState) -> None:
-    """Points every xfdesktop backdrop at `path` (one per monitor/workspace key)."""
-    listing = subprocess.run(["xfconf-query", "-c", "xfce4-desktop", "-l"], env=state.env,
-                             capture_output=True, text=True, timeout=5).stdout.split()
-    keys = [k for k in listing if k.endswith("/last-image")]
-    if not keys:  # xfdesktop has not written its keys yet: create the common one for Xvfb
-        keys = ["/backdrop/screen0/monitorscreen/workspace0/last-image"]
-    for key in keys:
-        subprocess.run(["xfconf-query", "-c", "xfce4-desktop", "-p", key, "-n", "-t", "string", "-s", str(path)],
-                       env=state.env, capture_output=True, timeout=5, check=False)
-    state.wallpaper = str(path)
+    """Points GNOME's wallpaper (light and dark) at `path`. Raises CalledProcessError when
+    gsettings refuses."""
+    uri = Path(path).resolve().as_uri()
+    for key in ("picture-uri", "picture-uri-dark"):
+        subprocess.run(["gsettings", "set", WALLPAPER_KEY[0], key, uri], env=state.env, capture_output=True,
+                       timeout=5, check=True)
 
 
 def _send_file(path: Path, content_type: str = "application/octet-stream", headers: dict | None = None) -> Response:
@@ -237,7 +236,7 @@ def register(router: Router, state: ServerState) -> None:
         try:
             set_wallpaper(path, state)
         except (OSError, subprocess.SubprocessError) as e:
-            raise HTTPError(500, f"cannot set the wallpaper with xfconf-query: {e}") from None
+            raise HTTPError(500, f"cannot set the wallpaper with gsettings: {e}") from None
         return Response.text(f"Wallpaper changed to {path}")
 
     @router.route("/wallpaper", methods=("POST", "GET"))

@@ -10,8 +10,12 @@ from .httpd import HTTPError, Request, Response, Router
 from .state import ServerState
 
 
-# WM_CLASS class names of the windows each desktop component shows once it is up.
-COMPONENT_WINDOW_CLASSES = {"xfce4-panel": "xfce4-panel", "xfdesktop": "xfdesktop"}
+# WM_CLASS names of the windows each desktop component shows once it is up: GNOME Shell's
+# desktop icons (the ding extension's gjs window, made once the shell's start-up is complete).
+COMPONENT_WINDOW_CLASSES = {"gnome-shell": "gjs"}
+# Components that say when they are ready (Session.announced): GNOME Shell's top bar and
+# dock take input only once its start-up is complete.
+ANNOUNCING_COMPONENTS = ("gnome-shell",)
 
 
 def desktop_status(state: ServerState) -> tuple[bool, set[str]]:
@@ -101,8 +105,10 @@ def register(router: Router, state: ServerState) -> None:
         """Readiness: the harness polls this after a (re)start instead of sleeping."""
         dead = sorted(name for name, proc in state.children.items() if proc.poll() is not None)
         wm, classes = desktop_status(state)
-        waiting_for = sorted(name for name, wm_class in COMPONENT_WINDOW_CLASSES.items()
-                             if name in state.children and wm_class not in classes)
+        waiting_for = sorted({name for name, wm_class in COMPONENT_WINDOW_CLASSES.items()
+                              if name in state.children and wm_class not in classes}
+                             | {name for name in ANNOUNCING_COMPONENTS
+                                if name in state.children and name not in state.announced})
         ready = wm and not waiting_for and "Xvfb" not in dead
         return Response.json({
             "status": "ok" if ready else "starting",

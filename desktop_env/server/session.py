@@ -33,7 +33,10 @@ class SessionConfig:
     height: int = 1080
     runtime_dir: str = "/run/osworld"         # holds logs/ (and server.sock when no listening sockets are given)
     forward_ports: list[int] = field(default_factory=lambda: [9222, 8080])
-    desktop_components: list[str] = field(default_factory=lambda: ["xfwm4", "xfsettingsd", "xfce4-panel", "xfdesktop"])
+    desktop_components: list[str] = field(default_factory=lambda: list(DESKTOP_COMPONENTS))
+    # The desktop's XDG view (desktop_env/providers/local/desktop_view.py) with the D-Bus
+    # configurations in its dbus/ folder; "" (by hand, inside a VM): the system's own.
+    desktop_data: str = ""
     client_password: str = "password"
     # Listening sockets the harness made and handed over as inherited fds: "server" (the
     # harness's private socket), "public" (what `osworld env serve` relays from TCP, held
@@ -63,12 +66,31 @@ ACCESSIBILITY_ENV = {
     "DBUS_FATAL_WARNINGS": "0",
 }
 
+# Ubuntu's GNOME session: GNOME Shell on X11 in our `ubuntu` mode (the view's
+# gnome-shell/modes), and the settings daemons an idle Ubuntu desktop shows the effect of:
+# XSETTINGS (GTK apps take the theme and fonts from gsettings, live) and the media keys
+# (Ctrl+Alt+T opens a terminal). gnome-session is not run: it wants systemd.
+DESKTOP_COMPONENTS = ("gnome-shell", "gsd-xsettings", "gsd-media-keys")
+SESSION_MODE = "ubuntu"
 DESKTOP_COMMANDS = {
-    "xfwm4": ["xfwm4", "--compositor=off"],
-    # keyboard shortcuts (Ctrl+Alt+T opens a terminal...) and GTK settings, as in an XFCE session
-    "xfsettingsd": ["xfsettingsd", "--no-daemon", "--disable-wm-check"],
-    "xfce4-panel": ["xfce4-panel", "--disable-wm-check"],
-    "xfdesktop": ["xfdesktop"],
+    "gnome-shell": ["gnome-shell", "--x11", f"--mode={SESSION_MODE}"],
+    "gsd-xsettings": ["/usr/libexec/gsd-xsettings"],
+    "gsd-media-keys": ["/usr/libexec/gsd-media-keys"],
+}
+# What a GNOME session's environment says about itself (as GDM sets it on Ubuntu).
+# The line GNOME Shell logs once its start-up is complete: its top bar and dock take input
+# from then on (before it, the start-up animation runs and input is ignored).
+SHELL_STARTED_LINE = b"GNOME Shell started at"
+GNOME_SESSION_ENV = {
+    "XDG_CURRENT_DESKTOP": "ubuntu:GNOME",
+    "XDG_SESSION_DESKTOP": "ubuntu",
+    "XDG_SESSION_TYPE": "x11",
+    "DESKTOP_SESSION": "ubuntu",
+    "GDMSESSION": "ubuntu",
+    "GNOME_SHELL_SESSION_MODE": SESSION_MODE,
+    "XDG_MENU_PREFIX": "gnome-",
+    # gnome-session's; xdg-utils tells GNOME by it when XDG_CURRENT_DESKTOP is ubuntu:GNOME
+    "GNOME_DESKTOP_SESSION_ID": "this-is-deprecated",
 }
 
 
@@ -79,6 +101,8 @@ class Session:
         self.logs = self.runtime / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
         self.children: dict[str, subprocess.Popen] = {}
+        # components that said they are ready (read by /health)
+        self.announced: set[str] = set()
         self.env = dict(os.environ)
         self.started = time.monotonic()
 
@@ -88,6 +112,23 @@ class Session:
                                 stderr=subprocess.STDOUT, **kwargs)
         logfile.close()
         self.children[name] = proc
+        return proc
+
+    def _spawn_announcing(self, name: str, argv: list[str], line: bytes) -> subprocess.Popen:
+        """Starts `name` with its output copied to its log by a thread, which adds `name` to
+        `announced` when the output has `line`."""
+        proc = subprocess.Popen(argv, env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT)
+        self.children[name] = proc
+
+        def copy() -> None:
+            with open(self.logs / f"{name}.log", "ab", buffering=0) as log_file:
+                for output in proc.stdout:
+                    log_file.write(output)
+                    if line in output:
+                        self.announced.add(name)
+
+        threading.Thread(target=copy, name=f"{name}-log", daemon=True).start()
         return proc
 
     def _read_line_from(self, fd: int, what: str, proc: subprocess.Popen, timeout: float = 20.0) -> str:
@@ -116,22 +157,39 @@ class Session:
         proc = self._spawn("Xvfb", [
             "Xvfb", "-displayfd", str(write_fd), "-screen", "0",
             f"{self.config.width}x{self.config.height}x24", "-nolisten", "tcp",
-            "-dpi", "96", "+extension", "RANDR", "-noreset",
+            "-dpi", "96", "+extension", "RANDR", "+extension", "GLX", "-noreset",
         ], pass_fds=(write_fd,))
         os.close(write_fd)
         display = ":" + self._read_line_from(read_fd, "Xvfb", proc)
         self.env["DISPLAY"] = display
         return display
 
-    def start_session_bus(self) -> str:
+    def _start_bus(self, name: str, config: list[str], socket_name: str) -> str:
         read_fd, write_fd = os.pipe()
-        proc = self._spawn("dbus", [
-            "dbus-daemon", "--session", "--nofork", "--nopidfile",
-            f"--address=unix:path={self.runtime}/bus", f"--print-address={write_fd}",
+        proc = self._spawn(name, [
+            "dbus-daemon", *config, "--nofork", "--nopidfile",
+            f"--address=unix:path={self.runtime}/{socket_name}", f"--print-address={write_fd}",
         ], pass_fds=(write_fd,))
         os.close(write_fd)
-        address = self._read_line_from(read_fd, "dbus-daemon", proc)
+        return self._read_line_from(read_fd, name, proc)
+
+    def _bus_config(self, kind: str) -> list[str]:
+        if self.config.desktop_data:
+            return [f"--config-file={self.config.desktop_data}/dbus/{kind}.conf"]
+        return [f"--{kind}"]
+
+    def start_session_bus(self) -> str:
+        address = self._start_bus("dbus", self._bus_config("session"), "bus")
         self.env["DBUS_SESSION_BUS_ADDRESS"] = address
+        return address
+
+    def start_system_bus(self) -> str | None:
+        """GNOME Shell and Settings need a system bus (the shell dies at start without one):
+        a private one, open to the desktop only. Without a view (inside a VM), the system's."""
+        if not self.config.desktop_data:
+            return None
+        address = self._start_bus("system-dbus", self._bus_config("system"), "system_bus")
+        self.env["DBUS_SYSTEM_BUS_ADDRESS"] = address
         return address
 
     def enable_accessibility(self) -> None:
@@ -143,7 +201,11 @@ class Session:
 
     def start_desktop(self) -> None:
         for name in self.config.desktop_components:
-            self._spawn(name, DESKTOP_COMMANDS.get(name, [name]))
+            argv = DESKTOP_COMMANDS.get(name, [name])
+            if name == "gnome-shell":
+                self._spawn_announcing(name, argv, SHELL_STARTED_LINE)
+            else:
+                self._spawn(name, argv)
 
     def prepare_environment(self) -> None:
         home = self.env.get("HOME", "/home/user")
@@ -162,9 +224,8 @@ class Session:
         shims = Path(__file__).with_name("shims")
         path = [p for p in self.env.get("PATH", "/usr/bin:/bin").split(":") if p and p != venv_bin]
         self.env["PATH"] = ":".join([venv_bin, str(shims), *path])
-        self.env.setdefault("XDG_CURRENT_DESKTOP", "XFCE")
-        self.env.setdefault("XDG_SESSION_TYPE", "x11")
-        self.env.setdefault("XDG_SESSION_DESKTOP", "xfce")
+        for key, value in GNOME_SESSION_ENV.items():
+            self.env.setdefault(key, value)
         self.env.setdefault("LANG", "C.UTF-8")
         self.env.setdefault("SHELL", "/bin/bash")
         os.chdir(home)
@@ -191,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     session.prepare_environment()
     session.start_x()
+    session.start_system_bus()
     session.start_session_bus()
     session.enable_accessibility()
     os.environ.update(session.env)  # the server, its interpreter and launched apps see the session
@@ -230,7 +292,7 @@ def build_session_servers(session: Session) -> tuple[list[socketserver.BaseServe
 
     config = session.config
     common = dict(runtime_dir=str(session.runtime), client_password=config.client_password,
-                  started=session.started, children=session.children)
+                  started=session.started, children=session.children, announced=session.announced)
     if not config.listen_fds:  # started by hand (inside a VM, say): a socket in the runtime folder
         server, state = build_server(session.env, unix_socket=str(session.runtime / "server.sock"),
                                      forward_ports=config.forward_ports, **common)

@@ -20,7 +20,7 @@ class ServerState:
     client_password: str = "password"
     started: float = field(default_factory=time.monotonic)
     children: dict[str, subprocess.Popen] = field(default_factory=dict)
-    wallpaper: str | None = None
+    announced: set[str] = field(default_factory=set)   # components that said they are ready
     # pyatspi is not thread-safe and a dump is expensive: one at a time.
     a11y_lock: threading.Lock = field(default_factory=threading.Lock)
     # Re-entrant: building the recorder asks for the screen, which takes the same lock.

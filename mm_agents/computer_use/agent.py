@@ -34,8 +34,8 @@ MAX_OBSERVE_ROUNDS = 4
 INFEASIBLE = "[INFEASIBLE]"
 
 BASE_PROMPT = """\
-You are operating a Linux computer (Debian with the XFCE desktop) to carry out the user's task. \
-Apps such as LibreOffice, GIMP, VLC, Thunderbird, Chromium, a terminal and a text editor are installed. \
+You are operating a Linux computer (Ubuntu's GNOME desktop) to carry out the user's task. \
+Apps such as LibreOffice, GIMP, VLC, Thunderbird, Google Chrome, a terminal and a text editor are installed. \
 There is no internet access. If a password is asked for (for example by sudo), it is "{password}". \
 Work step by step, check the result of each action on the next screenshot, and prefer keyboard shortcuts \
 where they are reliable. When the task is done, stop and say so. If the task cannot be done on this \

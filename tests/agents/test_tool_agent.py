@@ -302,12 +302,12 @@ def test_the_agent_types_quoted_text_into_an_editor_and_saves_it(openai_server):
     try:
         env.reset({"id": "t", "instruction": "type"})
         env.controller.upload_file("/home/user/t.txt", b"")
-        env.controller.launch(["mousepad", "/home/user/t.txt"])
+        env.controller.launch(["gedit", "/home/user/t.txt"])
         deadline = time.monotonic() + 30
-        while env.controller.get_vm_window_size("mousepad") is None:
-            assert time.monotonic() < deadline, "no mousepad window after 30 s"
+        while env.controller.get_vm_window_size("gedit") is None:
+            assert time.monotonic() < deadline, "no gedit window after 30 s"
             time.sleep(0.2)
-        time.sleep(1.0)  # mousepad maps its window before its text view takes keyboard focus
+        time.sleep(1.0)  # gedit maps its window before its text view takes keyboard focus
         observation = env.observe()
         done, steps = False, 0
         while not done:

@@ -28,9 +28,10 @@ BOX = (0.78, 0.185, 0.81, 0.222)
 TARGET_APP = f"""
 import tkinter as tk
 root = tk.Tk()
-root.overrideredirect(True)
 w, h = root.winfo_screenwidth(), root.winfo_screenheight()
-root.geometry(f"{{w}}x{{h}}+0+0")
+# Full screen, so that it covers GNOME Shell's top bar and dock as well (they stay above
+# ordinary and override-redirect windows).
+root.attributes("-fullscreen", True)
 root.attributes("-topmost", True)
 canvas = tk.Canvas(root, width=w, height=h, bg="#282828", highlightthickness=0)
 canvas.pack()
@@ -41,7 +42,8 @@ def clicked(event):
     with open("/home/user/clicks.txt", "a") as f:
         f.write(("HIT" if hit else "MISS") + f" {{event.x}} {{event.y}}\\n")
 canvas.bind("<Button-1>", clicked)
-root.after(500, lambda: open("/tmp/target-ready", "w").close())
+# ready once shown, after GNOME Shell's window-opening animation (about a quarter second)
+root.bind("<Map>", lambda event: root.after(800, lambda: open("/tmp/target-ready", "w").close()))
 root.mainloop()
 """
 

@@ -175,13 +175,13 @@ def test_pyautogui_action_space_types_into_a_text_editor_and_saves():
     try:
         env.reset({"id": "editor"})
         env.controller.upload_file("/home/user/Documents/note.txt", b"")
-        env.controller.launch(["mousepad", "/home/user/Documents/note.txt"])
+        env.controller.launch(["gedit", "/home/user/Documents/note.txt"])
         import time
         deadline = time.monotonic() + 30
-        while env.controller.get_vm_window_size("mousepad") is None and time.monotonic() < deadline:
+        while env.controller.get_vm_window_size("gedit") is None and time.monotonic() < deadline:
             time.sleep(0.2)
-        time.sleep(1.0)  # mousepad maps its window before its text view takes keyboard focus
-        env.step("pyautogui.typewrite('typed by an agent\\n')", pause=0.3)
+        time.sleep(1.0)  # gedit maps its window before its text view takes keyboard focus
+        env.step("pyautogui.typewrite('typed by an agent')", pause=0.3)  # gedit ends the file with a newline
         env.step("pyautogui.hotkey('ctrl', 's')", pause=0)
         deadline = time.monotonic() + 15
         while env.controller.get_file("/home/user/Documents/note.txt") != b"typed by an agent\n":

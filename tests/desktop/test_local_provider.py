@@ -165,15 +165,35 @@ def test_a_part_of_the_desktop_that_dies_while_it_starts_fails_the_start_at_once
 
     from desktop_env.errors import SandboxStartError
     from desktop_env.providers.local.provider import LocalDesktopConfig
+    from desktop_env.server.session import DESKTOP_COMPONENTS
 
-    config = LocalDesktopConfig(screen_size=(800, 600),
-                                desktop_components=("xfwm4", "xfsettingsd", "xfce4-panel", "xfdesktop", "false"))
+    config = LocalDesktopConfig(screen_size=(800, 600), desktop_components=(*DESKTOP_COMPONENTS, "false"))
     provider = LocalProvider(config=config)
     started = time.monotonic()
     with pytest.raises(SandboxStartError, match="the desktop's false died while it started"):
         provider.start_emulator()
     assert time.monotonic() - started < 20  # not the start timeout (60 s)
     provider.stop_emulator()
+
+
+def test_a_warm_spare_makes_a_reset_a_switch_to_a_fresh_ready_desktop():
+    provider = LocalProvider(screen_size=(800, 600), warm_spare=True)
+    provider.start_emulator()
+    try:
+        controller_of(provider).upload_file("/home/user/Desktop/left-over.txt", b"from the previous task")
+        spare_pids = provider.spare_process_ids()
+        assert spare_pids and not set(spare_pids) & set(provider.process_ids())
+        provider.revert_to_snapshot()
+        assert set(spare_pids) <= set(provider.process_ids())  # the spare is now the desktop
+        controller = controller_of(provider)
+        assert controller.get_file("/home/user/Desktop/left-over.txt") is None
+        assert controller.run_command("id -un", shell=True)["output"].strip() == "user"
+        assert provider.spare_process_ids()  # the next one is on its way
+        all_pids = provider.process_ids() + provider.spare_process_ids()
+    finally:
+        provider.stop_emulator()
+    alive = [pid for pid in all_pids if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
+    assert alive == []
 
 
 def test_close_leaves_no_process_or_folder_behind():

@@ -37,13 +37,13 @@ def notes_url(tmp_path_factory) -> str:
 
 
 def task(task_id: str, notes_url: str, with_maximized_terminal: bool = False) -> dict:
-    """The task's file open in Mousepad and, optionally, a maximized terminal beside it."""
+    """The task's file open in gedit and, optionally, a maximized terminal beside it."""
     config = [{"type": "download", "parameters": {"files": [{"url": notes_url, "path": "/home/user/notes.txt"}]}},
               {"type": "open", "parameters": {"path": "/home/user/notes.txt"}}]
     if with_maximized_terminal:
-        config += [{"type": "launch", "parameters": {"command": ["xfce4-terminal", "--maximize"]}},
+        config += [{"type": "launch", "parameters": {"command": ["gnome-terminal", "--maximize"]}},
                    {"type": "execute", "parameters": {"command": "wmctrl -lx", "shell": True,
-                                                      "until": {"stdout": "xfce4-terminal"}}}]
+                                                      "until": {"stdout": "Gnome-terminal"}}}]
     return {"id": task_id, "instruction": "", "config": config}
 
 
@@ -59,7 +59,9 @@ done"""
     for block in reply["output"].split("== ")[1:]:
         def field(pattern: str) -> str:
             return re.search(pattern, block, re.M).group(1)
-        left, right, top, bottom = (int(v) for v in field(r"_NET_FRAME_EXTENTS\(CARDINAL\) = (.*)$").split(","))
+        # windows that draw their own title bar (GTK's header bars under GNOME Shell) have no frame
+        extents = re.search(r"_NET_FRAME_EXTENTS\(CARDINAL\) = (.*)$", block, re.M)
+        left, right, top, bottom = (int(v) for v in extents.group(1).split(",")) if extents else (0, 0, 0, 0)
         windows.append({"id": block.split()[0], "class": field(r'WM_CLASS\(STRING\) = "[^"]*", "([^"]*)"'),
                         "normal": "_NET_WM_WINDOW_TYPE_NORMAL" in field(r"_NET_WM_WINDOW_TYPE\(ATOM\) = (.*)$"),
                         "viewable": "IsViewable" in field(r"Map State: (\w+)"),
@@ -86,14 +88,14 @@ def file_state(env: DesktopEnv) -> str:
 def test_layout_moves_and_resizes_every_app_window_to_the_recorded_geometry(env, notes_url):
     env.reset(task("perturb-layout", notes_url, with_maximized_terminal=True))
     before = by_class(windows_on_screen(env))
-    assert "_NET_WM_STATE_MAXIMIZED_HORZ" in before["Xfce4-terminal"]["states"]
+    assert "_NET_WM_STATE_MAXIMIZED_HORZ" in before["Gnome-terminal"]["states"]
 
     record = apply_perturbation(env, "layout", 7, "perturb-layout")
 
     assert record["kind"] == "layout" and record["seed"] == 7 and record["rng_key"] == "7:perturb-layout"
     moved = by_class(record["windows"])
-    assert set(moved) == {"Mousepad", "Xfce4-terminal"}  # not the panel, not the desktop
-    assert moved["Xfce4-terminal"]["was_maximized"] and not moved["Mousepad"]["was_maximized"]
+    assert set(moved) == {"Gedit", "Gnome-terminal"}  # not the desktop icons' window
+    assert moved["Gnome-terminal"]["was_maximized"] and not moved["Gedit"]["was_maximized"]
     after = by_class(windows_on_screen(env))
     area = record["workarea"]
     for name, window in moved.items():
@@ -104,9 +106,9 @@ def test_layout_moves_and_resizes_every_app_window_to_the_recorded_geometry(env,
         assert frame["y"] >= area["y"]  # the title bar can still be grabbed
         assert frame["x"] >= area["x"] - frame["width"] // 4 and frame["x"] + frame["width"] * 3 // 4 <= area["width"]
         assert 0.4 * area["height"] - 20 <= frame["height"] <= 0.9 * area["height"]
-    # Mousepad takes any size; the terminal rounds to whole character cells
-    assert moved["Mousepad"]["after"] == moved["Mousepad"]["target"]
-    assert all(abs(moved["Xfce4-terminal"]["after"][k] - moved["Xfce4-terminal"]["target"][k]) < 20
+    # gedit takes any size; the terminal rounds to whole character cells
+    assert moved["Gedit"]["after"] == moved["Gedit"]["target"]
+    assert all(abs(moved["Gnome-terminal"]["after"][k] - moved["Gnome-terminal"]["target"][k]) < 20
                for k in ("width", "height"))
 
 
@@ -129,9 +131,9 @@ def test_clutter_opens_unrelated_windows_on_top_and_leaves_the_task_alone(env, n
 
     record = apply_perturbation(env, "clutter", 1, "perturb-clutter")  # this seed draws three windows
 
-    assert [w["class"] for w in record["task_windows"]] == ["Mousepad"]
+    assert [w["class"] for w in record["task_windows"]] == ["Gedit"]
     # the apps the task does not show come first; its own app gets a window of its own
-    assert [w["app"] for w in record["opened"]] == ["xfce4-terminal", "thunar", "mousepad"]
+    assert [w["app"] for w in record["opened"]] == ["gnome-terminal", "nautilus", "gedit"]
     after = windows_on_screen(env)
     task_ids = {w["id"] for w in before}
     opened = [w for w in after if w["id"] not in task_ids]
@@ -146,7 +148,7 @@ def test_clutter_opens_unrelated_windows_on_top_and_leaves_the_task_alone(env, n
 
 def test_clutter_with_none_of_its_apps_names_what_it_looked_for():
     desktop = {"windows": [], "programs": {}}
-    with pytest.raises(PerturbationError, match="mousepad, gedit, thunar, nautilus, xfce4-terminal"):
+    with pytest.raises(PerturbationError, match="gedit, nautilus, gnome-terminal, xterm"):
         clutter_apps(desktop)
 
 

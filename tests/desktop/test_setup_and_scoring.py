@@ -69,7 +69,7 @@ def test_open_waits_for_the_window_and_launch_and_activate_window(env, task_dir)
         {"type": "activate_window", "parameters": {"window_name": "notes.txt"}},
     ], "evaluator": {"func": "test_text_equals"}}
     env.reset(task, options={"task_dir": str(task_dir)})
-    assert env.controller.get_vm_window_size("mousepad") is not None
+    assert env.controller.get_vm_window_size("gedit") is not None
 
 
 def test_execute_until_polls_until_the_condition_holds(env):

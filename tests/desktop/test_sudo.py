@@ -88,7 +88,7 @@ def test_a_wrong_password_or_no_password_fails_as_sudo_does(provider):
     assert no_terminal["output"] == "rc=1\n"
     assert no_terminal["error"].startswith("sudo: a terminal is required to read the password; either use the -S "
                                            "option to read from standard input or configure an askpass helper")
-    # in a terminal (xfce4-terminal's, here script's pty) sudo asks there, echo off
+    # in a terminal (GNOME Terminal's, here script's pty) sudo asks there, echo off
     typed = shell(provider, "printf 'password\\n' | script -qec 'sudo whoami' /dev/null")
     assert typed["output"].splitlines()[-2:] == ["[sudo] password for user: ", "root"], typed
     refused = shell(provider, "sudo -n true; echo rc=$?")

@@ -7,7 +7,8 @@ from desktop_env.providers.local.sandbox import (ROOT_CAPABILITIES, SANDBOX_HOME
 
 
 def spec(tmp_path: Path, network: bool = False, **options) -> SandboxSpec:
-    return SandboxSpec(env_dir=tmp_path, src_dir=tmp_path / "src", venv_dir=tmp_path / "venv", network=network,
+    return SandboxSpec(env_dir=tmp_path, src_dir=tmp_path / "src", venv_dir=tmp_path / "venv",
+                       desktop_dir=tmp_path / "desktop", network=network,
                        home_template=tmp_path / "template", **options)
 
 

@@ -69,7 +69,7 @@ def test_tree_is_rooted_at_the_desktop_frame_with_osworld_namespaces(desktop):
     root = ET.fromstring(text)
     assert root.tag == "desktop-frame"
     assert all(child.tag == "application" for child in root)
-    assert applications_named(root, "xfce4-panel"), [app.get("name") for app in root]
+    assert applications_named(root, "gnome-shell"), [app.get("name") for app in root]
 
 
 def test_every_node_has_a_name_and_states_are_true_flags(desktop):
@@ -94,16 +94,16 @@ def test_a_launched_window_appears_by_name(desktop):
     name = f"osworld-a11y-{uuid.uuid4().hex[:8]}.txt"
     path = f"/tmp/{name}"
     upload(desktop, path, b"hello accessibility\n")
-    launch(desktop, ["mousepad", "--disable-server", path])
+    launch(desktop, ["gedit", "--standalone", path])
     try:
         def editor_frame():
-            for app in applications_named(accessibility_tree(desktop), "mousepad"):
+            for app in applications_named(accessibility_tree(desktop), "gedit"):
                 for frame in app.iter("frame"):
                     if name in frame.get("name", ""):
                         return frame
             return None
 
-        frame = desktop.wait_for(editor_frame, timeout=APP_TIMEOUT_S, what=f"a mousepad frame named {name}")
+        frame = desktop.wait_for(editor_frame, timeout=APP_TIMEOUT_S, what=f"a gedit frame named {name}")
         assert frame.get(ST + "showing") == "true"
         assert any("hello accessibility" in (node.text or "") for node in frame.iter()), \
             "the editor's text is not in the tree"
@@ -119,7 +119,7 @@ def test_a_spreadsheet_contributes_only_the_cells_on_screen(desktop):
     try:
         def sheet_cells():
             # Raised and maximized, so that its cells are on screen: LibreOffice can map
-            # a new window 1 pixel wide under xfwm4.
+            # a new window 1 pixel wide.
             maximize = ["wmctrl", "-r", name, "-b", "add,maximized_vert,maximized_horz"]
             desktop.post("/execute", json={"command": maximize, "shell": False})
             desktop.post("/setup/activate_window", json={"window_name": name})
@@ -141,8 +141,7 @@ def test_a_spreadsheet_contributes_only_the_cells_on_screen(desktop):
 
 def test_terminal_returns_the_focused_terminal_text(desktop):
     marker = f"terminal-{uuid.uuid4().hex[:8]}"
-    launch(desktop, ["xfce4-terminal", "--disable-server", "--title", marker,
-                     "--command", f"sh -c 'echo {marker}; exec sh'"])
+    launch(desktop, ["gnome-terminal", "--title", marker, "--", "sh", "-c", f"echo {marker}; exec sh"])
     try:
         def terminal_output():
             response = desktop.get("/terminal")
@@ -160,7 +159,7 @@ def test_terminal_returns_the_focused_terminal_text(desktop):
 def test_a_hung_application_does_not_hang_the_tree(desktop):
     name = f"osworld-a11y-{uuid.uuid4().hex[:8]}.txt"
     upload(desktop, f"/tmp/{name}", b"frozen\n")
-    background = f"mousepad --disable-server /tmp/{name} >/dev/null 2>&1 & echo $!"
+    background = f"gedit --standalone /tmp/{name} >/dev/null 2>&1 & echo $!"
     started = desktop.post("/execute", json={"command": background, "shell": True}).json()
     pid = started["output"].strip()
     assert pid.isdigit(), started
@@ -168,14 +167,14 @@ def test_a_hung_application_does_not_hang_the_tree(desktop):
         def editor_shown():
             return any(name in frame.get("name", "") for frame in accessibility_tree(desktop).iter("frame"))
 
-        desktop.wait_for(editor_shown, timeout=APP_TIMEOUT_S, what=f"a mousepad frame named {name}")
+        desktop.wait_for(editor_shown, timeout=APP_TIMEOUT_S, what=f"a gedit frame named {name}")
         desktop.post("/execute", json={"command": ["kill", "-STOP", pid], "shell": False})
         for _ in range(2):  # the first dump waits for the timeout, the next one hardly at all
             began = time.monotonic()
             root = accessibility_tree(desktop)
             assert time.monotonic() - began < 10
-            assert applications_named(root, "xfce4-panel")
-            hung = [app for app in applications_named(root, "mousepad")
+            assert applications_named(root, "gnome-shell")
+            hung = [app for app in applications_named(root, "gedit")
                     if any(name in frame.get("name", "") for frame in app.iter("frame"))]
             assert all(app.get("unresponsive") == "true" for app in hung)
     finally:

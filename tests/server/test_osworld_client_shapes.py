@@ -44,7 +44,7 @@ def test_window_exists_given_as_a_string_matches_a_title_in_any_case(desktop):
     desktop.post("/setup/upload", data={"file_path": f"/tmp/{name}"}, files={"file_data": (name, b"x\n")})
     try:
         response = desktop.post("/setup/execute_with_verification",
-                                json={"command": f"mousepad --disable-server /tmp/{name} &", "shell": True,
+                                json={"command": f"gedit --standalone /tmp/{name} &", "shell": True,
                                       "verification": {"window_exists": name.upper()},
                                       "max_wait_time": 30, "check_interval": 0.2})
         assert response.status_code == 200, response.text

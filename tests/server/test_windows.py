@@ -1,8 +1,9 @@
 """/window_size, /setup/activate_window and /setup/close_window against real windows
-(mousepad, under xfwm4). What the window manager thinks is read back with wmctrl and
+(gedit, under GNOME Shell). What the window manager thinks is read back with wmctrl and
 xdotool inside the desktop."""
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -20,12 +21,14 @@ def run(desktop, argv: list[str]) -> dict:
 
 
 def window_titles(desktop) -> list[str]:
-    # wmctrl fails with BadWindow when a window closes while it lists them: try again.
-    for _ in range(3):
+    # wmctrl fails with BadWindow when a window closes while it lists them (an app starting
+    # maps and drops short-lived windows): try again.
+    for _ in range(10):
         result = run(desktop, ["wmctrl", "-l"])
         if result["returncode"] == 0:
             # "<id> <desktop> <host> <title>"; the title may be empty or contain spaces.
             return [(line.split(None, 3) + [""])[3] for line in result["output"].splitlines()]
+        time.sleep(0.2)
     pytest.fail(f"wmctrl -l failed: {result}")
 
 
@@ -36,7 +39,7 @@ def active_title(desktop) -> str:
 
 @pytest.fixture
 def open_editor(desktop):
-    """Opens a mousepad window on a new, saved file; returns its full window title.
+    """Opens a gedit window on a new, saved file; returns its full window title.
     Windows still open at the end are closed, and gone before the next test."""
     opened: list[str] = []
 
@@ -49,7 +52,7 @@ def open_editor(desktop):
                                files={"file_data": (name, b"hello\n")})
         assert created.status_code == 200, created.text
         response = desktop.post("/setup/launch",
-                                json={"command": ["mousepad", "--disable-server", path]})
+                                json={"command": ["gedit", "--standalone", path]})
         assert response.status_code == 200, response.text
         opened.append(name)
         return desktop.wait_for(
@@ -68,7 +71,7 @@ def open_editor(desktop):
 
 def test_window_size_by_wm_class(desktop, open_editor):
     open_editor()
-    for class_name in ("mousepad", "Mousepad"):  # instance and class parts, any case
+    for class_name in ("gedit", "Gedit"):  # instance and class parts, any case
         response = desktop.post("/window_size", data={"app_class_name": class_name})
         assert response.status_code == 200, response.text
         size = response.json()
@@ -108,10 +111,10 @@ def test_activate_window_strict_needs_the_exact_title(desktop, open_editor):
 def test_activate_window_by_class(desktop, open_editor):
     open_editor()
     response = desktop.post("/setup/activate_window",
-                            json={"window_name": "mousepad", "by_class": True})
+                            json={"window_name": "gedit", "by_class": True})
     assert response.status_code == 200, response.text
-    desktop.wait_for(lambda: active_title(desktop).endswith("Mousepad"),
-                     timeout=WINDOW_TIMEOUT_S, what="a mousepad window to be active")
+    desktop.wait_for(lambda: active_title(desktop).endswith("gedit"),
+                     timeout=WINDOW_TIMEOUT_S, what="a gedit window to be active")
 
 
 def test_activate_a_missing_window_answers_as_osworld_and_says_so_in_a_header(desktop):

@@ -77,7 +77,7 @@ def main(address: str, workdir: str) -> None:
     check("get_accessibility_tree", python.get_accessibility_tree, lambda v: isinstance(v, str) and "<" in v)
     check("get_terminal_output", python.get_terminal_output, lambda v: v is None or isinstance(v, str))
     check("get_vm_wallpaper", python.get_vm_wallpaper, lambda v: v is None or isinstance(v, bytes))
-    check("get_vm_window_size", lambda: python.get_vm_window_size("xfce4-panel"), lambda v: v is None or "width" in v)
+    check("get_vm_window_size", lambda: python.get_vm_window_size("gjs"), lambda v: v is None or "width" in v)
     check("start_recording", python.start_recording, lambda v: True)
     time.sleep(2)
     check("end_recording", lambda: (python.end_recording(str(work / "rec.mp4")), (work / "rec.mp4").stat().st_size)[1],

@@ -1,4 +1,4 @@
-"""The local provider: a sandboxed desktop on this machine (bubblewrap + Xvfb + XFCE)."""
+"""The local provider: a sandboxed desktop on this machine (bubblewrap + Xvfb + GNOME Shell)."""
 from .provider import LocalDesktopConfig, LocalProvider
 
 __all__ = ["LocalDesktopConfig", "LocalProvider"]

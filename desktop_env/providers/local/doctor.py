@@ -147,11 +147,21 @@ def check_vscode() -> Check:
                                    "(a few minutes)", fix, required=False)
 
 
+def check_fonts() -> Check:
+    """Whether the desktop has Ubuntu's font family, as the VM has (else DejaVu stands in)."""
+    from .ubuntu_fonts import FAMILIES, fonts_dir
+
+    if fonts_dir().is_dir():
+        return Check("fonts", True, f"{' and '.join(FAMILIES)} in {fonts_dir()}", required=False)
+    return Check("fonts", False, f"{' and '.join(FAMILIES)} not fetched yet: the desktop would use DejaVu",
+                 "install npm, then osworld env setup", required=False)
+
+
 def run_checks() -> list[Check]:
     missing = debian_packages.missing_packages(required_packages())
     checks = [Check("debian packages", not missing,
                     f"missing: {' '.join(missing)}" if missing else f"all {len(required_packages())} installed",
                     f"apt-get install --no-install-recommends {' '.join(missing)}" if missing else "")]
-    checks += [check_bubblewrap(), check_home_cap(), check_system_python(), check_server_venv(), check_limits(),
-               check_sudo(), check_vscode()]
+    checks += [check_bubblewrap(), check_home_cap(), check_system_python(), check_server_venv(), check_fonts(),
+               check_limits(), check_sudo(), check_vscode()]
     return checks

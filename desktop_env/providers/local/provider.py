@@ -2,11 +2,11 @@
 
 start -> a private env folder (the session's config), listening sockets made by the
 harness in a host-only folder and handed to the sandbox as inherited fds, then bwrap
-runs the session (Xvfb, D-Bus, AT-SPI, XFCE, env server) in its own cgroup, as an
+runs the session (Xvfb, D-Bus, AT-SPI, GNOME Shell, env server) in its own cgroup, as an
 unprivileged host uid when the harness is root, with a home copied from the template
 into capped memory (desktop_storage), and we poll /health until it answers ready.
-Revert = kill the sandbox (its PID namespace takes every app with it, and its memory
-the home), start again with new sockets (relays follow them).
+Revert = switch to the warm spare booted meanwhile (or boot anew) and kill the old sandbox
+(its PID namespace takes every app with it, and its memory the home).
 
 Everything inside the sandbox is hostile: the harness reads its files only with
 O_NOFOLLOW and bounded sizes, and never connects to a socket path the sandbox can
@@ -34,16 +34,17 @@ from ...controllers.transport import Endpoint, Transport
 from ...errors import MissingDependency, ProviderError, SandboxStartError
 from ...server.access_policy import is_loopback
 from ...server.relay import TcpToUnixRelay
-from ...server.session import SessionConfig
+from ...server.session import DESKTOP_COMPONENTS, SessionConfig
 from ..base import Provider
 from . import seccomp
+from .desktop_view import ensure_desktop_view
 from .desktop_storage import OutputTail, home_full, log_tails, start_command
 from .home_template import ensure_home_template
 from .host_ids import SandboxIdentity, acquire_identity
 from .limits import DesktopCgroup, DesktopLimits, LimitEvents, prune_stale_cgroups
 from .paths import runtime_root
 from .root_inside import RootInside, root_inside_for
-from .sandbox import (SANDBOX_RUNTIME, SANDBOX_VENV, SandboxSpec, bwrap_argv, bwrap_environment,
+from .sandbox import (SANDBOX_DESKTOP, SANDBOX_RUNTIME, SANDBOX_VENV, SandboxSpec, bwrap_argv, bwrap_environment,
                       write_identity_files)
 from .server_code import ensure_server_code
 from .server_process import ServerProcess
@@ -92,8 +93,12 @@ class LocalDesktopConfig:
     network: bool = False
     client_password: str = "password"
     forward_ports: tuple[int, ...] = (9222, 8080)
-    desktop_components: tuple[str, ...] = ("xfwm4", "xfsettingsd", "xfce4-panel", "xfdesktop")
+    desktop_components: tuple[str, ...] = DESKTOP_COMPONENTS
     start_timeout: float = 60.0
+    # Boot the next desktop while a task runs on this one, so that a reset is a switch to a
+    # ready desktop (GNOME Shell takes seconds to start). Costs one idle desktop's memory;
+    # DesktopEnv, which resets once per task, turns it on.
+    warm_spare: bool = False
     limits: DesktopLimits = field(default_factory=DesktopLimits)
     # Required of every request on the public (TCP) listener when set; `expose_server`
     # refuses a non-loopback address without one.
@@ -109,28 +114,42 @@ class _Sandbox:
     server: ServerProcess | None = None  # its env server's process, once it answered ready
 
 
+@dataclass
+class _Boot:
+    """One boot of the desktop: its generation's folders and sockets, and its sandbox."""
+    generation: int
+    listeners: dict[str, socket.socket]
+    sudo_unavailable: str
+    sandbox: _Sandbox | None = None
+    ready_s: float | None = None
+    error: BaseException | None = None   # why a spare did not become ready
+
+
 class LocalProvider(Provider):
     def __init__(self, screen_size: tuple[int, int] = (1920, 1080), network: bool = False,
                  client_password: str = "password", config: LocalDesktopConfig | None = None,
-                 limits: DesktopLimits | None = None, **_ignored):
+                 limits: DesktopLimits | None = None, warm_spare: bool = False, **_ignored):
         self.config = config or LocalDesktopConfig(screen_size=tuple(screen_size), network=network,
                                                    client_password=client_password,
-                                                   limits=limits or DesktopLimits())
+                                                   limits=limits or DesktopLimits(), warm_spare=warm_spare)
         self.env_dir: Path | None = None
         self._sandbox: _Sandbox | None = None
         # (socket name, host, port) -> relay; the name says which of this boot's sockets it reaches
         self._relays: dict[tuple[str, str, int], TcpToUnixRelay] = {}
-        self._listeners: dict[str, socket.socket] = {}
+        self._listeners: dict[str, socket.socket] = {}  # the current boot's
         self._identity: SandboxIdentity | None = None
-        self._root: RootInside | None = None  # the desktop's own root (sudo), set per boot
         self.sudo_unavailable = ""  # why `sudo` fails inside this desktop ("" when it works)
         self._cgroup: DesktopCgroup | None = None
         self._cgroup_tried = False
         self._limit_baseline = LimitEvents()
         self._generation = 0
+        self._next_generation = 1
+        self._spare: _Boot | None = None
+        self._spare_thread: threading.Thread | None = None
         self._reapers: list[threading.Thread] = []
         self._lock = threading.RLock()
-        self.last_ready_s: float | None = None
+        self.last_ready_s: float | None = None   # how long the current desktop took to boot
+        self.last_reset_s: float | None = None   # how long the last reset took as its caller saw it
 
     # -- Provider interface ---------------------------------------------------------------
     def start_emulator(self, path_to_vm: str | None = None, headless: bool = True, os_type: str = "Ubuntu") -> None:
@@ -143,6 +162,7 @@ class LocalProvider(Provider):
                 raise MissingDependency("Xvfb is not installed: apt-get install xvfb")
             self._venv = ensure_server_venv()
             self._src = ensure_server_code()
+            self._desktop = ensure_desktop_view()
             self._vscode = installed_vscode()  # mounted when installed; built on first need (vscode.py)
             self._home_template = ensure_home_template()
             if self.env_dir is None:
@@ -164,30 +184,33 @@ class LocalProvider(Provider):
         (self.env_dir / "owner.pid").write_text(str(os.getpid()))
         self.spec.sockets.mkdir(mode=0o700)
 
-    def _make_listeners(self) -> None:
-        """The sockets this boot's desktop serves on, bound here in a folder only the harness
+    def _make_listeners(self, generation: int) -> dict[str, socket.socket]:
+        """The sockets a boot's desktop serves on, bound here in a folder only the harness
         can enter. The sandbox gets the listening fds; it never sees (or can replace) the files.
         New ones per boot: the previous desktop's server may live on for a moment after a
         reset and must not answer for the new one."""
-        self._close_listeners()
+        listeners = {}
         for name in ("server", "public", *(f"port-{port}" for port in self.config.forward_ports)):
             listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            listener.bind(str(self.socket_path(name)))
+            listener.bind(str(self.socket_path(name, generation)))
             listener.listen(128)
-            self._listeners[name] = listener
+            listeners[name] = listener
+        return listeners
 
-    def _close_listeners(self) -> None:
-        for listener in self._listeners.values():
+    @staticmethod
+    def _close_listeners(listeners: dict[str, socket.socket]) -> None:
+        for listener in listeners.values():
             path = listener.getsockname()
             listener.close()
             if path:
                 with contextlib.suppress(OSError):
                     os.unlink(path)
-        self._listeners.clear()
+        listeners.clear()
 
-    def socket_path(self, name: str) -> Path:
-        """This boot's socket `name` ("server", "public" or "port-<n>") in the host-only folder."""
-        return self.spec.sockets / f"{name}-{self._generation}.sock"
+    def socket_path(self, name: str, generation: int | None = None) -> Path:
+        """A boot's (by default the current one's) socket `name` ("server", "public" or
+        "port-<n>") in the host-only folder."""
+        return self.spec.sockets / f"{name}-{self._generation if generation is None else generation}.sock"
 
     def get_ip_address(self, path_to_vm: str | None = None) -> Endpoint:
         if self.env_dir is None:
@@ -202,9 +225,20 @@ class LocalProvider(Provider):
             if self.env_dir is None:
                 self.start_emulator()
                 return None
-            self._kill(wait=False)
-            self._generation += 1
-            self._boot()
+            started = time.monotonic()
+            self._kill(self._sandbox, self._generation, wait=False)
+            self._sandbox = None
+            spare = self._take_spare()
+            if spare is not None and spare.error is None and spare.sandbox.process.poll() is None:
+                self._make_current(spare)
+                self._start_spare()
+            else:
+                if spare is not None:
+                    why = spare.error or f"its sandbox exited with code {spare.sandbox.process.returncode}"
+                    log.warning("the spare desktop is not usable (%s); booting a new one", why)
+                    self._discard(spare)
+                self._boot()
+            self.last_reset_s = time.monotonic() - started
         return None
 
     def stop_emulator(self, path_to_vm: str | None = None) -> None:
@@ -212,11 +246,15 @@ class LocalProvider(Provider):
             for relay in self._relays.values():
                 relay.close()
             self._relays.clear()
-            self._kill(wait=True)
+            spare = self._take_spare(kill=True)
+            if spare is not None:
+                self._discard(spare, wait=True)
+            self._kill(self._sandbox, self._generation, wait=True)
+            self._sandbox = None
             for reaper in self._reapers:
                 reaper.join()
             self._reapers.clear()
-            self._close_listeners()
+            self._close_listeners(self._listeners)
             if self._cgroup is not None:
                 self._cgroup.remove()
                 self._cgroup, self._cgroup_tried = None, False
@@ -315,31 +353,38 @@ class LocalProvider(Provider):
     # -- inspection -------------------------------------------------------------------------
     @property
     def spec(self) -> SandboxSpec:
+        """The current boot's sandbox."""
+        return self._spec(self._generation)
+
+    def _spec(self, generation: int, root: RootInside | None = None) -> SandboxSpec:
         assert self.env_dir is not None
-        limits = self.config.limits
-        return SandboxSpec(env_dir=self.env_dir, src_dir=self._src, venv_dir=self._venv, network=self.config.network,
-                           generation=self._generation, tmpfs_bytes=limits.tmpfs_bytes, disk_bytes=limits.disk_bytes,
+        return SandboxSpec(env_dir=self.env_dir, src_dir=self._src, venv_dir=self._venv, desktop_dir=self._desktop,
+                           network=self.config.network, generation=generation,
+                           tmpfs_bytes=self.config.limits.tmpfs_bytes, disk_bytes=self.config.limits.disk_bytes,
                            home_template=self._home_template,
-                           userns_fd=self._root.userns_fd if self._root is not None else None,
+                           userns_fd=root.userns_fd if root is not None and root.enabled else None,
                            vscode_dir=self._vscode)
+
+    def wait_for_spare(self) -> float | None:
+        """Waits until the warm spare has finished booting; its boot time in seconds (None
+        without a spare, or when it failed)."""
+        thread, spare = self._spare_thread, self._spare
+        if thread is not None:
+            thread.join()
+        return spare.ready_s if spare is not None and spare.error is None else None
+
+    def spare_process_ids(self) -> list[int]:
+        """Host PIDs of the warm spare's sandbox (empty while none is booted)."""
+        spare = self._spare
+        if spare is None or spare.sandbox is None:
+            return []
+        return _namespace_pids(spare.sandbox)
 
     def process_ids(self) -> list[int]:
         """Host PIDs of every process in this sandbox (its PID namespace), bwrap included."""
-        if self._sandbox is None or self._sandbox.child_pid is None:
+        if self._sandbox is None:
             return []
-        try:
-            namespace = os.readlink(f"/proc/{self._sandbox.child_pid}/ns/pid")
-        except OSError:
-            return []
-        pids = [self._sandbox.process.pid]
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    if os.readlink(f"/proc/{entry}/ns/pid") == namespace:
-                        pids.append(int(entry))
-                except OSError:
-                    continue
-        return sorted(set(pids))
+        return _namespace_pids(self._sandbox)
 
     def is_running(self) -> bool:
         return self._sandbox is not None and self._sandbox.process.poll() is None
@@ -357,37 +402,101 @@ class LocalProvider(Provider):
 
     # -- internals --------------------------------------------------------------------------
     def _boot(self) -> None:
-        runtime_root()  # checked again: the desktop's uid must still be able to enter it
-        self._root = root_inside_for(self.env_dir, self._identity)  # a new namespace per boot: nothing carries over
-        self.sudo_unavailable = self._root.reason
+        """Boots a desktop and makes it the current one (then starts the next one's spare)."""
+        boot = self._launch(self._take_generation())
         try:
-            self._boot_sandbox()
-        finally:
-            self._root.close()
+            self._wait_ready(boot)
+        except BaseException:
+            self._discard(boot)
+            raise
+        self._make_current(boot)
+        self._start_spare()
 
-    def _boot_sandbox(self) -> None:
-        spec = self.spec
+    def _take_generation(self) -> int:
+        generation, self._next_generation = self._next_generation, self._next_generation + 1
+        return generation
+
+    def _make_current(self, boot: _Boot) -> None:
+        self._close_listeners(self._listeners)
+        self._sandbox, self._generation, self._listeners = boot.sandbox, boot.generation, boot.listeners
+        self.sudo_unavailable = boot.sudo_unavailable
+        self.last_ready_s = boot.ready_s
+        for (name, _, _), relay in self._relays.items():  # host-side forwards follow this boot's sockets
+            relay.socket_path = str(self.socket_path(name))
+        if self._cgroup is not None:
+            self._limit_baseline = self._cgroup.events()
+
+    def _start_spare(self) -> None:
+        """Boots the next desktop, to be switched to at the next reset, and waits for it in
+        the background. The sandbox is started here, in the caller's thread: bwrap dies with
+        the thread that started it (--die-with-parent), and a waiting thread ends."""
+        if not self.config.warm_spare:
+            return
+        generation = self._take_generation()
+        try:
+            spare = self._launch(generation)
+        except Exception as e:  # recorded; the next reset boots a desktop itself
+            log.warning("cannot start the spare desktop: %s", e)
+            return
+        self._spare = spare
+
+        def wait_for_spare() -> None:
+            try:
+                self._wait_ready(spare)
+            except Exception as e:
+                spare.error = e
+
+        self._spare_thread = threading.Thread(target=wait_for_spare, name="spare-desktop", daemon=True)
+        self._spare_thread.start()
+
+    def _take_spare(self, kill: bool = False) -> _Boot | None:
+        """The spare desktop once its boot has finished (ready or not), or None. With `kill`,
+        a spare still booting is killed rather than waited for."""
+        thread, self._spare_thread = self._spare_thread, None
+        if kill and self._spare is not None and self._spare.sandbox is not None:
+            with contextlib.suppress(OSError):
+                self._spare.sandbox.process.kill()
+        if thread is not None:
+            thread.join()
+        spare, self._spare = self._spare, None
+        return spare
+
+    def _discard(self, boot: _Boot, wait: bool = False) -> None:
+        self._kill(boot.sandbox, boot.generation, wait=wait)
+        self._close_listeners(boot.listeners)
+
+    def _launch(self, generation: int) -> _Boot:
+        """Starts the sandbox of a new boot (home restored, sockets bound); returns without
+        waiting for the desktop to be ready."""
+        runtime_root()  # checked again: the desktop's uid must still be able to enter it
+        root = root_inside_for(self.env_dir, self._identity)  # a new namespace per boot: nothing carries over
+        try:
+            return self._launch_sandbox(generation, root)
+        finally:
+            root.close()
+
+    def _launch_sandbox(self, generation: int, root: RootInside) -> _Boot:
+        spec = self._spec(generation, root)
         owner = (self._identity.uid, self._identity.gid) if self._identity is not None else None
         shutil.rmtree(spec.runtime, ignore_errors=True)
         spec.runtime.mkdir(mode=0o700)
         if not (spec.env_dir / "passwd").exists():
             write_identity_files(spec)
-        self._make_listeners()
-        for (name, _, _), relay in self._relays.items():  # host-side forwards follow this boot's sockets
-            relay.socket_path = str(self.socket_path(name))
-        fds = {name: listener.fileno() for name, listener in self._listeners.items()}
+        boot = _Boot(generation, self._make_listeners(generation), root.reason)
+        fds = {name: listener.fileno() for name, listener in boot.listeners.items()}
         width, height = self.config.screen_size
         session = SessionConfig(width=width, height=height, runtime_dir=SANDBOX_RUNTIME,
                                 forward_ports=list(self.config.forward_ports),
                                 desktop_components=list(self.config.desktop_components),
+                                desktop_data=SANDBOX_DESKTOP,
                                 client_password=self.config.client_password, listen_fds=fds,
                                 public_token=self.config.public_token)
         (spec.runtime / "session.json").write_text(json.dumps(asdict(session)))
-        self._root.explain_absence(spec.runtime)
+        root.explain_absence(spec.runtime)
         if owner is not None:  # bwrap, as the desktop's uid, reaches the files it binds in there
             os.chown(spec.runtime, *owner, follow_symlinks=False)
-        command = self._root.wrap(start_command([f"{SANDBOX_VENV}/bin/python", "-m", "desktop_env.server.session",
-                                                 f"{SANDBOX_RUNTIME}/session.json"]), spec)
+        command = root.wrap(start_command([f"{SANDBOX_VENV}/bin/python", "-m", "desktop_env.server.session",
+                                           f"{SANDBOX_RUNTIME}/session.json"]), spec)
         info_read, info_write = os.pipe()
         argv = bwrap_argv(spec, command)
         argv[1:1] = ["--info-fd", str(info_write)]
@@ -399,18 +508,19 @@ class LocalProvider(Provider):
         try:
             process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=output.write_fd, stderr=output.write_fd,
                                        pass_fds=(info_write, *fds.values(), *([seccomp_fd] if seccomp_fd else []),
-                                                 *self._root.pass_fds()),
-                                       env=bwrap_environment(), preexec_fn=self._child_setup())
+                                                 *root.pass_fds()),
+                                       env=bwrap_environment(), preexec_fn=self._child_setup(root))
+        except BaseException:
+            self._close_listeners(boot.listeners)
+            raise
         finally:
             output.close_writer()
             os.close(info_write)
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
-        self._sandbox = _Sandbox(process, output, started=started)
-        self._sandbox.child_pid = self._read_child_pid(info_read)
-        self._wait_ready(started)
-        if self._cgroup is not None:  # counted from here: the previous boot's dying processes are not this one's
-            self._limit_baseline = self._cgroup.events()
+        boot.sandbox = _Sandbox(process, output, started=started)
+        boot.sandbox.child_pid = self._read_child_pid(info_read)
+        return boot
 
     @staticmethod
     def _seccomp_filter() -> int | None:
@@ -428,17 +538,17 @@ class LocalProvider(Provider):
             self._cgroup = DesktopCgroup.create(self.env_dir.name, self.config.limits)
         return self._cgroup
 
-    def _child_setup(self):
+    def _child_setup(self, root: RootInside):
         """What the forked child does before it execs bwrap: join the desktop's cgroup and
         attach the system trees of a desktop with a root of its own (as host root, while it
         still may), then become the desktop's unprivileged uid (its root's, with a root)."""
         cgroup = self._desktop_cgroup()
         enter = cgroup.enter_fn() if cgroup is not None else None
         identity = self._identity
-        attach = self._root.attach_fn()
+        attach = root.attach_fn()
         if enter is None and identity is None:
             return None
-        uid = self._root.host_uid if self._root.enabled else identity.uid if identity is not None else None
+        uid = root.host_uid if root.enabled else identity.uid if identity is not None else None
 
         def setup() -> None:
             if enter is not None:
@@ -460,20 +570,23 @@ class LocalProvider(Provider):
         except (ValueError, KeyError):
             return None
 
-    def _wait_ready(self, started: float) -> None:
-        transport = Transport(self.get_ip_address(), timeout=5)
-        deadline = started + self.config.start_timeout
+    def _wait_ready(self, boot: _Boot) -> None:
+        """Polls the boot's /health until it is ready; raises SandboxStartError with the logs'
+        tails when it dies, a part of it dies, or it is not ready in time (the caller discards it)."""
+        sandbox = boot.sandbox
+        transport = Transport(Endpoint(unix_socket=str(self.socket_path("server", boot.generation))), timeout=5)
+        deadline = sandbox.started + self.config.start_timeout
         last_error = "no answer yet"
         try:
             while time.monotonic() < deadline:
-                if self._sandbox.process.poll() is not None:
-                    raise SandboxStartError(f"the sandbox exited with code {self._sandbox.process.returncode} "
-                                            f"while starting.\n{self._log_tail()}")
+                if sandbox.process.poll() is not None:
+                    raise SandboxStartError(f"the sandbox exited with code {sandbox.process.returncode} "
+                                            f"while starting.\n{self._log_tail(sandbox)}")
                 try:
                     health = transport.request("GET", "/health").json()
                     if health.get("ready"):
-                        self.last_ready_s = time.monotonic() - started
-                        self._find_server(health.get("pid"))
+                        boot.ready_s = time.monotonic() - sandbox.started
+                        self._find_server(sandbox, health.get("pid"))
                         return
                     last_error = f"health: {health}"
                 except (OSError, ValueError) as e:
@@ -481,32 +594,29 @@ class LocalProvider(Provider):
                     health = {}
                 dead = health.get("dead_processes") if isinstance(health, dict) else None
                 if dead:  # nothing restarts a part of the desktop: waiting longer cannot make it ready
-                    tail = self._log_tail()
-                    self._kill()
+                    tail = self._log_tail(sandbox)
                     raise SandboxStartError(f"the desktop's {', '.join(map(str, dead))} died while it started "
-                                            f"({time.monotonic() - started:.1f} s in; last: {last_error}).\n{tail}")
+                                            f"({time.monotonic() - sandbox.started:.1f} s in; last: {last_error})."
+                                            f"\n{tail}")
                 time.sleep(0.02)
         finally:
             transport.close()
-        tail = self._log_tail()  # the session's logs are in the sandbox's memory: read before the kill
-        self._kill()
         raise SandboxStartError(f"the desktop was not ready after {self.config.start_timeout:.0f} s "
-                                f"(last: {last_error}).\n{tail}")
+                                f"(last: {last_error}).\n{self._log_tail(sandbox)}")
 
-    def _find_server(self, inner_pid: object) -> None:
+    @staticmethod
+    def _find_server(sandbox: _Sandbox, inner_pid: object) -> None:
         """Notes the env server's host process (from its pid inside, which it just reported, before any
         agent code ran), so that `server_gone` can tell a dead or stopped server without asking it."""
-        sandbox = self._sandbox
-        if sandbox is not None and isinstance(inner_pid, int):
-            sandbox.server = ServerProcess.find(inner_pid, self.process_ids())
+        if isinstance(inner_pid, int):
+            sandbox.server = ServerProcess.find(inner_pid, _namespace_pids(sandbox))
             if sandbox.server is None:
                 log.warning("the env server's process (pid %d inside) was not found among the sandbox's", inner_pid)
 
-    def _log_tail(self, lines: int = 15) -> str:
-        """The last lines of the sandbox's output and, while it runs, of each of the session's logs."""
-        sandbox = self._sandbox
-        if sandbox is None:
-            return ""
+    @staticmethod
+    def _log_tail(sandbox: _Sandbox, lines: int = 15) -> str:
+        """The last lines of the sandbox's output and, while it runs, of each of the session's logs
+        (they live in the sandbox's memory: read them before it is killed)."""
         sandbox.output.wait(0.5 if sandbox.process.poll() is not None else 0)  # what a dead one wrote last
         texts = {"sandbox output": sandbox.output.text()}
         if sandbox.child_pid is not None and sandbox.process.poll() is None:
@@ -518,17 +628,17 @@ class LocalProvider(Provider):
                 out.append(f"--- {name} ---\n" + "\n".join(last))
         return "\n".join(out)
 
-    def _kill(self, wait: bool = True) -> None:
-        """Kills the sandbox. Without `wait`, reaping it and deleting its folders happen in
-        the background (the kernel takes a second or two to tear down a PID namespace)."""
-        sandbox, self._sandbox = self._sandbox, None
+    def _kill(self, sandbox: _Sandbox | None, generation: int, wait: bool = True) -> None:
+        """Kills a boot's sandbox. Without `wait`, reaping it and deleting its folders happen
+        in the background (the kernel takes a second or two to tear down a PID namespace)."""
         if sandbox is None:
             return
         if sandbox.process.poll() is None:
             # bwrap's init in the sandbox dies with it (--die-with-parent), and the
             # kernel then kills every process left in the PID namespace.
             sandbox.process.send_signal(signal.SIGKILL)
-        folders = [] if self.env_dir is None else [self.spec.runtime]
+        spec = None if self.env_dir is None else self._spec(generation)
+        folders = [] if spec is None else [spec.runtime]
 
         def reap() -> None:
             sandbox.process.wait()
@@ -549,4 +659,23 @@ class LocalProvider(Provider):
             reaper = threading.Thread(target=reap, name="sandbox-reaper", daemon=True)
             reaper.start()
             self._reapers = [r for r in self._reapers if r.is_alive()] + [reaper]
+
+
+def _namespace_pids(sandbox: _Sandbox) -> list[int]:
+    """Host PIDs of every process in a sandbox's PID namespace, bwrap included."""
+    if sandbox.child_pid is None:
+        return []
+    try:
+        namespace = os.readlink(f"/proc/{sandbox.child_pid}/ns/pid")
+    except OSError:
+        return []
+    pids = [sandbox.process.pid]
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.readlink(f"/proc/{entry}/ns/pid") == namespace:
+                    pids.append(int(entry))
+            except OSError:
+                continue
+    return sorted(set(pids))
 

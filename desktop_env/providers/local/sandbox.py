@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .desktop_storage import Storage
 
 SANDBOX_VSCODE = "/run/osworld-lib/vscode"  # VS Code (code-server), when installed: see vscode.py
+SANDBOX_DESKTOP = "/run/osworld-lib/desktop"  # the desktop's XDG view (desktop_view)
 
 # The merged-/usr top-level entries: links on current systems, folders on older ones.
 SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -71,6 +72,7 @@ class SandboxSpec:
     env_dir: Path          # host folder of this env: home-N/, run-N/, passwd, group, machine-id
     src_dir: Path          # folder that contains the env server's copy of the desktop_env package
     venv_dir: Path         # the env server's venv
+    desktop_dir: Path      # the desktop's XDG data and config folders (desktop_view)
     network: bool = False
     extra_env: dict[str, str] = field(default_factory=dict)
     # Each boot gets its own home and runtime folders, so a reset need not wait for the
@@ -148,10 +150,16 @@ def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
         # glibc gives every thread that allocates its own malloc arena; GTK apps and the
         # threaded env server each grow several. Two per process are plenty here.
         "MALLOC_ARENA_MAX": "2",
+        # The desktop's apps, services, extensions and defaults come from its own view, never
+        # from whatever else the host has installed.
+        "XDG_DATA_DIRS": f"{SANDBOX_DESKTOP}/share",
+        "XDG_CONFIG_DIRS": f"{SANDBOX_DESKTOP}/xdg",
+        "DCONF_PROFILE": f"{SANDBOX_DESKTOP}/dconf/profile",
+        "FONTCONFIG_FILE": f"{SANDBOX_DESKTOP}/fontconfig/fonts.conf",
     }
     if spec.vscode_dir is not None:
         # code.desktop (VS Code's app entry, which the dock's favourites name) and its icon.
-        env["XDG_DATA_DIRS"] = f"{SANDBOX_VSCODE}/share:/usr/local/share:/usr/share"
+        env["XDG_DATA_DIRS"] = f"{SANDBOX_VSCODE}/share:{env['XDG_DATA_DIRS']}"
     env.update(spec.extra_env)
     return env
 
@@ -235,6 +243,7 @@ def bwrap_argv(spec: SandboxSpec, command: list[str]) -> list[str]:
         "--ro-bind", str(spec.src_dir), SANDBOX_SRC,
         "--ro-bind", str(spec.venv_dir), SANDBOX_VENV,
         *(["--ro-bind", str(spec.vscode_dir), SANDBOX_VSCODE] if spec.vscode_dir is not None else []),
+        "--ro-bind", str(spec.desktop_dir), SANDBOX_DESKTOP,
         "--perms", "0700", "--dir", f"/run/user/{SANDBOX_UID}",
         *(_tmpfs("/home", size, "0755") if spec.root_inside else ["--perms", "0755", "--dir", "/home"]),
         *storage_mounts(spec.storage),

@@ -1,0 +1,372 @@
+"""The desktop's own XDG data and config folders: the VM's apps and defaults on any host.
+
+GNOME finds apps, D-Bus services, Shell extensions and modes, settings schemas, MIME
+defaults and autostart entries through XDG_DATA_DIRS and XDG_CONFIG_DIRS. Pointed at the
+host's /usr/share and /etc/xdg, a desktop would show whatever the host has installed (a
+file indexer started from the host's autostart, extra entries in the app grid, another
+default app). So a desktop's XDG folders are this view instead: every entry of /usr/share
+and /etc/xdg as a link, except the ones that decide what the desktop shows, which hold
+only what vm_desktop lists (and the files written here: the session mode, Chrome's app
+entry, the MIME defaults, the settings schemas compiled with the VM's values, the D-Bus
+configurations). Built once per host state into the folder every desktop mounts
+read-only, and rebuilt when the host's entries change.
+"""
+from __future__ import annotations
+
+import configparser
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from . import vm_desktop
+from .paths import build_aside, sandbox_share_dir
+from .sandbox import SANDBOX_DESKTOP
+from .ubuntu_fonts import FontsUnavailable, ensure_ubuntu_fonts
+
+log = logging.getLogger("osworld.local")
+VIEW_VERSION = "1"  # bump when the files written here change
+
+SYSTEM_SHARE = Path("/usr/share")
+SYSTEM_XDG = Path("/etc/xdg")
+# The folders of /usr/share whose content is chosen here (entries listed, or files written).
+CURATED_SHARE = ("applications", "dbus-1", "gnome-shell", "glib-2.0", "backgrounds", "gnome-background-properties")
+CURATED_XDG = ("autostart",)   # nothing starts by itself: GNOME's session starts what it needs
+
+
+class DesktopViewError(RuntimeError):
+    """The host lacks what the view is built from (a package of system_packages.txt)."""
+
+
+def ensure_desktop_view() -> Path:
+    try:
+        fonts = ensure_ubuntu_fonts()
+    except FontsUnavailable as e:
+        log.warning("the desktop uses DejaVu instead of Ubuntu's fonts: %s", e)
+        fonts = None
+    target = sandbox_share_dir() / f"desktop-view-{_signature(fonts)}"
+    if target.is_dir():
+        return target
+    return build_aside(target, lambda staging: fill_view(staging, fonts))
+
+
+def _signature(fonts: Path | None) -> str:
+    """Changes when the facts, this module, a host folder the view lists, or the fonts change."""
+    digest = hashlib.sha256(f"{VIEW_VERSION}\0{fonts}".encode())
+    for module in (vm_desktop.__file__, __file__):
+        digest.update(Path(module).read_bytes())
+    folders = [SYSTEM_SHARE, SYSTEM_XDG, *(SYSTEM_SHARE / name for name in CURATED_SHARE),
+               SYSTEM_SHARE / "dbus-1" / "services", SYSTEM_SHARE / "gnome-shell" / "extensions",
+               SYSTEM_SHARE / "gnome-shell" / "search-providers", SYSTEM_SHARE / "glib-2.0" / "schemas"]
+    for folder in folders:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in entries:
+            info = entry.stat(follow_symlinks=False)
+            digest.update(f"{folder}/{entry.name}\0{info.st_mtime_ns}\0{info.st_size}\0".encode())
+    return digest.hexdigest()[:12]
+
+
+def fill_view(view: Path, fonts: Path | None = None) -> None:
+    share, xdg = view / "share", view / "xdg"
+    _write_fonts(view, fonts)
+    _link_all_but(SYSTEM_SHARE, share, CURATED_SHARE)
+    _link_all_but(SYSTEM_XDG, xdg, CURATED_XDG)
+    (xdg / "autostart").mkdir()
+    _write_applications(share / "applications")
+    _write_dbus(share / "dbus-1", view / "dbus")
+    _write_gnome_shell(share / "gnome-shell")
+    _write_wallpaper(share / "backgrounds", share / "gnome-background-properties")
+    _link_all_but(SYSTEM_SHARE / "glib-2.0", share / "glib-2.0", ("schemas",))
+    compile_schemas(share / "glib-2.0" / "schemas")
+    compile_dconf(view / "dconf")
+    for folder, _, files in os.walk(view):
+        os.chmod(folder, 0o755)  # mkdtemp made the top 0700; the desktops' uid must read it all
+        for name in files:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o644)
+
+
+# fontconfig's configuration for the desktop (FONTCONFIG_FILE): the system's, and the
+# Ubuntu fonts when they could be fetched.
+FONTS_CONF = """<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig>
+  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>
+{dirs}</fontconfig>
+"""
+
+
+def _write_fonts(view: Path, fonts: Path | None) -> None:
+    (view / "fontconfig").mkdir(parents=True)
+    dirs = ""
+    if fonts is not None:
+        (view / "fonts").mkdir()
+        for font in sorted(fonts.glob("*.ttf")):
+            shutil.copy(font, view / "fonts" / font.name)
+        dirs = f"  <dir>{SANDBOX_DESKTOP}/fonts</dir>\n"
+    (view / "fontconfig" / "fonts.conf").write_text(FONTS_CONF.format(dirs=dirs))
+
+
+def _link_all_but(source: Path, target: Path, curated: tuple[str, ...]) -> None:
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        names = sorted(os.listdir(source))
+    except FileNotFoundError:
+        return
+    for name in names:
+        if name not in curated:
+            (target / name).symlink_to(source / name)
+
+
+def _write_applications(folder: Path) -> None:
+    folder.mkdir()
+    system = SYSTEM_SHARE / "applications"
+    for path in sorted(system.glob("*.desktop")):
+        if not vm_desktop.app_entry_allowed(path.name) or path.name == "google-chrome.desktop":
+            continue
+        if path.name in vm_desktop.APP_NAMES:
+            (folder / path.name).write_text(renamed_entry(path.read_text(errors="replace"),
+                                                          vm_desktop.APP_NAMES[path.name]))
+        else:
+            (folder / path.name).symlink_to(path)
+    (folder / "google-chrome.desktop").write_text(chrome_entry())
+    (folder / "mimeapps.list").write_text(mimeapps_list(system))
+
+
+# Chrome's entry as the VM has it (its id is what `favorite-apps` and task files name), run
+# through the `google-chrome` shim (on the session's PATH): the same profile, flags and
+# process name as the browser a task file starts, --force-renderer-accessibility included.
+# StartupWMClass ties Chromium's windows to this entry, so the dock shows them under it.
+CHROME_ENTRY = """[Desktop Entry]
+Version=1.0
+Type=Application
+Name=Google Chrome
+GenericName=Web Browser
+Comment=Access the Internet
+Exec=google-chrome %U
+Icon={icon}
+Terminal=false
+Categories=Network;WebBrowser;
+MimeType=text/html;x-scheme-handler/http;x-scheme-handler/https;application/pdf;
+StartupNotify=true
+StartupWMClass=chromium
+Actions=new-window;new-private-window;
+
+[Desktop Action new-window]
+Name=New Window
+Exec=google-chrome
+
+[Desktop Action new-private-window]
+Name=New Incognito Window
+Exec=google-chrome --incognito
+"""
+
+
+def renamed_entry(entry: str, name: str) -> str:
+    """An app entry with its main entry's untranslated Name replaced (the actions' stay)."""
+    return re.sub(r"^Name=.*$", f"Name={name}", entry, count=1, flags=re.MULTILINE)
+
+
+def chrome_entry() -> str:
+    # Debian has no Chrome icon; Chromium's is the closest the icon themes have.
+    return CHROME_ENTRY.format(icon="chromium")
+
+
+def media_types(entry: Path) -> list[str]:
+    """The video and audio types an app entry declares (its MimeType key)."""
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read(entry, encoding="utf-8")
+        declared = parser.get("Desktop Entry", "MimeType", fallback="")
+    except (OSError, configparser.Error):
+        return []
+    return [mime for mime in declared.split(";") if mime.startswith(("video/", "audio/"))]
+
+
+def mimeapps_list(applications: Path = SYSTEM_SHARE / "applications") -> str:
+    defaults = {mime: vm_desktop.MEDIA_PLAYER for mime in media_types(applications / vm_desktop.MEDIA_PLAYER)}
+    defaults |= {mime: app for app, mimes in vm_desktop.DEFAULT_APPS.items() for mime in mimes}
+    return "[Default Applications]\n" + "".join(f"{mime}={app}\n" for mime, app in sorted(defaults.items()))
+
+
+SESSION_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <!-- replaced by the address the session gives dbus-daemon on its command line -->
+  <listen>unix:tmpdir=/tmp</listen>
+  <keep_umask/>
+  <auth>EXTERNAL</auth>
+  <servicedir>{services}</servicedir>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+  <limit name="reply_timeout">300000</limit>
+</busconfig>
+"""
+# GNOME Shell and Settings need a system bus (the shell dies at start without one); the
+# desktop's own, private one, which nothing but the desktop's processes can reach.
+SYSTEM_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:tmpdir=/tmp</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_type="method_return"/>
+    <allow send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="signal"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+  </policy>
+</busconfig>
+"""
+
+
+def _write_dbus(share_dbus: Path, configs: Path) -> None:
+    _link_all_but(SYSTEM_SHARE / "dbus-1", share_dbus, ("services",))
+    services = share_dbus / "services"
+    services.mkdir()
+    for name in vm_desktop.SESSION_SERVICES:
+        source = SYSTEM_SHARE / "dbus-1" / "services" / name
+        if source.exists() and _service_is_gnomes(source):
+            (services / name).symlink_to(source)
+    configs.mkdir()
+    (configs / "session.conf").write_text(SESSION_BUS_CONFIG.format(services=f"{SANDBOX_DESKTOP}/share/dbus-1/services"))
+    (configs / "system.conf").write_text(SYSTEM_BUS_CONFIG)
+
+
+def _service_is_gnomes(service: Path) -> bool:
+    """org.freedesktop.FileManager1 may be another file manager's (Thunar's, Dolphin's)."""
+    if service.name != "org.freedesktop.FileManager1.service":
+        return True
+    return "nautilus" in service.read_text(errors="replace")
+
+
+def _write_gnome_shell(folder: Path) -> None:
+    system = SYSTEM_SHARE / "gnome-shell"
+    _link_all_but(system, folder, ("modes", "extensions", "search-providers"))
+    (folder / "modes").mkdir()
+    (folder / "modes" / f"{vm_desktop.SESSION_MODE_NAME}.json").write_text(json.dumps(vm_desktop.SESSION_MODE, indent=2))
+    (folder / "extensions").mkdir()
+    for uuid in vm_desktop.EXTENSIONS:
+        if (system / "extensions" / uuid).is_dir():
+            (folder / "extensions" / uuid).symlink_to(system / "extensions" / uuid)
+    (folder / "search-providers").mkdir()
+    for provider in sorted((system / "search-providers").glob("*.ini")):
+        if vm_desktop.app_entry_allowed(_provider_app(provider)):
+            (folder / "search-providers" / provider.name).symlink_to(provider)
+
+
+def _provider_app(provider: Path) -> str:
+    match = re.search(r"^DesktopId=(.+)$", provider.read_text(errors="replace"), re.MULTILINE)
+    return match.group(1).strip() if match else ""
+
+
+# Settings' Background panel lists the wallpapers of these files: the VM's only (the host's
+# distribution would otherwise add its own).
+WALLPAPER_LIST = """<?xml version="1.0"?>
+<!DOCTYPE wallpapers SYSTEM "gnome-wp-list.dtd">
+<wallpapers>
+  <wallpaper deleted="false">
+    <name>Ubuntu</name>
+    <filename>{path}</filename>
+    <options>zoom</options>
+    <shade_type>solid</shade_type>
+    <pcolor>{colour}</pcolor>
+    <scolor>{colour}</scolor>
+  </wallpaper>
+</wallpapers>
+"""
+
+
+def _write_wallpaper(folder: Path, listing: Path) -> None:
+    folder.mkdir()
+    colour = vm_desktop.WALLPAPER_COLOUR.lstrip("#")
+    rgb = tuple(int(colour[i:i + 2], 16) for i in (0, 2, 4))
+    (folder / vm_desktop.WALLPAPER_NAME).write_bytes(solid_png(16, 9, rgb))
+    listing.mkdir()
+    (listing / "ubuntu.xml").write_text(WALLPAPER_LIST.format(path=f"{SANDBOX_DESKTOP}/share/backgrounds/"
+                                                              f"{vm_desktop.WALLPAPER_NAME}",
+                                                              colour=vm_desktop.WALLPAPER_COLOUR))
+
+
+def solid_png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\0" + bytes(rgb) * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def compile_dconf(folder: Path) -> None:
+    """vm_desktop.DCONF as a dconf database, and the profile (DCONF_PROFILE) that puts it
+    under the user's own: what the user changes wins, `gsettings reset` comes back to it."""
+    keyfiles = folder / "vm.d"
+    keyfiles.mkdir(parents=True)
+    (keyfiles / "00-vm").write_text("".join(f"[{path}]\n" + "".join(f"{key}={value}\n" for key, value in keys.items())
+                                           for path, keys in vm_desktop.DCONF.items()))
+    result = subprocess.run(["dconf", "compile", str(folder / "vm"), str(keyfiles)], capture_output=True, text=True,
+                            timeout=60)
+    if result.returncode != 0:
+        raise DesktopViewError(f"dconf compile refused {keyfiles / '00-vm'}: {result.stderr.strip()}")
+    (folder / "profile").write_text(f"user-db:user\nfile-db:{SANDBOX_DESKTOP}/dconf/vm\n")
+
+
+def vm_gsettings() -> dict[str, dict[str, str]]:
+    """vm_desktop.GSETTINGS with the wallpaper where a desktop sees it."""
+    wallpaper = f"'file://{SANDBOX_DESKTOP}/share/backgrounds/{vm_desktop.WALLPAPER_NAME}'"
+    settings = {schema: dict(keys) for schema, keys in vm_desktop.GSETTINGS.items()}
+    settings["org.gnome.desktop.background"] |= {"picture-uri": wallpaper, "picture-uri-dark": wallpaper}
+    settings.setdefault("org.gnome.desktop.screensaver", {})["picture-uri"] = wallpaper
+    return settings
+
+
+def compile_schemas(target: Path, system: Path = SYSTEM_SHARE / "glib-2.0" / "schemas") -> None:
+    """Compiles the system's schemas with the VM's values as their defaults into `target`.
+
+    The host's own override files are left out: they are its distribution's choices, not
+    the VM's. Raises DesktopViewError naming the schema when one the VM's values need is
+    missing (a package of system_packages.txt is not installed).
+    """
+    settings = vm_gsettings()
+    schemas = [path for path in system.iterdir() if path.name.endswith((".gschema.xml", ".enums.xml"))]
+    known = {match.group(1) for path in schemas
+             for match in re.finditer(r'<schema\b[^>]*\bid="([^"]+)"', path.read_text(errors="replace"))}
+    missing = [schema for schema in settings if schema not in known]
+    if missing:
+        raise DesktopViewError(f"{system} has no schema {', '.join(missing)}: install the packages of "
+                               "desktop_env/providers/local/system_packages.txt (osworld env doctor)")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for path in schemas:
+            shutil.copy(path, work)
+        override = "".join(f"[{schema}]\n" + "".join(f"{key}={value}\n" for key, value in keys.items())
+                           for schema, keys in settings.items())
+        (work / "50_osworld-vm.gschema.override").write_text(override)
+        result = subprocess.run(["glib-compile-schemas", "--strict", str(work)], capture_output=True, text=True,
+                                timeout=120)
+        if result.returncode != 0:
+            raise DesktopViewError(f"glib-compile-schemas refused the VM's settings: {result.stderr.strip()}")
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy(work / "gschemas.compiled", target / "gschemas.compiled")

@@ -1,0 +1,106 @@
+"""The desktop's XDG view: the VM's apps, services, defaults and settings whatever else the
+host has installed (built from a copy of the host's /usr/share with extra packages in it)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from desktop_env.providers.local import desktop_view, vm_desktop
+
+SYSTEM_SCHEMAS = Path("/usr/share/glib-2.0/schemas")
+needs_gnome = pytest.mark.skipif(
+    not (shutil.which("glib-compile-schemas") and shutil.which("gsettings")
+         and (SYSTEM_SCHEMAS / "org.gnome.shell.extensions.dash-to-dock.gschema.xml").exists()),
+    reason="GNOME's schemas (system_packages.txt) or glib's tools are not installed")
+
+EXTRA_APP = """[Desktop Entry]
+Type=Application
+Name=Host Only Editor
+Exec=host-only-editor %F
+MimeType=text/plain;video/mp4;
+"""
+INDEXER_SERVICE = "[D-BUS Service]\nName=org.freedesktop.Tracker3.Miner.Files\nExec=/usr/libexec/tracker-miner-fs-3\n"
+INDEXER_AUTOSTART = "[Desktop Entry]\nType=Application\nName=Tracker\nExec=/usr/libexec/tracker-miner-fs-3\n"
+
+
+@pytest.fixture
+def host_with_extras(tmp_path, monkeypatch):
+    """A host /usr/share and /etc/xdg: the real ones, plus an app, a D-Bus service, a Shell
+    extension and an autostart entry that OSWorld's VM does not have."""
+    share, xdg = tmp_path / "usr-share", tmp_path / "etc-xdg"
+    for fake, real, extended in ((share, Path("/usr/share"), ("applications", "dbus-1", "gnome-shell")),
+                                 (xdg, Path("/etc/xdg"), ("autostart",))):
+        fake.mkdir()
+        for entry in os.listdir(real):
+            if entry not in extended:
+                (fake / entry).symlink_to(real / entry)
+        for name in extended:
+            shutil.copytree(real / name, fake / name, symlinks=True) if (real / name).is_dir() else (fake / name).mkdir()
+    (share / "applications" / "host-only-editor.desktop").write_text(EXTRA_APP)
+    (share / "dbus-1" / "services").mkdir(parents=True, exist_ok=True)
+    (share / "dbus-1" / "services" / "org.freedesktop.Tracker3.Miner.Files.service").write_text(INDEXER_SERVICE)
+    (share / "gnome-shell" / "extensions" / "host-only@example.org").mkdir(parents=True)
+    (xdg / "autostart" / "tracker-miner-fs-3.desktop").write_text(INDEXER_AUTOSTART)
+    monkeypatch.setattr(desktop_view, "SYSTEM_SHARE", share)
+    monkeypatch.setattr(desktop_view, "SYSTEM_XDG", xdg)
+    return share, xdg
+
+
+@needs_gnome
+def test_what_else_the_host_installed_stays_out_of_the_desktop(host_with_extras, tmp_path):
+    view = tmp_path / "view"
+    view.mkdir()
+    desktop_view.fill_view(view)
+    apps = sorted(os.listdir(view / "share" / "applications"))
+    assert "host-only-editor.desktop" not in apps
+    assert all(vm_desktop.app_entry_allowed(app) for app in apps if app.endswith(".desktop"))
+    assert "google-chrome.desktop" in apps and "org.gnome.Nautilus.desktop" in apps
+    assert not any("Tracker" in name for name in os.listdir(view / "share" / "dbus-1" / "services"))
+    assert "org.gnome.Terminal.service" in os.listdir(view / "share" / "dbus-1" / "services")
+    assert sorted(os.listdir(view / "share" / "gnome-shell" / "extensions")) == sorted(vm_desktop.EXTENSIONS)
+    assert os.listdir(view / "xdg" / "autostart") == []
+    mimeapps = (view / "share" / "applications" / "mimeapps.list").read_text()
+    assert "text/plain=org.gnome.gedit.desktop" in mimeapps and "video/mp4=org.gnome.Totem.desktop" in mimeapps
+    assert "Name=Thunderbird Mail\n" in (view / "share" / "applications" / "thunderbird.desktop").read_text()
+    # everything else of /usr/share is there, as links
+    assert os.readlink(view / "share" / "icons") == str(host_with_extras[0] / "icons")
+
+
+def test_every_video_type_gnome_videos_declares_opens_in_it_and_one_app_per_type(tmp_path):
+    (tmp_path / vm_desktop.MEDIA_PLAYER).write_text(
+        "[Desktop Entry]\nName=Videos\nMimeType=video/mp4;video/webm;audio/ogg;application/ogg;\n")
+    lines = desktop_view.mimeapps_list(tmp_path).splitlines()
+    assert lines[0] == "[Default Applications]"
+    types = [line.split("=")[0] for line in lines[1:]]
+    assert len(types) == len(set(types))
+    for mime in ("video/mp4", "video/webm", "audio/ogg"):
+        assert f"{mime}={vm_desktop.MEDIA_PLAYER}" in lines
+    assert "application/ogg" not in types and "text/html=google-chrome.desktop" in lines
+
+
+@needs_gnome
+def test_the_vms_gnome_values_are_the_defaults_gsettings_reads(tmp_path):
+    desktop_view.compile_schemas(tmp_path / "glib-2.0" / "schemas")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "XDG_DATA_DIRS": str(tmp_path), "GSETTINGS_BACKEND": "memory"}
+
+    def get(schema: str, key: str) -> str:
+        return subprocess.run(["gsettings", "get", schema, key], env=env, capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    assert get("org.gnome.desktop.screensaver", "lock-enabled") == "false"  # GNOME's own default is true
+    assert get("org.gnome.desktop.screensaver", "lock-delay") == "uint32 0"  # the rest of the schema as it was
+    assert get("org.gnome.shell", "favorite-apps") == str(list(vm_desktop.FAVORITE_APPS))
+    assert get("org.gnome.shell.extensions.dash-to-dock", "dock-position") == "'LEFT'"
+    assert get("org.gnome.desktop.interface", "gtk-theme") == "'Yaru'"
+
+
+def test_a_vm_setting_for_a_schema_the_host_lacks_names_the_schema(tmp_path):
+    (tmp_path / "org.example.gschema.xml").write_text(
+        '<schemalist><schema id="org.example" path="/org/example/"></schema></schemalist>')
+    with pytest.raises(desktop_view.DesktopViewError, match="org.gnome.shell"):
+        desktop_view.compile_schemas(tmp_path / "out", system=tmp_path)
