@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from desktop_env.providers.local import debian_packages, doctor, vscode
-from desktop_env.providers.local.sandbox import SANDBOX_VSCODE, SandboxSpec, bwrap_argv, sandbox_env
+from desktop_env.providers.local.sandbox import SANDBOX_DESKTOP, SANDBOX_VSCODE, SandboxSpec, bwrap_argv, sandbox_env
 
 
 def spec(tmp_path: Path, vscode_dir: Path | None) -> SandboxSpec:
-    return SandboxSpec(env_dir=tmp_path, src_dir=tmp_path / "src", venv_dir=tmp_path / "venv", vscode_dir=vscode_dir)
+    return SandboxSpec(env_dir=tmp_path, src_dir=tmp_path / "src", venv_dir=tmp_path / "venv",
+                       desktop_dir=tmp_path / "desktop", vscode_dir=vscode_dir)
 
 
 def ro_binds(argv: list[str]) -> list[tuple[str, str]]:
@@ -25,10 +26,10 @@ def test_an_installed_vs_code_is_mounted_read_only_with_its_app_entry_on_the_dat
     assert sandbox_env(spec(tmp_path, tmp_path / "vscode"))["XDG_DATA_DIRS"].split(":")[0] == f"{SANDBOX_VSCODE}/share"
 
 
-def test_without_vs_code_nothing_is_mounted_and_the_data_path_is_the_systems(tmp_path):
+def test_without_vs_code_nothing_is_mounted_and_the_data_path_is_the_desktops_view(tmp_path):
     argv = bwrap_argv(spec(tmp_path, None), ["true"])
     assert not any(target == SANDBOX_VSCODE for _, target in ro_binds(argv))
-    assert "XDG_DATA_DIRS" not in sandbox_env(spec(tmp_path, None))
+    assert sandbox_env(spec(tmp_path, None))["XDG_DATA_DIRS"] == f"{SANDBOX_DESKTOP}/share"
 
 
 @pytest.mark.parametrize("task", [

@@ -24,6 +24,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from ...errors import DesktopEnvError
 from . import vm_desktop
 from .paths import build_aside, sandbox_share_dir
 from .sandbox import SANDBOX_DESKTOP
@@ -39,7 +40,7 @@ CURATED_SHARE = ("applications", "dbus-1", "gnome-shell", "glib-2.0", "backgroun
 CURATED_XDG = ("autostart",)   # nothing starts by itself: GNOME's session starts what it needs
 
 
-class DesktopViewError(RuntimeError):
+class DesktopViewError(DesktopEnvError, RuntimeError):
     """The host lacks what the view is built from (a package of system_packages.txt)."""
 
 

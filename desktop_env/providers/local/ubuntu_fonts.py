@@ -14,13 +14,14 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from ...errors import DesktopEnvError
 from .paths import build_aside, sandbox_share_dir
 
 PACKAGES = ("@expo-google-fonts/ubuntu@0.4.1", "@expo-google-fonts/ubuntu-mono@0.4.1")
 FAMILIES = ("Ubuntu", "Ubuntu Mono")
 
 
-class FontsUnavailable(RuntimeError):
+class FontsUnavailable(DesktopEnvError, RuntimeError):
     """The Ubuntu fonts could not be fetched (no npm, or the registry refused)."""
 
 
