@@ -164,11 +164,11 @@ class Session:
         self.env["DISPLAY"] = display
         return display
 
-    def _start_bus(self, name: str, config: list[str], socket_name: str) -> str:
+    def _start_bus(self, name: str, config: list[str], socket_path: str) -> str:
         read_fd, write_fd = os.pipe()
         proc = self._spawn(name, [
             "dbus-daemon", *config, "--nofork", "--nopidfile",
-            f"--address=unix:path={self.runtime}/{socket_name}", f"--print-address={write_fd}",
+            f"--address=unix:path={socket_path}", f"--print-address={write_fd}",
         ], pass_fds=(write_fd,))
         os.close(write_fd)
         return self._read_line_from(read_fd, name, proc)
@@ -179,7 +179,10 @@ class Session:
         return [f"--{kind}"]
 
     def start_session_bus(self) -> str:
-        address = self._start_bus("dbus", self._bus_config("session"), "bus")
+        # Where a logged-in Ubuntu session has it: some of OSWorld's tasks name this path themselves
+        # (DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus gsettings set ...).
+        path = os.path.join(self.env.get("XDG_RUNTIME_DIR", str(self.runtime)), "bus")
+        address = self._start_bus("dbus", self._bus_config("session"), path)
         self.env["DBUS_SESSION_BUS_ADDRESS"] = address
         return address
 
@@ -188,7 +191,7 @@ class Session:
         a private one, open to the desktop only. Without a view (inside a VM), the system's."""
         if not self.config.desktop_data:
             return None
-        address = self._start_bus("system-dbus", self._bus_config("system"), "system_bus")
+        address = self._start_bus("system-dbus", self._bus_config("system"), f"{self.runtime}/system_bus")
         self.env["DBUS_SYSTEM_BUS_ADDRESS"] = address
         return address
 
