@@ -150,6 +150,8 @@ def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
         # glibc gives every thread that allocates its own malloc arena; GTK apps and the
         # threaded env server each grow several. Two per process are plenty here.
         "MALLOC_ARENA_MAX": "2",
+        "MALLOC_MMAP_THRESHOLD_": "131072",
+        "MALLOC_TRIM_THRESHOLD_": "131072",
         # The desktop's apps, services, extensions and defaults come from its own view, never
         # from whatever else the host has installed.
         "XDG_DATA_DIRS": f"{SANDBOX_DESKTOP}/share",
