@@ -14,18 +14,26 @@ from .state import ServerState
 # desktop icons (the ding extension's gjs window, made once the shell's start-up is complete).
 COMPONENT_WINDOW_CLASSES = {"gnome-shell": "gjs"}
 # Components that say when they are ready (Session.announced): GNOME Shell's top bar and
-# dock take input only once its start-up is complete.
-ANNOUNCING_COMPONENTS = ("gnome-shell",)
+# dock take input only once its start-up is complete; the media keys daemon's shortcuts
+# (Ctrl+Alt+T) work once the shell has grabbed them.
+ANNOUNCING_COMPONENTS = ("gnome-shell", "gsd-media-keys")
 
 
-def desktop_status(state: ServerState) -> tuple[bool, set[str]]:
-    """(an EWMH window manager announced itself, WM_CLASS classes of the managed windows)."""
+# The work area (the screen less the top bar and the dock) must have held still this long: the
+# dock reserves its strut in steps while it slides in, and an agent's first screenshot or a
+# perturbation's window targets must see the settled desktop.
+WORKAREA_SETTLED_S = 0.3
+
+
+def desktop_status(state: ServerState) -> tuple[bool, set[str], tuple[int, ...]]:
+    """(an EWMH window manager announced itself, WM_CLASS classes of the managed windows, the
+    first work area's x, y, width, height, or () when none is set)."""
     from Xlib import X, display as xdisplay, error
 
     try:
         connection = xdisplay.Display(state.display)
     except (error.DisplayError, OSError):
-        return False, set()
+        return False, set(), ()
     try:
         root = connection.screen().root
         check = root.get_full_property(connection.intern_atom("_NET_SUPPORTING_WM_CHECK"), X.AnyPropertyType)
@@ -38,7 +46,8 @@ def desktop_status(state: ServerState) -> tuple[bool, set[str]]:
                 continue
             if wm_class:
                 classes.update(name.lower() for name in wm_class)
-        return bool(check and check.value), classes
+        workarea = root.get_full_property(connection.intern_atom("_NET_WORKAREA"), X.AnyPropertyType)
+        return bool(check and check.value), classes, tuple(workarea.value[:4]) if workarea else ()
     finally:
         connection.close()
 
@@ -104,11 +113,13 @@ def register(router: Router, state: ServerState) -> None:
     def health(request: Request) -> Response:
         """Readiness: the harness polls this after a (re)start instead of sleeping."""
         dead = sorted(name for name, proc in state.children.items() if proc.poll() is not None)
-        wm, classes = desktop_status(state)
+        wm, classes, workarea = desktop_status(state)
         waiting_for = sorted({name for name, wm_class in COMPONENT_WINDOW_CLASSES.items()
                               if name in state.children and wm_class not in classes}
                              | {name for name in ANNOUNCING_COMPONENTS
                                 if name in state.children and name not in state.announced})
+        if wm and not waiting_for and not state.workarea_settled(workarea, WORKAREA_SETTLED_S):
+            waiting_for.append("work area")
         ready = wm and not waiting_for and "Xvfb" not in dead
         return Response.json({
             "status": "ok" if ready else "starting",

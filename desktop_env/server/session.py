@@ -47,7 +47,7 @@ class SessionConfig:
     public_token: str | None = None
 
     @classmethod
-    def load(cls, path: str) -> "SessionConfig":
+    def load(cls, path: str) -> SessionConfig:
         with open(path) as f:
             return cls(**json.load(f))
 
@@ -77,10 +77,18 @@ DESKTOP_COMMANDS = {
     "gsd-xsettings": ["/usr/libexec/gsd-xsettings"],
     "gsd-media-keys": ["/usr/libexec/gsd-media-keys"],
 }
-# What a GNOME session's environment says about itself (as GDM sets it on Ubuntu).
 # The line GNOME Shell logs once its start-up is complete: its top bar and dock take input
 # from then on (before it, the start-up animation runs and input is ignored).
 SHELL_STARTED_LINE = b"GNOME Shell started at"
+# The media keys daemon asks the shell to grab its shortcuts (Ctrl+Alt+T) and retries each
+# second while the shell is not yet serving; until a grab call succeeds, the keys reach the
+# focused app (Calc types a 't'). Its debug domain says when a call completes, and a failed
+# one is followed at once by this warning.
+MEDIA_KEYS_DEBUG_ENV = {"G_MESSAGES_DEBUG": "media-keys-plugin"}
+GRAB_COMPLETED_LINE = b"Grab call completed!"
+GRAB_FAILED_LINE = b"Failed to grab accelerators:"
+GRAB_FAILURE_WAIT_S = 0.3
+# What a GNOME session's environment says about itself (as GDM sets it on Ubuntu).
 GNOME_SESSION_ENV = {
     "XDG_CURRENT_DESKTOP": "ubuntu:GNOME",
     "XDG_SESSION_DESKTOP": "ubuntu",
@@ -114,19 +122,35 @@ class Session:
         self.children[name] = proc
         return proc
 
-    def _spawn_announcing(self, name: str, argv: list[str], line: bytes) -> subprocess.Popen:
+    def _spawn_announcing(self, name: str, argv: list[str], line: bytes, unless: bytes | None = None,
+                          env: dict[str, str] | None = None) -> subprocess.Popen:
         """Starts `name` with its output copied to its log by a thread, which adds `name` to
-        `announced` when the output has `line`."""
-        proc = subprocess.Popen(argv, env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT)
+        `announced` when the output has `line` - unless the line after it (written within
+        GRAB_FAILURE_WAIT_S) has `unless`, which says the step `line` reports failed."""
+        proc = subprocess.Popen(argv, env={**self.env, **(env or {})}, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.children[name] = proc
+        pending: list[threading.Timer] = []
+
+        def announce() -> None:
+            self.announced.add(name)
 
         def copy() -> None:
             with open(self.logs / f"{name}.log", "ab", buffering=0) as log_file:
                 for output in proc.stdout:
                     log_file.write(output)
-                    if line in output:
-                        self.announced.add(name)
+                    if pending:
+                        timer = pending.pop()
+                        if unless is not None and unless in output:
+                            timer.cancel()
+                    if line in output and name not in self.announced:
+                        if unless is None:
+                            announce()
+                        else:
+                            timer = threading.Timer(GRAB_FAILURE_WAIT_S, announce)
+                            timer.daemon = True
+                            pending.append(timer)
+                            timer.start()
 
         threading.Thread(target=copy, name=f"{name}-log", daemon=True).start()
         return proc
@@ -207,6 +231,9 @@ class Session:
             argv = DESKTOP_COMMANDS.get(name, [name])
             if name == "gnome-shell":
                 self._spawn_announcing(name, argv, SHELL_STARTED_LINE)
+            elif name == "gsd-media-keys":
+                self._spawn_announcing(name, argv, GRAB_COMPLETED_LINE, unless=GRAB_FAILED_LINE,
+                                       env=MEDIA_KEYS_DEBUG_ENV)
             else:
                 self._spawn(name, argv)
 
@@ -286,7 +313,7 @@ def _adopt(fd: int) -> socket.socket:
     return socket.socket(fileno=fd)
 
 
-def build_session_servers(session: Session) -> tuple[list[socketserver.BaseServer], "ServerState"]:
+def build_session_servers(session: Session) -> tuple[list[socketserver.BaseServer], ServerState]:
     """The env server on every listener the session has: the harness's private socket
     first, then the public one; port relays for the TCP services inside."""
     from .app import build_router, build_server  # imported after DISPLAY is set: Xlib reads it at import

@@ -30,6 +30,16 @@ class ServerState:
     _recorder: Any = None
     relays: list[Any] = field(default_factory=list)
     _recording_dir: str | None = None
+    _workarea: tuple[int, ...] = ()
+    _workarea_since: float = 0.0
+
+    def workarea_settled(self, workarea: tuple[int, ...], seconds: float) -> bool:
+        """Whether the work area /health just read is the one it has read for `seconds` (readiness
+        polls it many times a second)."""
+        now = time.monotonic()
+        if workarea != self._workarea:
+            self._workarea, self._workarea_since = workarea, now
+        return bool(workarea) and now - self._workarea_since >= seconds
 
     @property
     def home(self) -> str:

@@ -58,7 +58,7 @@ def test_bench_reports_every_figure_as_json():
     import json
     report = json.loads(output)
     figures = report["figures"]
-    assert set(figures) == {"reset_s", "screenshot_ms", "action_ms", "idle_rss_mb", "a11y_ms", "calc_rss_mb"}
+    assert set(figures) == {"reset_s", "boot_s", "screenshot_ms", "action_ms", "idle_rss_mb", "spare_rss_mb", "a11y_ms", "calc_rss_mb"}
     for name, figure in figures.items():
         assert figure["median"] > 0 and figure["p95"] >= figure["median"], name
     assert figures["screenshot_ms"]["samples"] == 3 and figures["reset_s"]["samples"] == 1

@@ -66,7 +66,7 @@ def test_reference_agent_scores_one_on_every_task(reference_run):
     folder = results["os-organize-invoices"]["folder"]
     assert (folder / "recording.mp4").stat().st_size > 0 and (folder / "runtime.log").exists()
     steps = [json.loads(line) for line in (folder / "traj.jsonl").read_text().splitlines()]
-    assert [s["step_num"] for s in steps] == [1, 2, 3] and steps[-1]["done"] is True
+    assert [s["step_num"] for s in steps] == [1, 2, 3, 4] and steps[-1]["done"] is True
     assert all((folder / s["screenshot_file"]).exists() for s in steps)
     assert list(folder.glob("step_0_*.png"))
     args = json.loads((result_dir / "pyautogui" / "screenshot" / "reference" / "args.json").read_text())
