@@ -114,6 +114,9 @@ def print_failures(listed) -> None:
 @click.option("--sleep-after-execution", default=0.0, show_default=True, type=click.FloatRange(0), help="Seconds to wait after each action.")
 @screen_size_option
 @click.option("--num-envs", default=1, show_default=True, type=click.IntRange(1), help="Desktops running tasks in parallel.")
+@click.option("--trials", default=1, show_default=True, type=click.IntRange(1),
+              help="Run each task this many times, each from a fresh reset; trial 1 at the task's folder, "
+                   "trial k in its trials/<k>/. Summaries then give pass@k, pass^k and the tasks that flip.")
 @click.option("--result-dir", default="./results", show_default=True, help="Root of the results layout.")
 @click.option("--resume/--no-resume", default=True, show_default=True,
               help="Skip tasks that already have a result (and, without --retry-errors, those with an error).")
@@ -170,9 +173,12 @@ def run_command(plugins, **options) -> None:
 
 def print_invalid(summary) -> None:
     if summary.invalid:
-        console.print(f"[red]{len(summary.invalid)} task(s) cannot run[/] (error records written; "
+        from runner.plan import once_per_task
+
+        tasks = once_per_task(summary.invalid)
+        console.print(f"[red]{len(tasks)} task(s) cannot run[/] (error records written; "
                       "`osworld tasks validate` checks the files):")
-        for planned in summary.invalid:
+        for planned in tasks:
             console.print(f"  {planned.domain}/{planned.task_id}: {planned.error}", markup=False, highlight=False)
 
 

@@ -94,7 +94,7 @@ def _read_json(path: Path) -> Any:
 
 
 def read_task_view(run: RunResults, record: TaskRecord) -> TaskView:
-    folder = run.path / record.domain / record.task_id
+    folder = run.folder(record)
     view = TaskView(run, record, folder, read_status(folder))
     shots = {}
     try:

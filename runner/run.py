@@ -165,5 +165,5 @@ def record_start(config: RunConfig, forced: list[tuple[str, Any, Any]], plan: Pl
     tasks the plan refused."""
     write_args(config, forced)
     for planned in plan.invalid:
-        record_invalid_task(config.layout.task_dir(planned.domain, planned.task_id), planned.task_id,
-                            [problem.to_dict() for problem in planned.problems], planned.error)
+        record_invalid_task(config.layout.task_dir(planned.domain, planned.task_id, planned.trial), planned.task_id,
+                            [problem.to_dict() for problem in planned.problems], planned.error, planned.trial)

@@ -18,7 +18,16 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .results import TaskRecord, TaskStatus, error_text, find_task_folders, read_status, read_task
+from .results import (
+    TaskRecord,
+    TaskStatus,
+    error_text,
+    find_task_folders,
+    read_status,
+    read_task,
+    split_trial,
+    trial_dir,
+)
 
 CATEGORIES = {
     "OS": ("os",),
@@ -62,7 +71,11 @@ class GroupStats:
 class RunResults:
     label: str
     path: Path
-    records: list[TaskRecord] = field(default_factory=list)
+    records: list[TaskRecord] = field(default_factory=list)  # one per trial of a task
+
+    def folder(self, record: TaskRecord) -> Path:
+        """The folder of the record's trial."""
+        return trial_dir(self.path / record.domain / record.task_id, record.trial)
 
 
 def find_runs(path: str | Path) -> list[RunResults]:
@@ -71,7 +84,7 @@ def find_runs(path: str | Path) -> list[RunResults]:
     task_dirs = find_task_folders(path)
     runs: dict[Path, RunResults] = {}
     for task_dir in task_dirs:
-        run_dir = task_dir.parent.parent
+        run_dir = split_trial(task_dir)[0].parent.parent
         if run_dir not in runs:  # labelled action_space/obs_type/model, as the folders are
             runs[run_dir] = RunResults(label="/".join(run_dir.parts[-3:]), path=run_dir)
         record = read_task(task_dir)
@@ -206,7 +219,7 @@ def failures(run: RunResults) -> list[TaskFailure]:
     for record in sorted(run.records, key=lambda r: (r.domain, r.task_id)):
         if record.status == "ok" and (record.score or 0.0) >= 1.0 - 1e-9 or record.status == "incomplete":
             continue
-        status = read_status(run.path / record.domain / record.task_id)
+        status = read_status(run.folder(record))
         if record.status == "error":
             found.append(TaskFailure(run.label, record.domain, record.task_id, "error", None, error_text(status)))
         else:
