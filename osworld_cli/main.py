@@ -10,6 +10,7 @@ import click
 
 from desktop_env.extensions import ExtensionError
 
+from .compare_command import compare_command
 from .env_commands import env_group
 from .errors import CANNOT_START, show_usage_error
 from .plugins_command import plugins_command
@@ -58,7 +59,8 @@ def cli(verbose: bool) -> None:
 cli.add_command(env_group)
 cli.add_command(tasks_group)
 cli.add_command(verify_command)
-for command in (run_command, summarize_command, demo_command, report_command, rescore_command, plugins_command):
+for command in (run_command, summarize_command, compare_command, demo_command, report_command, rescore_command,
+                plugins_command):
     cli.add_command(command)
 
 if __name__ == "__main__":

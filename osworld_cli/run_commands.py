@@ -36,8 +36,19 @@ def parse_agent_args(ctx: click.Context, param: click.Parameter, values: tuple[s
 
 
 def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False) -> None:
-    from runner.summary import (COLUMNS, comparison_rows, failures, failures_json, failures_markdown, find_runs,
-                                row_cells, summarize_run, to_csv, to_json, to_markdown)
+    from runner.summary import (
+        comparison_rows,
+        failures,
+        failures_json,
+        failures_markdown,
+        find_runs,
+        run_heading,
+        summarize_run,
+        table_rows,
+        to_csv,
+        to_json,
+        to_markdown,
+    )
 
     runs = [run for path in paths for run in find_runs(path)]
     if not runs:
@@ -59,13 +70,15 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False)
             click.echo(failures_markdown(listed))
     else:
         for run, rows in summaries:
-            table = Table(*COLUMNS, title=f"{run.label}  ({run.path})")
-            for stats in rows:
-                table.add_row(*row_cells(stats), style="bold" if stats.name == "Overall" else None)
+            header, body = table_rows(rows)
+            table = Table(*header, title=f"{run.label}  ({run.path})", caption=run_heading(run, rows))
+            for row, cells in zip(rows, body, strict=True):
+                table.add_row(*cells, style="bold" if row.name == "Overall" else None)
             console.print(table)
         if len(summaries) > 1:
             header, body = comparison_rows(summaries)
-            table = Table(*header, title="comparison: success rate (tasks)")
+            table = Table(*header, title="side by side: score (errors as 0) [95% CI] (tasks); "
+                                         "`osworld compare A B` pairs the tasks")
             for cells in body:
                 table.add_row(*cells)
             console.print(table)
@@ -75,13 +88,15 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False)
 
 def print_failures(listed) -> None:
     """Each task that scored below 1 or ended in an error, with why (the texts are the files', never markup)."""
+    from runner.summary import task_label
+
     if not listed:
         console.print("failures: none (every finished task scored 1)")
         return
     table = Table("run", "task", "outcome", "score", "why", title=f"failures ({len(listed)})", show_lines=True)
     for f in listed:
-        table.add_row(Text(f.run), Text(f"{f.domain}/{f.task_id}"), f.outcome, "-" if f.score is None else f"{f.score:g}",
-                      Text(f.explanation))
+        table.add_row(Text(f.run), Text(task_label(f.domain, f.task_id, f.trial)), f.outcome,
+                      "-" if f.score is None else f"{f.score:g}", Text(f.explanation))
     console.print(table, soft_wrap=True)
 
 
