@@ -36,6 +36,7 @@ def parse_agent_args(ctx: click.Context, param: click.Parameter, values: tuple[s
 
 
 def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False) -> None:
+    from runner.reproduce import reproduce_line, reproducibility
     from runner.summary import (
         comparison_rows,
         failures,
@@ -56,7 +57,7 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False)
     summaries = [(run, summarize_run(run)) for run in runs]
     listed = [f for run in runs for f in failures(run)] if with_failures else []
     if fmt == "json":
-        data = json.loads(to_json(summaries))
+        data = json.loads(to_json(summaries, {run.path: {"reproducibility": reproducibility(run)} for run in runs}))
         if with_failures:
             data["failures"] = failures_json(listed)
         click.echo(json.dumps(data, indent=2))
@@ -65,7 +66,8 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False)
             raise click.UsageError("--failures lists explanations; use --format table, markdown or json")
         click.echo(to_csv(summaries), nl=False)
     elif fmt == "markdown":
-        click.echo(to_markdown(summaries))
+        lines = {run.path: [f"reproduce with: `{reproduce_line(run)}`"] for run in runs if reproduce_line(run)}
+        click.echo(to_markdown(summaries, lines))
         if with_failures:
             click.echo(failures_markdown(listed))
     else:
@@ -75,6 +77,9 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False)
             for row, cells in zip(rows, body, strict=True):
                 table.add_row(*cells, style="bold" if row.name == "Overall" else None)
             console.print(table)
+            line = reproduce_line(run)
+            if line:
+                console.print(Text(f"reproduce with: {line}"), soft_wrap=True)
         if len(summaries) > 1:
             header, body = comparison_rows(summaries)
             table = Table(*header, title="side by side: score (errors as 0) [95% CI] (tasks); "

@@ -201,6 +201,7 @@ class Episode:
         """From the screen the agent starts from (step 0) and with the recording on: the agent's answers
         acted on until one says DONE or FAIL, or max_steps answers."""
         self.recorder.screenshot(0, obs["screenshot"])
+        self.recorder.screen(obs["screenshot"])
         if self.config.record:
             self.recorder.start_recording(self.env.controller)
         done = False
@@ -250,7 +251,8 @@ class Episode:
     def finish(self, error: ErrorRecord | None, score: float | None) -> EpisodeOutcome:
         """The final record, with the agent's usage and the setup's warnings."""
         status = self.recorder.finish(error, self.steps, usage=getattr(self.agent, "usage", None),
-                                      warnings=getattr(self.env, "setup_warnings", None))
+                                      warnings=getattr(self.env, "setup_warnings", None),
+                                      model_calls=getattr(self.agent, "model_calls", None))
         return EpisodeOutcome(status.status, None if error else score, self.steps, error, status.durations)
 
 

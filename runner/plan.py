@@ -64,6 +64,7 @@ class Plan:
     to_run: list[PlannedTask]
     skipped: list[PlannedTask]       # finished, or (without retry_errors) errored in an earlier run
     invalid: list[PlannedTask]       # cannot run (each with its problems): an error record, no desktop
+    task_files: dict[tuple[str, str], str] = field(default_factory=dict)  # (domain, id) -> Task.sha256, if loadable
 
 
 def plan_tasks(config: RunConfig) -> Plan:
@@ -76,8 +77,8 @@ def plan_tasks(config: RunConfig) -> Plan:
     task_set = load_task_set(config.tasks)
     pairs = task_set.select(config.domains or None, config.task_ids or None)
     problems = selection_problems(task_set, pairs)
-    plan = Plan([], [], [])
     unique = list(dict.fromkeys(pairs))  # an id listed twice is one task (and an invalid one)
+    plan = Plan([], [], [], {pair: task_set.load(*pair).sha256 for pair in unique if pair not in problems})
     for trial, (domain, task_id) in ((t, pair) for t in range(1, config.trials + 1) for pair in unique):
         task_dir = config.layout.task_dir(domain, task_id, trial)
         state = task_state(task_dir) if config.resume else TaskState.NEW

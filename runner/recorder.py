@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import io
 import json
 import logging
 import time
@@ -86,6 +87,13 @@ class EpisodeRecorder:
         finally:
             self.durations[part] += time.monotonic() - started
 
+    def screen(self, png: bytes) -> None:
+        """The size of the desktop's screen as the agent got it (a setting whoever reproduces the score needs)."""
+        from PIL import Image
+
+        with Image.open(io.BytesIO(png)) as image:
+            self.status.screen_size = list(image.size)
+
     def screenshot(self, step: int, png: bytes, stamp: str | None = None) -> str:
         """Writes step_<step>_<stamp>.png (step 0: the screen the agent starts from); returns its name."""
         name = f"step_{step}_{stamp or timestamp()}.png"
@@ -134,7 +142,8 @@ class EpisodeRecorder:
             close_logger(self.log)
         return error
 
-    def finish(self, error: ErrorRecord | None, steps: int, usage: Any = None, warnings: Any = None) -> TaskStatus:
+    def finish(self, error: ErrorRecord | None, steps: int, usage: Any = None, warnings: Any = None,
+               model_calls: Any = None) -> TaskStatus:
         """The final record: ok with its score, or the error (never with a score); written last."""
         status = self.status
         if warnings:
@@ -146,5 +155,7 @@ class EpisodeRecorder:
             remove_score(self.task_dir)
         if isinstance(usage, dict) and usage:
             status.usage = usage
+        if isinstance(model_calls, dict) and model_calls:
+            status.model_calls = jsonable(model_calls)
         write_status(self.task_dir, status)
         return status

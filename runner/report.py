@@ -28,6 +28,7 @@ from typing import Any, Iterable
 from urllib.parse import quote
 
 from .compare import GROUP_COLUMNS, CompareError, compare_runs, group_rows, headline, won_and_lost
+from .reproduce import reproduce_line
 from .results import ErrorRecord, TaskRecord, TaskStatus, read_status, read_trajectory, write_text_atomic
 from .summary import (
     CATEGORIES,
@@ -643,8 +644,10 @@ def run_section(run: RunResults, rows: list[GroupStats], index: int) -> str:
               bar_chart("score by category (errors as 0, 95% CI)", categories),
               histogram("steps per task", [float(r.steps) for r in done if r.steps is not None], "steps", integer=True),
               histogram("time per task", [r.seconds for r in done if r.seconds is not None], "seconds")]
+    command = reproduce_line(run)
+    reproduce = f'<p class="reproduce">reproduce with: <code>{esc(command)}</code></p>' if command else ""
     return (f'<section class="run" id="run-{index}"><h2>{esc(run.label)}</h2>'
-            f'<p class="muted">{esc(run.path)}; {esc(run_heading(run, rows))}</p>{summary_table(rows)}'
+            f'<p class="muted">{esc(run.path)}; {esc(run_heading(run, rows))}</p>{reproduce}{summary_table(rows)}'
             f'<div class="charts">{"".join(charts)}</div></section>')
 
 

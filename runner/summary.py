@@ -21,7 +21,7 @@ import csv
 import hashlib
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ from .results import (
     split_trial,
     trial_dir,
 )
-from .settings import recorded_step_budgets
+from .settings import SettingsMismatch, read_args, recorded_step_budgets
 
 CATEGORIES = {
     "OS": ("os",),
@@ -56,6 +56,7 @@ class RunResults:
     path: Path
     records: list[TaskRecord] = field(default_factory=list)  # one per trial of a task
     step_budgets: list[int] = field(default_factory=list)     # max_steps of the runs made into the folder
+    args: dict[str, Any] | None = None                        # args.json as read (ours, OSWorld's or none)
 
     def folder(self, record: TaskRecord) -> Path:
         """The folder of the record's trial."""
@@ -71,11 +72,30 @@ def find_runs(path: str | Path) -> list[RunResults]:
         run_dir = split_trial(task_dir)[0].parent.parent
         if run_dir not in runs:  # labelled action_space/obs_type/model, as the folders are
             runs[run_dir] = RunResults(label="/".join(run_dir.parts[-3:]), path=run_dir,
-                                       step_budgets=recorded_step_budgets(run_dir))
+                                       step_budgets=recorded_step_budgets(run_dir), args=readable_args(run_dir))
         record = read_task(task_dir)
         if record is not None:
             runs[run_dir].records.append(record)
     return [r for r in runs.values() if r.records]
+
+
+def readable_args(run_dir: Path) -> dict[str, Any] | None:
+    try:
+        recorded = read_args(run_dir)
+    except SettingsMismatch:  # an args.json that cannot be read takes nothing from the scores
+        return None
+    return recorded if isinstance(recorded, dict) else None
+
+
+def price_dates(run: RunResults) -> list[str]:
+    """How the costs of the run's runs were priced: each distinct "as of <date> (<source>)"."""
+    runs = (run.args or {}).get("runs")
+    dates = []
+    for recorded in runs if isinstance(runs, list) else []:
+        pricing = recorded.get("pricing") if isinstance(recorded, dict) else None
+        if isinstance(pricing, dict) and "input_usd_per_1m" in pricing:
+            dates.append(f"as of {pricing.get('as_of') or 'an unknown date'} ({pricing.get('source', '?')})")
+    return list(dict.fromkeys(dates))
 
 
 # -- what a group of trials says ------------------------------------------------------------------
@@ -101,16 +121,21 @@ class TaskSetHash:
         return self.digest + ("*" if self.unrecorded else "")
 
 
-def task_set_hash(records: Sequence[TaskRecord]) -> TaskSetHash | None:
-    files: dict[TaskKey, set[str]] = {}
-    for record in records:
-        files.setdefault((record.domain, record.task_id), set()).update(
-            [record.task_sha256] if record.task_sha256 else [])
-    if not files:
-        return None
-    lines = [f"{domain}/{task_id} {' '.join(sorted(shas)) or '?'}" for (domain, task_id), shas in sorted(files.items())]
+def task_set_digest(files: Mapping[TaskKey, Iterable[str]]) -> TaskSetHash:
+    """The hash of tasks (domain, id) and the sha256 of each one's task file (none: not recorded). A run's
+    args.json records the one of its selection; summaries compute it from the trials' records."""
+    known = {key: sorted(set(shas)) for key, shas in files.items()}
+    lines = [f"{domain}/{task_id} {' '.join(shas) or '?'}" for (domain, task_id), shas in sorted(known.items())]
     digest = hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()[:8]
-    return TaskSetHash(digest, sum(not shas for shas in files.values()))
+    return TaskSetHash(digest, sum(not shas for shas in known.values()))
+
+
+def task_set_hash(records: Sequence[TaskRecord]) -> TaskSetHash | None:
+    files: dict[TaskKey, list[str]] = {}
+    for record in records:
+        files.setdefault((record.domain, record.task_id), []).extend(
+            [record.task_sha256] if record.task_sha256 else [])
+    return task_set_digest(files) if files else None
 
 
 @dataclass
@@ -251,6 +276,8 @@ def run_heading(run: RunResults, rows: Sequence[GroupStats]) -> str:
     overall = rows[-1] if rows else None
     text = (f"score: the mean over tasks of each task's mean over its trials, an error counted as 0 (w/o errors: "
             f"errored trials left out); step budget {budgets}")
+    if overall and overall.cost_usd is not None:
+        text += f"; costs at prices {'; '.join(price_dates(run)) or 'of a date not recorded'}"
     if overall and overall.task_set and overall.task_set.unrecorded:
         text += (f"; * {overall.task_set.unrecorded} task(s) ran without a task hash recorded (older or OSWorld's "
                  "folders), so the task-set hash covers their ids only")
@@ -262,12 +289,15 @@ def table_rows(rows: Sequence[GroupStats]) -> tuple[list[str], list[list[str]]]:
     return columns(rows), [row_cells(row, k) for row in rows]
 
 
-def to_markdown(summaries: list[tuple[RunResults, list[GroupStats]]]) -> str:
+def to_markdown(summaries: list[tuple[RunResults, list[GroupStats]]],
+                notes: Mapping[Path, list[str]] | None = None) -> str:
+    """The runs' tables; `notes` are lines to print under a run's heading, by its path."""
     out = []
     for run, rows in summaries:
         header, body = table_rows(rows)
         out.append(f"### {run.label}\n")
         out.append(f"{run_heading(run, rows)}\n")
+        out += [f"{line}\n" for line in (notes or {}).get(run.path, [])]
         out.append("| " + " | ".join(header) + " |")
         out.append("|" + "---|" * len(header))
         out += ["| " + " | ".join(cells) + " |" for cells in body]
@@ -303,8 +333,11 @@ def comparison_markdown(summaries: list[tuple[RunResults, list[GroupStats]]]) ->
     return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in body]) + "\n"
 
 
-def to_json(summaries: list[tuple[RunResults, list[GroupStats]]]) -> str:
+def to_json(summaries: list[tuple[RunResults, list[GroupStats]]],
+            extra: Mapping[Path, dict[str, Any]] | None = None) -> str:
+    """The runs' figures; `extra` adds keys to a run's object, by its path."""
     return json.dumps({"runs": [{"label": run.label, "path": str(run.path), "step_budgets": run.step_budgets,
+                                 "prices": price_dates(run), **(extra or {}).get(run.path, {}),
                                  "groups": [s.to_dict() for s in rows]}
                                 for run, rows in summaries]}, indent=2)
 
