@@ -148,9 +148,12 @@ def verdict(comparison: stats.Comparison[TaskKey]) -> str:
 
 
 def test_text(comparison: stats.Comparison[TaskKey]) -> str:
+    """Which test gives the verdict: with one trial per task McNemar's exact test on the tasks only one run
+    solved (the bootstrap interval beside it can be narrower than the data allows when few tasks differ)."""
     if comparison.p_value is not None:
-        return f"exact McNemar p={comparison.p_value:.3g} (A only {comparison.a_only}, B only {comparison.b_only})"
-    return "paired bootstrap (the 95% CI excluding 0 is the verdict)"
+        return (f"exact McNemar p={comparison.p_value:.3g} on the tasks only one run solved (A {comparison.a_only}, "
+                f"B {comparison.b_only}), which decides")
+    return "paired bootstrap over tasks, whose 95% CI excluding 0 decides"
 
 
 GROUP_COLUMNS = ("group", "tasks", "A", "B", "A−B points", "95% CI", "p", "verdict")

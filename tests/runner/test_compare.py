@@ -42,7 +42,8 @@ def test_the_command_prints_the_difference_its_interval_the_test_and_the_tasks(t
     done = CliRunner().invoke(cli, ["compare", str(a), str(b)])
     assert done.exit_code == 0, done.output
     assert "A−B +20.0 points, 95% CI" in done.output
-    assert "exact McNemar p=0.625 (A only 3, B only 1): no significant difference" in done.output
+    assert "exact McNemar p=0.625 on the tasks only one run solved (A 3, B 1), which decides: no significant " \
+           "difference" in done.output
     assert "A scored higher (3): chrome/t06, os/t04, os/t05" in done.output
     assert "B scored higher (1): chrome/t07" in done.output
     data = json.loads(CliRunner().invoke(cli, ["compare", str(a), str(b), "--format", "json"]).output)
