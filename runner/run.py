@@ -81,13 +81,19 @@ def check_resume(config: RunConfig) -> list[tuple[str, Any, Any]]:
     return differences
 
 
+SECRET_ARGS = frozenset({"api_key", "grounder_api_key"})
+
+
 def write_args(config: RunConfig, forced: list[tuple[str, Any, Any]] = (), plan: Plan | None = None) -> None:
     """args.json: this run's options on top (as readers expect), and every run's in `runs`; with them
     what reproducing the run needs: the command, the model's price and its date, the task-set hash."""
     from mm_agents.llm.pricing import PriceTableError, price_for
 
-    run: dict[str, Any] = {"config": asdict(config), "versions": environment_versions(), "written": now_iso(),
-                           "reproduce": reproduce_command(asdict(config))}
+    options = asdict(config)
+    # A key given as --agent-arg is where the model is served, not a setting: it stays out of the file.
+    options["agent_args"] = {k: "<not recorded>" if k in SECRET_ARGS else v for k, v in config.agent_args.items()}
+    run: dict[str, Any] = {"config": options, "versions": environment_versions(), "written": now_iso(),
+                           "reproduce": reproduce_command(options)}
     try:
         price = price_for(config.model)
         run["pricing"] = price.record(config.model) if price else None

@@ -112,3 +112,12 @@ def test_summarize_prints_how_to_reproduce_the_run(tmp_path):
     data = json.loads(CliRunner().invoke(cli, ["summarize", str(tmp_path), "--format", "json"]).output)
     record = data["runs"][0]["reproducibility"]
     assert record["observed"]["models_served"] == ["gpt-4o-2024-08-06"] and record["command"] == line[16:]
+
+
+def test_an_api_key_given_as_an_agent_argument_is_not_written(tmp_path):
+    config = RunConfig(agent="noop", model="gpt-4o", observation_type="screenshot", task_ids=TASKS[:1],
+                       result_dir=str(tmp_path), agent_args={"api_key": "sk-secret", "history": 2})
+    run_benchmark(config, backend=ThreadBackend(ObservedRunner))
+    text = (config.layout.model_dir / "args.json").read_text()
+    assert "sk-secret" not in text and json.loads(text)["config"]["agent_args"]["history"] == 2
+    run_benchmark(config, backend=ThreadBackend(ObservedRunner))  # the same options resume: not a mismatch
