@@ -247,25 +247,18 @@ def usd(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
 
 
-def columns(rows: Sequence[GroupStats]) -> list[str]:
-    """The columns of a run's rows; pass@K, pass^K and flips only when some task has K > 1 trials."""
-    k = max((row.k for row in rows), default=1)
-    repeated = [f"pass@{k}", f"pass^{k}", "flips"] if k > 1 else []
-    return ["group", "tasks", "trials", "score", "95% CI", "errors", "score w/o errors", "incomplete", *repeated,
-            "task set", "avg steps", "avg s", "tokens in/out", "cost $", "$/task", "$/success"]
-
-
-def row_cells(stats_row: GroupStats, k: int = 1) -> list[str]:
-    """The row's cells under columns(rows), `k` the most trials of any row."""
-    row = stats_row
-    tokens = "-" if row.input_tokens is None else f"{row.input_tokens}/{row.output_tokens or 0}"
-    repeated = [pct(row.pass_at_k), pct(row.pass_all_k), pct(row.flips)] if k > 1 else []
-    return [row.name, str(row.tasks), str(row.trials), pct(row.success_rate_errors_as_zero), interval_text(row.score),
-            str(row.errors), pct(row.success_rate), str(row.incomplete), *repeated,
-            "-" if row.task_set is None else str(row.task_set),
-            "-" if row.avg_steps is None else f"{row.avg_steps:g}",
-            "-" if row.avg_seconds is None else f"{row.avg_seconds:g}", tokens, usd(row.cost_usd),
-            usd(row.cost_per_task), usd(row.cost_per_success)]
+def _cells(row: GroupStats, k: int) -> dict[str, str]:
+    """The row's cells by column; pass@K, pass^K and flips with K > 1 trials."""
+    return {"group": row.name, "tasks": str(row.tasks), "trials": str(row.trials),
+            "score": pct(row.success_rate_errors_as_zero), "95% CI": interval_text(row.score),
+            "errors": str(row.errors), "score w/o errors": pct(row.success_rate), "incomplete": str(row.incomplete),
+            **({f"pass@{k}": pct(row.pass_at_k), f"pass^{k}": pct(row.pass_all_k), "flips": pct(row.flips)}
+               if k > 1 else {}),
+            "task set": "-" if row.task_set is None else str(row.task_set),
+            "avg steps": "-" if row.avg_steps is None else f"{row.avg_steps:g}",
+            "avg s": "-" if row.avg_seconds is None else f"{row.avg_seconds:g}",
+            "tokens in/out": "-" if row.input_tokens is None else f"{row.input_tokens}/{row.output_tokens or 0}",
+            "cost $": usd(row.cost_usd), "$/task": usd(row.cost_per_task), "$/success": usd(row.cost_per_success)}
 
 
 def run_heading(run: RunResults, rows: Sequence[GroupStats]) -> str:
@@ -284,9 +277,18 @@ def run_heading(run: RunResults, rows: Sequence[GroupStats]) -> str:
     return text
 
 
+TOKEN_COLUMNS = ("tokens in/out",)
+COST_COLUMNS = ("cost $", "$/task", "$/success")
+
+
 def table_rows(rows: Sequence[GroupStats]) -> tuple[list[str], list[list[str]]]:
+    """The header and cells of a run's rows. Token and cost columns only when some trial reported them."""
     k = max((row.k for row in rows), default=1)
-    return columns(rows), [row_cells(row, k) for row in rows]
+    cells = [_cells(row, k) for row in rows]
+    hidden = (() if any(row.input_tokens is not None for row in rows) else TOKEN_COLUMNS) + \
+        (() if any(row.cost_usd is not None for row in rows) else COST_COLUMNS)
+    header = [name for name in (cells[0] if cells else _cells(GroupStats("x"), k)) if name not in hidden]
+    return header, [[row[name] for name in header] for row in cells]
 
 
 def to_markdown(summaries: list[tuple[RunResults, list[GroupStats]]],
