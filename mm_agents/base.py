@@ -11,10 +11,15 @@
     reset(logger=None)   called before each task
 
 Optional: `start_task(task)` is called after reset with the Task being run, for
-agents that need more than the instruction (the reference-solution agent does).
+agents that need more than the instruction (the reference-solution agent does);
+one that names a `trial` argument, `start_task(task, trial)`, also gets which of
+the run's `--trials K` this episode is (1..K), e.g. to seed its sampling per trial.
 Optional: `usage` (dict: input_tokens, output_tokens, cost_usd, cumulative since
 reset) and `last_usage` (the same for the last predict call): the runner writes them
-to status.json and to each traj.jsonl line.
+to status.json and to each traj.jsonl line. Optional: `model_calls` (dict: calls, sent,
+served since reset; mm_agents.llm.calls.ModelCalls): the sampling settings the model
+requests carried and the model ids the servers answered with, kept in status.json for
+whoever reproduces the score.
 No base class is needed; this Protocol only documents the shape.
 """
 from __future__ import annotations

@@ -18,6 +18,7 @@ from typing import Any
 
 from mm_agents.llm import (Completion, ContextTooLong, GenerationParams, ImagePart, Message, Part, TextPart, Usage,
                            cost_usd, create_client)
+from mm_agents.llm.calls import ModelCalls
 from mm_agents.observations import DEFAULT_MAX_TOKENS, linearize, scale_screenshot, set_of_marks
 from mm_agents.parsing import ParsedResponse, parse_computer_13, parse_pyautogui
 from mm_agents.prompts import NO_ANSWER, observation_text, system_prompt
@@ -90,6 +91,11 @@ class PromptAgent:
         self._total_usage = Usage()
         self.usage = self._usage_dict(self._total_usage)
         self.last_usage = {}
+        self._calls = ModelCalls()
+
+    @property
+    def model_calls(self) -> dict[str, Any]:
+        return self._calls.to_json()
 
     def predict(self, instruction: str, obs: dict[str, Any]) -> tuple[str, list[Any]]:
         observation, tag_centers = self._observe(obs)
@@ -163,6 +169,7 @@ class PromptAgent:
             except ContextTooLong as again:
                 raise ContextTooLong(f"{again} (even after dropping all {len(history)} past step(s))") from again
         self._total_usage = self._total_usage + completion.usage
+        self._calls.add(completion.sent, completion.model)
         self.last_usage = self._usage_dict(completion.usage)
         self.usage = self._usage_dict(self._total_usage)
         return completion

@@ -22,6 +22,7 @@ from .desktop_tool import DESKTOP_TOOL, TOOL_NAME, ToolArgumentError, format_too
 from .llm import create_client
 from .llm.base import (Completion, ContextTooLong, GenerationParams, ImagePart, LLMClient, Message, Part, TextPart,
                        ToolCall, ToolResult, Usage)
+from .llm.calls import ModelCalls
 from .llm.pricing import cost_usd
 from .observations import linearize
 
@@ -133,6 +134,11 @@ class ToolAgent:
         self._dropped = 0           # exchanges removed because the context grew too long
         self.usage = _usage_dict(Usage(), 0.0)
         self.last_usage = _usage_dict(Usage(), 0.0)
+        self._calls = ModelCalls()
+
+    @property
+    def model_calls(self) -> dict[str, Any]:
+        return self._calls.to_json()
 
     def predict(self, instruction: str, obs: dict[str, Any]) -> tuple[str, list[str]]:
         if self._first is None:
@@ -198,6 +204,7 @@ class ToolAgent:
             self._dropped += drop
             completion = self.client.complete(self._messages(1), self.params, [DESKTOP_TOOL])
         self._count(completion.usage)
+        self._calls.add(completion.sent, completion.model)
         return completion
 
     def _count(self, usage: Usage) -> None:

@@ -10,6 +10,7 @@ import click
 
 from desktop_env.extensions import ExtensionError
 
+from .compare_command import compare_command
 from .coverage_command import coverage_command
 from .env_commands import env_group
 from .errors import CANNOT_START, show_usage_error
@@ -62,7 +63,8 @@ tasks_group.add_command(prefetch_command)
 tasks_group.add_command(coverage_command)
 cli.add_command(tasks_group)
 cli.add_command(verify_command)
-for command in (run_command, summarize_command, demo_command, report_command, rescore_command, plugins_command):
+for command in (run_command, summarize_command, compare_command, demo_command, report_command, rescore_command,
+                plugins_command):
     cli.add_command(command)
 
 if __name__ == "__main__":

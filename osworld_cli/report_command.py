@@ -53,7 +53,8 @@ def rescore_command(results: tuple[str, ...], meta: str | None, plugins: tuple[s
     table = Table("task", "old", "new", "changed", "note")
     for row in rows:
         changed = "[yellow]yes[/]" if row.changed else "no" if row.rescorable else "-"
-        table.add_row(f"{row.domain}/{row.task_id}", row.old_text, row.new_text, changed, row.note or "")
+        trial = f" #{row.trial}" if row.trial > 1 else ""
+        table.add_row(f"{row.domain}/{row.task_id}{trial}", row.old_text, row.new_text, changed, row.note or "")
     console.print(table)
     rescored = [r for r in rows if r.rescorable]
     console.print(f"{len(rescored)} of {len(rows)} task(s) rescored, {sum(r.changed for r in rescored)} changed; "

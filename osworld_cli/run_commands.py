@@ -36,8 +36,20 @@ def parse_agent_args(ctx: click.Context, param: click.Parameter, values: tuple[s
 
 
 def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False) -> None:
-    from runner.summary import (COLUMNS, comparison_rows, failures, failures_json, failures_markdown, find_runs,
-                                row_cells, summarize_run, to_csv, to_json, to_markdown)
+    from runner.reproduce import reproduce_line, reproducibility
+    from runner.summary import (
+        comparison_rows,
+        failures,
+        failures_json,
+        failures_markdown,
+        find_runs,
+        run_heading,
+        summarize_run,
+        table_rows,
+        to_csv,
+        to_json,
+        to_markdown,
+    )
 
     runs = [run for path in paths for run in find_runs(path)]
     if not runs:
@@ -45,7 +57,7 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False)
     summaries = [(run, summarize_run(run)) for run in runs]
     listed = [f for run in runs for f in failures(run)] if with_failures else []
     if fmt == "json":
-        data = json.loads(to_json(summaries))
+        data = json.loads(to_json(summaries, {run.path: {"reproducibility": reproducibility(run)} for run in runs}))
         if with_failures:
             data["failures"] = failures_json(listed)
         click.echo(json.dumps(data, indent=2))
@@ -54,18 +66,24 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False)
             raise click.UsageError("--failures lists explanations; use --format table, markdown or json")
         click.echo(to_csv(summaries), nl=False)
     elif fmt == "markdown":
-        click.echo(to_markdown(summaries))
+        lines = {run.path: [f"reproduce with: `{reproduce_line(run)}`"] for run in runs if reproduce_line(run)}
+        click.echo(to_markdown(summaries, lines))
         if with_failures:
             click.echo(failures_markdown(listed))
     else:
         for run, rows in summaries:
-            table = Table(*COLUMNS, title=f"{run.label}  ({run.path})")
-            for stats in rows:
-                table.add_row(*row_cells(stats), style="bold" if stats.name == "Overall" else None)
+            header, body = table_rows(rows)
+            table = Table(*header, title=f"{run.label}  ({run.path})", caption=run_heading(run, rows))
+            for row, cells in zip(rows, body, strict=True):
+                table.add_row(*cells, style="bold" if row.name == "Overall" else None)
             console.print(table)
+            line = reproduce_line(run)
+            if line:
+                console.print(Text(f"reproduce with: {line}"), soft_wrap=True)
         if len(summaries) > 1:
             header, body = comparison_rows(summaries)
-            table = Table(*header, title="comparison: success rate (tasks)")
+            table = Table(*header, title="side by side: score (errors as 0) [95% CI] (tasks); "
+                                         "`osworld compare A B` pairs the tasks")
             for cells in body:
                 table.add_row(*cells)
             console.print(table)
@@ -75,13 +93,15 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False)
 
 def print_failures(listed) -> None:
     """Each task that scored below 1 or ended in an error, with why (the texts are the files', never markup)."""
+    from runner.summary import task_label
+
     if not listed:
         console.print("failures: none (every finished task scored 1)")
         return
     table = Table("run", "task", "outcome", "score", "why", title=f"failures ({len(listed)})", show_lines=True)
     for f in listed:
-        table.add_row(Text(f.run), Text(f"{f.domain}/{f.task_id}"), f.outcome, "-" if f.score is None else f"{f.score:g}",
-                      Text(f.explanation))
+        table.add_row(Text(f.run), Text(task_label(f.domain, f.task_id, f.trial)), f.outcome,
+                      "-" if f.score is None else f"{f.score:g}", Text(f.explanation))
     console.print(table, soft_wrap=True)
 
 
@@ -114,6 +134,9 @@ def print_failures(listed) -> None:
 @click.option("--sleep-after-execution", default=0.0, show_default=True, type=click.FloatRange(0), help="Seconds to wait after each action.")
 @screen_size_option
 @click.option("--num-envs", default=1, show_default=True, type=click.IntRange(1), help="Desktops running tasks in parallel.")
+@click.option("--trials", default=1, show_default=True, type=click.IntRange(1),
+              help="Run each task this many times, each from a fresh reset; trial 1 at the task's folder, "
+                   "trial k in its trials/<k>/. Summaries then give pass@k, pass^k and the tasks that flip.")
 @click.option("--result-dir", default="./results", show_default=True, help="Root of the results layout.")
 @click.option("--resume/--no-resume", default=True, show_default=True,
               help="Skip tasks that already have a result (and, without --retry-errors, those with an error).")
@@ -170,9 +193,12 @@ def run_command(plugins, **options) -> None:
 
 def print_invalid(summary) -> None:
     if summary.invalid:
-        console.print(f"[red]{len(summary.invalid)} task(s) cannot run[/] (error records written; "
+        from runner.plan import once_per_task
+
+        tasks = once_per_task(summary.invalid)
+        console.print(f"[red]{len(tasks)} task(s) cannot run[/] (error records written; "
                       "`osworld tasks validate` checks the files):")
-        for planned in summary.invalid:
+        for planned in tasks:
             console.print(f"  {planned.domain}/{planned.task_id}: {planned.error}", markup=False, highlight=False)
 
 

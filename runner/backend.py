@@ -17,12 +17,17 @@ from .results import PreviousError
 
 @dataclass(frozen=True)
 class Assignment:
-    """One task handed to a worker: where its folder is and the errors of its earlier runs."""
+    """One trial of a task handed to a worker: where its folder is and the errors of its earlier runs."""
     domain: str
     task_id: str
     task_dir: Path
     previous_errors: list[PreviousError] = field(default_factory=list)
     attempt: int = 1
+    trial: int = 1
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return self.domain, self.task_id, self.trial
 
 
 @dataclass(frozen=True)
@@ -55,8 +60,8 @@ Outcome = Union[TaskDone, TaskLost, BackendStopped]
 class TaskRunner(Protocol):
     """One desktop and one agent that run tasks one after another (runner.task_worker.DesktopWorker)."""
 
-    def run_task(self, domain: str, task_id: str, task_dir: Path, previous_errors: list[dict],
-                 on_step: Callable[[int], None] = ...) -> dict[str, Any]: ...
+    def run_task(self, domain: str, task_id: str, task_dir: Path, previous_errors: list[PreviousError],
+                 on_step: Callable[[int], None] = ..., trial: int = 1) -> dict[str, Any]: ...
 
     def close(self) -> None: ...
 

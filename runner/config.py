@@ -63,6 +63,7 @@ class RunConfig:
     sleep_after_execution: float = 0.0
     screen_size: tuple[int, int] = (1920, 1080)
     num_envs: int = 1
+    trials: int = 1                          # runs of each task, each from a fresh reset (results.trial_dir)
     result_dir: str = "./results"
     resume: bool = True
     retry_errors: bool = False
@@ -98,7 +99,8 @@ class RunConfig:
             refuse("--obs", f"must be one of {', '.join(OBSERVATION_TYPES)}, got {self.observation_type!r}")
         if self.action_space not in ACTION_SPACES:
             refuse("--action-space", f"must be one of {', '.join(ACTION_SPACES)}, got {self.action_space!r}")
-        for option, value, least in (("--num-envs", self.num_envs, 1), ("--max-steps", self.max_steps, 1),
+        for option, value, least in (("--num-envs", self.num_envs, 1), ("--trials", self.trials, 1),
+                                     ("--max-steps", self.max_steps, 1),
                                      ("--max-trajectory-length", self.max_trajectory_length, 0),
                                      ("--max-tokens", self.max_tokens, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < least:

@@ -8,6 +8,7 @@ the reason. The recording is closed either way, and an error is never written as
 """
 from __future__ import annotations
 
+import inspect
 import io
 import threading
 import time
@@ -160,6 +161,14 @@ def predict_within(agent: Any, instruction: str, obs: dict, seconds: float | Non
     return outcome["value"]
 
 
+def takes_argument(function: Callable[..., Any], name: str) -> bool:
+    try:
+        params = inspect.signature(function).parameters
+    except (TypeError, ValueError):  # a builtin without a signature: called the plain way
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
 class Episode:
     """One task on one desktop, as its phases; the recorder writes what each phase does."""
 
@@ -171,12 +180,14 @@ class Episode:
         self.acted = False  # an action of the agent (not DONE, FAIL or WAIT) was sent to the desktop
 
     def reset(self, task_config: dict, instruction: str, task: Any = None,
-              task_dir_for_files: str | None = None) -> dict[str, Any]:
+              task_dir_for_files: str | None = None, trial: int = 1) -> dict[str, Any]:
         """The agent and the desktop made ready for the task; returns the first observation."""
         with self.recorder.timed("reset"):
             self.agent.reset(self.log)
-            if task is not None and callable(getattr(self.agent, "start_task", None)):
-                self.agent.start_task(task)
+            start_task = getattr(self.agent, "start_task", None)
+            if task is not None and callable(start_task):
+                # An agent that seeds its sampling per trial asks for the trial by name (mm_agents/base.py).
+                start_task(task, trial=trial) if takes_argument(start_task, "trial") else start_task(task)
             obs = self.env.reset(task_config, options={"task_dir": task_dir_for_files} if task_dir_for_files else None)
             if self.config.wait_after_reset:
                 time.sleep(self.config.wait_after_reset)
@@ -200,6 +211,7 @@ class Episode:
         setup_limits = self.limit_hit()
         if setup_limits:  # before any action of the agent: the task's or the desktop's doing, not the agent's
             raise ResourceLimitExceeded(f"{setup_limits} during the task's setup, before the agent acted")
+        self.recorder.screen(obs["screenshot"])
         if self.config.record:
             self.recorder.start_recording(self.env.controller)
         done = False
@@ -288,23 +300,25 @@ class Episode:
                 error = ErrorRecord.from_exception(failure)
                 self.log.error("task failed with an error:\n%s", error.traceback)
         status = self.recorder.finish(error, self.steps, usage=getattr(self.agent, "usage", None),
-                                      warnings=getattr(self.env, "setup_warnings", None))
+                                      warnings=getattr(self.env, "setup_warnings", None),
+                                      model_calls=getattr(self.agent, "model_calls", None))
         return EpisodeOutcome(status.status, None if error else score, self.steps, error, status.durations, fault)
 
 
 def run_episode(agent: Any, env: EpisodeEnv, task_config: dict, instruction: str, task_dir: Path,
                 config: EpisodeConfig, task: Any = None, task_dir_for_files: str | None = None,
                 previous_errors: list[PreviousError] | None = None,
-                on_step: Callable[[int], None] = lambda n: None) -> EpisodeOutcome:
-    """Runs `task_config` with `agent` on `env` into `task_dir`; every failure is a recorded error, or a
-    0 when the agent broke its desktop."""
-    recorder = EpisodeRecorder(task_dir, task_config.get("id"), previous_errors)
+                on_step: Callable[[int], None] = lambda n: None, trial: int = 1) -> EpisodeOutcome:
+    """Runs `task_config` (trial `trial` of it) with `agent` on `env` into `task_dir`; every failure is a
+    recorded error, or a 0 when the agent broke its desktop."""
+    recorder = EpisodeRecorder(task_dir, task_config.get("id"), previous_errors, trial=trial,
+                               task_sha256=getattr(task, "sha256", None))
     episode = Episode(agent, env, config, recorder, on_step)
     score: float | None = None
     failure: Exception | None = None
     try:
         try:
-            obs = episode.reset(task_config, instruction, task, task_dir_for_files)
+            obs = episode.reset(task_config, instruction, task, task_dir_for_files, trial)
             obs = episode.perturb(obs, str(task_config.get("id")))
             episode.act(instruction, obs)
             score = episode.score(task_config)

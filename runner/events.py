@@ -3,6 +3,7 @@
 The scheduler (runner/scheduler.py) sends them all but StepTaken, which the workers send through
 their backend. `worker` is the backend's number for the worker, process, thread or Ray actor.
 `result` in Finished is the task's outcome as the worker gives it: {status, score, steps, error, fatal?}.
+`trial` says which of the run's --trials K an event is about.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ class Started:
     worker: int
     domain: str
     task_id: str
+    trial: int = 1
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class StepTaken:
     domain: str
     task_id: str
     step: int
+    trial: int = 1
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class Finished:
     domain: str
     task_id: str
     result: dict[str, Any]
+    trial: int = 1
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,7 @@ class Retrying:
     domain: str
     task_id: str
     reason: str
+    trial: int = 1
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The plan of a run (which tasks run, which are skipped, which cannot run) and its tally."""
+"""The plan of a run (which trials of which tasks run, which are skipped, which cannot run) and its tally."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,11 +19,25 @@ class PlannedTask:
     state: TaskState
     problems: list[Problem] = field(default_factory=list)   # why it cannot run
     warnings: list[Problem] = field(default_factory=list)   # said, but it runs
+    trial: int = 1                                          # which of the run's --trials K
+
+    @property
+    def name(self) -> str:
+        """domain/id, and the trial when it is not the first."""
+        return f"{self.domain}/{self.task_id}" + (f" (trial {self.trial})" if self.trial > 1 else "")
 
     @property
     def error(self) -> str:
         first = str(self.problems[0]) if self.problems else ""
         return first + (f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else "")
+
+
+def once_per_task(planned: list[PlannedTask]) -> list[PlannedTask]:
+    """The first trial listed of each task: a task that cannot run is told once, not once per trial."""
+    first: dict[tuple[str, str], PlannedTask] = {}
+    for p in planned:
+        first.setdefault((p.domain, p.task_id), p)
+    return list(first.values())
 
 
 @dataclass
@@ -55,22 +69,27 @@ class Plan:
     to_run: list[PlannedTask]
     skipped: list[PlannedTask]       # finished, or (without retry_errors) errored in an earlier run
     invalid: list[PlannedTask]       # cannot run (each with its problems): an error record, no desktop
+    task_files: dict[tuple[str, str], str] = field(default_factory=dict)  # (domain, id) -> Task.sha256, if loadable
 
 
 def plan_tasks(config: RunConfig) -> Plan:
-    """Checks every selected task before any desktop starts, then sorts them. Resume skips finished
-    tasks and, unless retry_errors, errored ones; a task an earlier plan refused runs once it is valid."""
+    """Checks every selected task before any desktop starts, then sorts each of its trials: all tasks'
+    first trials, then all second ones, and so on (a run cut short has whole trials first). Resume
+    skips finished trials and, unless retry_errors, errored ones; a task an earlier plan refused runs
+    once it is valid."""
     from desktop_env.tasks import load_task_set, refusals, selection_problems
 
     task_set = load_task_set(config.tasks)
     pairs = task_set.select(config.domains or None, config.task_ids or None)
     problems = selection_problems(task_set, pairs)
-    plan = Plan([], [], [])
-    for domain, task_id in dict.fromkeys(pairs):  # an id listed twice is one task (and an invalid one)
-        task_dir = config.layout.task_dir(domain, task_id)
+    unique = list(dict.fromkeys(pairs))  # an id listed twice is one task (and an invalid one)
+    plan = Plan([], [], [], {pair: task_set.load(*pair).sha256 for pair in unique
+                                if not refusals(problems.get(pair, []))})
+    for trial, (domain, task_id) in ((t, pair) for t in range(1, config.trials + 1) for pair in unique):
+        task_dir = config.layout.task_dir(domain, task_id, trial)
         state = task_state(task_dir) if config.resume else TaskState.NEW
         found = problems.get((domain, task_id), [])
-        planned = PlannedTask(domain, task_id, state, refusals(found), [p for p in found if p.warning])
+        planned = PlannedTask(domain, task_id, state, refusals(found), [p for p in found if p.warning], trial)
         if state is TaskState.DONE:
             plan.skipped.append(planned)  # its score stands: it ran with the file as it was then
         elif planned.problems:

@@ -12,11 +12,16 @@ from rich.table import Table
 from rich.text import Text
 
 from .events import Event, Finished, Interrupted, Note, Planned, Retrying, Started, StepTaken, Stopped
+from .plan import once_per_task
 
 
 def format_duration(seconds: float) -> str:
     seconds = int(seconds)
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def task_name(event: Started | StepTaken | Finished | Retrying) -> str:
+    return f"{event.domain}/{event.task_id}" + (f" #{event.trial}" if event.trial > 1 else "")
 
 
 class RunProgress:
@@ -31,7 +36,7 @@ class RunProgress:
         self.ok = 0
         self.errors = 0
         self.score = 0.0
-        self.running: dict[tuple[str, str], int] = {}
+        self.running: dict[str, int] = {}  # "domain/id" (and " #k" for trial k) -> step
         self.started = time.monotonic()
         self._live: Live | None = None
 
@@ -58,8 +63,8 @@ class RunProgress:
         head = Text(f"tasks {self.done}/{self.total} (skipped {self.skipped})   success {self.score:g}/{self.ok} = {rate}"
                     f"   errors {self.errors}   elapsed {elapsed}   eta {self.eta()}")
         table = Table("running task", "step", box=None)
-        for (domain, task_id), step in sorted(self.running.items()):
-            table.add_row(f"{domain}/{task_id}", str(step))
+        for name, step in sorted(self.running.items()):
+            table.add_row(name, str(step))
         return Group(head, table)
 
     def _print(self, message: str) -> None:
@@ -73,20 +78,20 @@ class RunProgress:
             self.total, self.skipped = len(event.to_run), len(event.skipped)
             self._print(f"{len(event.to_run)} task(s) to run, {len(event.skipped)} already done or errored (skipped)"
                         + (f", {len(event.invalid)} cannot run (error records)" if event.invalid else ""))
-            for planned in event.invalid:
+            for planned in once_per_task(event.invalid):
                 self._print(f"[red]cannot run[/] {planned.domain}/{planned.task_id}: {escape(planned.error)}")
             for planned in event.to_run:
                 for warning in planned.warnings:
                     self._print(f"[yellow]warning[/]    {planned.domain}/{planned.task_id}: {escape(str(warning))}")
         elif isinstance(event, Started):
-            self.running[(event.domain, event.task_id)] = 0
+            self.running[task_name(event)] = 0
             if not self.live_mode:
-                self._print(f"started  {event.domain}/{event.task_id}")
+                self._print(f"started  {task_name(event)}")
         elif isinstance(event, StepTaken):
-            self.running[(event.domain, event.task_id)] = event.step
+            self.running[task_name(event)] = event.step
         elif isinstance(event, Finished):
-            result, name = event.result, f"{event.domain}/{event.task_id}"
-            self.running.pop((event.domain, event.task_id), None)
+            result, name = event.result, task_name(event)
+            self.running.pop(name, None)
             self.done += 1
             if result["status"] == "ok":
                 self.ok += 1
@@ -97,8 +102,8 @@ class RunProgress:
                 line = f"[red]error[/]    {name}: {escape(str(result['error']))}"
             self._print(line + f"   [{self.done}/{self.total}, eta {self.eta()}]")
         elif isinstance(event, Retrying):
-            self.running.pop((event.domain, event.task_id), None)
-            self._print(f"[yellow]retrying[/] {event.domain}/{event.task_id}: {escape(event.reason)}")
+            self.running.pop(task_name(event), None)
+            self._print(f"[yellow]retrying[/] {task_name(event)}: {escape(event.reason)}")
         elif isinstance(event, Note):
             self._print(escape(event.message))
         elif isinstance(event, Stopped):

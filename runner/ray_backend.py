@@ -54,10 +54,11 @@ class RayDesktopWorker:
         self.node = {"host": socket.gethostname(), "ray_node_id": ray.get_runtime_context().get_node_id(),
                      "pid": os.getpid()}
 
-    def run_task(self, domain: str, task_id: str, previous_errors: list[PreviousError]) -> dict[str, Any]:
+    def run_task(self, domain: str, task_id: str, previous_errors: list[PreviousError],
+                 trial: int = 1) -> dict[str, Any]:
         scratch = Path(tempfile.mkdtemp(prefix="osworld-ray-task-"))
         try:
-            result = self.worker.run_task(domain, task_id, scratch, previous_errors)
+            result = self.worker.run_task(domain, task_id, scratch, previous_errors, trial=trial)
             files = {str(path.relative_to(scratch)): path.read_bytes()
                      for path in sorted(scratch.rglob("*")) if path.is_file()}
             return {"result": result, "files": files, "node": self.node}
@@ -160,7 +161,7 @@ class RayBackend:
 
     def submit(self, task: Assignment) -> int:
         actor_id = self.idle.pop()
-        ref = self.actors[actor_id].run_task.remote(task.domain, task.task_id, task.previous_errors)
+        ref = self.actors[actor_id].run_task.remote(task.domain, task.task_id, task.previous_errors, task.trial)
         self.busy[ref] = (actor_id, task)
         return actor_id
 

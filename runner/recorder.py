@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import io
 import json
 import logging
 import time
@@ -68,12 +69,13 @@ class EpisodeRecorder:
     """Owns one task folder for one episode: from the `running` mark written on creation to the
     record `finish` writes. `log` is the episode's logger (runtime.log)."""
 
-    def __init__(self, task_dir: Path, task_id: Any, previous_errors: list[PreviousError] | None = None) -> None:
+    def __init__(self, task_dir: Path, task_id: Any, previous_errors: list[PreviousError] | None = None,
+                 trial: int = 1, task_sha256: str | None = None) -> None:
         task_dir.mkdir(parents=True, exist_ok=True)
         self.task_dir = task_dir
         # The history is there from the start: a run killed mid-episode must not lose it.
-        self.status = TaskStatus("running", task_id=task_id, started=now_iso(), steps=0,
-                                 previous_errors=list(previous_errors or []))
+        self.status = TaskStatus("running", task_id=task_id, trial=trial, task_sha256=task_sha256, started=now_iso(),
+                                 steps=0, previous_errors=list(previous_errors or []))
         write_status(task_dir, self.status)
         self.log = task_logger(task_dir, str(task_id))
         self.durations = dict.fromkeys(PARTS, 0.0)
@@ -88,6 +90,13 @@ class EpisodeRecorder:
             yield
         finally:
             self.durations[part] += time.monotonic() - started
+
+    def screen(self, png: bytes) -> None:
+        """The size of the desktop's screen as the agent got it (a setting whoever reproduces the score needs)."""
+        from PIL import Image
+
+        with Image.open(io.BytesIO(png)) as image:
+            self.status.screen_size = list(image.size)
 
     def screenshot(self, step: int, png: bytes, stamp: str | None = None) -> str:
         """Writes step_<step>_<stamp>.png (step 0: the screen the agent starts from); returns its name."""
@@ -146,7 +155,8 @@ class EpisodeRecorder:
         self.status.agent_fault = fault
         self.status.evaluation = Evaluation(0.0, f"scored 0: {fault.text()}")
 
-    def finish(self, error: ErrorRecord | None, steps: int, usage: Any = None, warnings: Any = None) -> TaskStatus:
+    def finish(self, error: ErrorRecord | None, steps: int, usage: Any = None, warnings: Any = None,
+               model_calls: Any = None) -> TaskStatus:
         """The final record: ok with its score, or the error (never with a score); written last."""
         status = self.status
         if warnings:
@@ -158,5 +168,7 @@ class EpisodeRecorder:
             remove_score(self.task_dir)
         if isinstance(usage, dict) and usage:
             status.usage = usage
+        if isinstance(model_calls, dict) and model_calls:
+            status.model_calls = jsonable(model_calls)
         write_status(self.task_dir, status)
         return status

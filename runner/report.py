@@ -27,9 +27,22 @@ from pathlib import Path
 from typing import Any, Iterable
 from urllib.parse import quote
 
+from .compare import GROUP_COLUMNS, CompareError, compare_runs, group_rows, headline, won_and_lost
+from .reproduce import reproduce_line
 from .results import ErrorRecord, TaskRecord, TaskStatus, read_status, read_trajectory, write_text_atomic
-from .summary import (CATEGORIES, COLUMNS, NO_EXPLANATION, GroupStats, RunResults, comparison_rows, explanation_of,
-                      find_runs, row_cells, summarize_run)
+from .summary import (
+    CATEGORIES,
+    NO_EXPLANATION,
+    GroupStats,
+    RunResults,
+    comparison_rows,
+    explanation_of,
+    find_runs,
+    interval_text,
+    run_heading,
+    summarize_run,
+    table_rows,
+)
 
 MAX_TEXT = 20_000        # characters of one response / action / info shown; the rest stays in traj.jsonl
 MAX_TRACEBACK = 50_000
@@ -94,7 +107,7 @@ def _read_json(path: Path) -> Any:
 
 
 def read_task_view(run: RunResults, record: TaskRecord) -> TaskView:
-    folder = run.path / record.domain / record.task_id
+    folder = run.folder(record)
     view = TaskView(run, record, folder, read_status(folder))
     shots = {}
     try:
@@ -126,8 +139,9 @@ BAR_COLOR = "#3b7dd8"
 
 
 def bar_chart(title: str, rows: list[GroupStats]) -> str:
-    """Horizontal bars: success rate (errors excluded) per group, with the figures beside each bar."""
-    label_w, bar_w, text_w, row_h, top = 150, 250, 180, 24, 30
+    """Horizontal bars: the leaderboard's score (errors as 0) per group, its 95% interval as a whisker,
+    with the figures beside each bar."""
+    label_w, bar_w, text_w, row_h, top = 150, 250, 260, 24, 30
     width, height = label_w + bar_w + text_w, top + row_h * max(len(rows), 1) + 10
     parts = [f'<svg class="chart" role="img" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'viewBox="0 0 {width} {height}"><title>{esc(title)}</title>',
@@ -136,13 +150,20 @@ def bar_chart(title: str, rows: list[GroupStats]) -> str:
         parts.append(f'<text x="0" y="{top + 16}" class="muted">no tasks</text>')
     for i, stats in enumerate(rows):
         y = top + i * row_h
-        rate = stats.success_rate
+        rate = stats.success_rate_errors_as_zero
         parts.append(f'<text x="{label_w - 8}" y="{y + 16}" text-anchor="end">{esc(stats.name)}</text>')
         parts.append(f'<rect x="{label_w}" y="{y + 4}" width="{bar_w}" height="{row_h - 8}" class="track"/>')
         if rate is not None:
             parts.append(f'<rect x="{label_w}" y="{y + 4}" width="{bar_w * rate:.1f}" height="{row_h - 8}" '
                          f'fill="{BAR_COLOR}"><title>{esc(stats.name)}: {rate:.1%}</title></rect>')
-        text = "no finished task" if rate is None else f"{rate:.1%} ({stats.successes:g}/{stats.finished})"
+        interval = stats.score.interval if stats.score else None
+        if interval is not None:
+            low, high, mid = label_w + bar_w * interval.low, label_w + bar_w * interval.high, y + row_h / 2
+            parts.append(f'<g class="whisker"><title>95% CI {interval_text(stats.score)}</title>'
+                         f'<line x1="{low:.1f}" y1="{mid:.1f}" x2="{high:.1f}" y2="{mid:.1f}"/>'
+                         f'<line x1="{low:.1f}" y1="{y + 7}" x2="{low:.1f}" y2="{y + row_h - 7}"/>'
+                         f'<line x1="{high:.1f}" y1="{y + 7}" x2="{high:.1f}" y2="{y + row_h - 7}"/></g>')
+        text = "no finished task" if rate is None else f"{rate:.1%} [{interval_text(stats.score)}] ({stats.tasks})"
         if stats.errors:
             text += f", {stats.errors} error{'s' if stats.errors > 1 else ''}"
         parts.append(f'<text x="{label_w + bar_w + 8}" y="{y + 16}">{esc(text)}</text>')
@@ -224,6 +245,8 @@ tr.category td{background:#f3f6fb}tr.overall td{font-weight:bold;background:#e8e
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(590px,max-content));gap:12px}
 svg.chart{background:#fff;border:1px solid #d8dde3;font-size:12px}
 svg .chart-title{font-weight:bold;font-size:13px}svg .track{fill:#edf0f3}svg .axis{stroke:#9aa3ad}
+svg .whisker line{stroke:#1d232b;stroke-width:1.5}
+.paired{background:#fff;border:1px solid #d8dde3;padding:4px 14px 10px;margin:10px 0}ul.headline{padding-left:18px}
 .filters{display:flex;flex-wrap:wrap;gap:10px;align-items:center;background:#fff;border:1px solid #d8dde3;
  padding:8px 10px;position:sticky;top:0;z-index:2}
 #task-table td,#task-table th{text-align:left}#task-table td.err{text-align:left;max-width:380px;overflow:hidden;
@@ -305,20 +328,39 @@ JS = """
 
 
 def summary_table(rows: list[GroupStats]) -> str:
-    out = ['<table class="summary"><thead><tr>', *(f"<th>{esc(c)}</th>" for c in COLUMNS), "</tr></thead><tbody>"]
-    for stats in rows:
+    header, body = table_rows(rows)
+    out = ['<table class="summary"><thead><tr>', *(f"<th>{esc(c)}</th>" for c in header), "</tr></thead><tbody>"]
+    for stats, cells in zip(rows, body, strict=True):
         cls = "overall" if stats.name == "Overall" else "category" if stats.name in CATEGORIES else "domain"
-        out.append(f'<tr class="{cls}">' + "".join(f"<td>{esc(c)}</td>" for c in row_cells(stats)) + "</tr>")
+        out.append(f'<tr class="{cls}">' + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _table(header: Iterable[str], body: Iterable[list[str]], cls: str) -> str:
+    out = [f'<table class="{cls}"><thead><tr>', *(f"<th>{esc(c)}</th>" for c in header), "</tr></thead><tbody>"]
+    out += [f'<tr class="{"overall" if cells[0] == "Overall" else ""}">' + "".join(f"<td>{esc(c)}</td>" for c in cells)
+            + "</tr>" for cells in body]
     out.append("</tbody></table>")
     return "".join(out)
 
 
 def comparison_table(summaries: list[tuple[RunResults, list[GroupStats]]]) -> str:
     header, body = comparison_rows(summaries)
-    out = ['<table class="comparison"><thead><tr>', *(f"<th>{esc(c)}</th>" for c in header), "</tr></thead><tbody>"]
-    out += ["<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>" for cells in body]
-    out.append("</tbody></table>")
-    return "".join(out)
+    return _table(header, body, "comparison")
+
+
+def paired_section(a: RunResults, b: RunResults) -> str:
+    """Run A (the report's first) against run B, paired by task over the tasks both finished."""
+    try:
+        result = compare_runs(a, b, common=True)
+    except CompareError as e:
+        return f'<div class="paired"><h3>{esc(a.label)} against {esc(b.label)}</h3><p class="muted">{esc(e)}</p></div>'
+    lines = "".join(f"<li>{esc(line)}</li>" for line in headline(result))
+    lists = "".join(f"<p><strong>{esc(title)}</strong>: {esc(', '.join(names) or 'none')}</p>"
+                    for title, names in won_and_lost(result))
+    return (f'<div class="paired"><h3>{esc(a.label)} (A) against {esc(b.label)} (B), paired by task</h3>'
+            f'<ul class="headline">{lines}</ul>{_table(GROUP_COLUMNS, group_rows(result), "paired")}{lists}</div>')
 
 
 def _shorten(text: str, limit: int, where: str = "traj.jsonl") -> str:
@@ -457,6 +499,10 @@ def _steps_text(steps: int | None) -> str:
     return "- steps" if steps is None else f"{steps} step{'' if steps == 1 else 's'}"
 
 
+def trial_mark(record: TaskRecord) -> str:
+    return f" #{record.trial}" if record.trial > 1 else ""
+
+
 def _score_text(record: TaskRecord) -> str:
     return "-" if record.score is None else f"{record.score:g}"
 
@@ -466,7 +512,7 @@ def task_details(view: TaskView, anchor: str, base: Path) -> str:
     attrs = (f'data-task="1" data-run="{esc(view.run.label)}" data-domain="{esc(record.domain)}" '
              f'data-outcome="{esc(view.outcome)}" data-id="{esc(record.task_id)}"')
     summary = (f'<span class="badge o-{esc(view.outcome)}">{esc(view.outcome)}</span> {esc(record.domain)}/'
-               f'{esc(record.task_id)} <span class="muted">score {esc(_score_text(record))} · '
+               f'{esc(record.task_id)}{esc(trial_mark(record))} <span class="muted">score {esc(_score_text(record))} · '
                f'{esc(_steps_text(record.steps))} · {esc(_fmt_seconds(record.seconds))} s'
                f'{" · " + esc(view.run.label) if view.run.label else ""}</span>')
     meta = [("score", _score_text(record)), ("status", status.status if view.status else record.status),
@@ -573,7 +619,7 @@ def task_section(views: list[TaskView], base: Path) -> str:
         rows.append(f'<tr data-task="1" data-run="{esc(view.run.label)}" data-domain="{esc(r.domain)}" '
                     f'data-outcome="{esc(view.outcome)}" data-id="{esc(r.task_id)}">'
                     f"<td>{esc(view.run.label)}</td><td>{esc(r.domain)}</td>"
-                    f'<td class="task"><a href="#{anchor}">{esc(r.task_id)}</a></td>'
+                    f'<td class="task"><a href="#{anchor}">{esc(r.task_id)}{esc(trial_mark(r))}</a></td>'
                     f'<td><span class="badge o-{esc(view.outcome)}">{esc(view.outcome)}</span></td>'
                     f"<td>{esc(_score_text(r))}{_rescore_note(view)}</td>"
                     f"<td>{esc('-' if r.steps is None else r.steps)}</td>"
@@ -594,19 +640,24 @@ def run_section(run: RunResults, rows: list[GroupStats], index: int) -> str:
     domains = [s for s in rows if s.name not in CATEGORIES and s.name != "Overall"]
     categories = [s for s in rows if s.name in CATEGORIES or s.name == "Overall"]
     done = [r for r in run.records if r.status in ("ok", "error")]
-    charts = [bar_chart("success rate by domain", domains), bar_chart("success rate by category", categories),
+    charts = [bar_chart("score by domain (errors as 0, 95% CI)", domains),
+              bar_chart("score by category (errors as 0, 95% CI)", categories),
               histogram("steps per task", [float(r.steps) for r in done if r.steps is not None], "steps", integer=True),
               histogram("time per task", [r.seconds for r in done if r.seconds is not None], "seconds")]
+    command = reproduce_line(run)
+    reproduce = f'<p class="reproduce">reproduce with: <code>{esc(command)}</code></p>' if command else ""
     return (f'<section class="run" id="run-{index}"><h2>{esc(run.label)}</h2>'
-            f'<p class="muted">{esc(run.path)}</p>{summary_table(rows)}'
+            f'<p class="muted">{esc(run.path)}; {esc(run_heading(run, rows))}</p>{reproduce}{summary_table(rows)}'
             f'<div class="charts">{"".join(charts)}</div></section>')
 
 
 def render(summaries: list[tuple[RunResults, list[GroupStats]]], views: list[TaskView], base: Path,
            sources: list[str], title: str) -> str:
     runs = "".join(run_section(run, rows, i) for i, (run, rows) in enumerate(summaries))
-    comparison = (f'<section id="comparison"><h2>comparison (success rate, tasks)</h2>'
-                  f"{comparison_table(summaries)}</section>") if len(summaries) > 1 else ""
+    paired = "".join(paired_section(summaries[0][0], run) for run, _ in summaries[1:])
+    comparison = (f'<section id="comparison"><h2>comparison</h2>'
+                  f'<h3>side by side (score with errors as 0 [95% CI] (tasks))</h3>{comparison_table(summaries)}'
+                  f"{paired}</section>") if len(summaries) > 1 else ""
     generated = dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -628,6 +679,6 @@ def build_report(paths: Iterable[str | os.PathLike], output: str | os.PathLike, 
     base = output.parent if str(output.parent) else Path(".")
     summaries = [(run, summarize_run(run)) for run in runs]
     views = [read_task_view(run, record) for run in runs
-             for record in sorted(run.records, key=lambda r: (r.domain, r.task_id))]
+             for record in sorted(run.records, key=lambda r: (r.domain, r.task_id, r.trial))]
     write_text_atomic(output, render(summaries, views, base, sources, title))
     return output

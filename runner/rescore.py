@@ -36,7 +36,7 @@ from desktop_env.evaluators.outcome import Evaluation
 from desktop_env.evaluators.recording import (MANIFEST_VERSION, RecordingContext, ReplayContext,
                                               record_unreached_getters)
 
-from .results import now_iso, read_status, read_task, read_trajectory, write_json_atomic
+from .results import now_iso, read_status, read_task, read_trajectory, split_trial, write_json_atomic
 from .summary import find_runs
 
 log = logging.getLogger("osworld.rescore")
@@ -176,7 +176,7 @@ def rescore_record(task_dir: str | os.PathLike, task_config: Any, task_files_dir
     manifest = read_manifest(task_dir) or {}
     evaluator = task_config.get("evaluator") or {}
     result: dict[str, Any] = {
-        "task_id": task_config.get("id", task_dir.name), "domain": task_dir.parent.name,
+        "task_id": task_config.get("id", task_dir.name), "domain": split_trial(task_dir)[0].parent.name,
         "old_score": old, "old_status": record.status if record else "incomplete",
         "new_score": None, "changed": None, "rescorable": True, "rescored_at": now_iso(),
         "osworld": osworld_version(), "scored_with": manifest.get("osworld"), "saved_at": manifest.get("saved_at"),
@@ -223,6 +223,7 @@ class RescoreRow:
     note: str | None = None
     old_status: str = "ok"
     explanation: str | None = None   # why the new score is what it is
+    trial: int = 1
 
     @property
     def old_text(self) -> str:
@@ -256,10 +257,10 @@ def rescore_results(paths: Iterable[str | os.PathLike], task_set: Any) -> list[R
     rows = []
     for path in paths:
         for run in find_runs(path):
-            for record in sorted(run.records, key=lambda r: (r.domain, r.task_id)):
-                task_dir = run.path / record.domain / record.task_id
+            for record in sorted(run.records, key=lambda r: (r.domain, r.task_id, r.trial)):
+                task_dir = run.folder(record)
                 row = RescoreRow(record.domain, record.task_id, str(task_dir), record.score, None, False,
-                                 old_status=record.status)
+                                 old_status=record.status, trial=record.trial)
                 rows.append(row)
                 if record.status == "incomplete":
                     row.note = "did not finish: nothing to rescore"

@@ -3,9 +3,10 @@
 Every reader and writer goes through here (docs/RESULTS.md has the format and its version):
 `<root>/<action_space>/<obs_type>/<model>/<domain>/<id>/` holds result.txt, traj.jsonl,
 step_<n>_<ts>.png, recording.mp4, runtime.log (OSWorld's files) and status.json (ours: a TaskStatus,
-written by write_status). A task whose status.json still says "running" was cut off by a killed
-run (or a stopped one, which says why in cut_off); one with "error" keeps its record until it is
-retried.
+written by write_status). That folder is the task's first trial, where OSWorld's tools look; trial
+k >= 2 of `--trials K` is a folder of the same kind at `<id>/trials/<k>/`. A trial whose status.json
+still says "running" was cut off by a killed run (or a stopped one, which says why in cut_off); one
+with "error" keeps its record until it is retried.
 """
 from __future__ import annotations
 
@@ -84,8 +85,24 @@ class RunLayout:
     def model_dir(self) -> Path:
         return self.root / self.action_space / self.observation_type / safe_component(self.model)
 
-    def task_dir(self, domain: str, task_id: str) -> Path:
-        return self.model_dir / domain / task_id
+    def task_dir(self, domain: str, task_id: str, trial: int = 1) -> Path:
+        """The folder of one trial of a task (the first: the task's own folder, as OSWorld has it)."""
+        return trial_dir(self.model_dir / domain / task_id, trial)
+
+
+TRIALS_DIR = "trials"  # inside a task's folder: trials/<k>/ for trials 2..K
+
+
+def trial_dir(task_dir: Path, trial: int) -> Path:
+    return task_dir if trial == 1 else task_dir / TRIALS_DIR / str(trial)
+
+
+def split_trial(folder: Path) -> tuple[Path, int]:
+    """(the task's folder, which trial) of a trial's folder: `<id>/trials/<k>/` is trial k of `<id>`,
+    any other folder is the first trial of the task it names."""
+    if folder.parent.name == TRIALS_DIR and folder.name.isdigit() and int(folder.name) >= 2:
+        return folder.parent.parent, int(folder.name)
+    return folder, 1
 
 
 class TaskState(str, Enum):
@@ -96,7 +113,7 @@ class TaskState(str, Enum):
 
 
 RESULT_FILE, STATUS_FILE, TRAJECTORY_FILE = "result.txt", "status.json", "traj.jsonl"
-FORMAT_VERSION = 1  # of status.json (docs/RESULTS.md); folders without it are older ones, or OSWorld's
+FORMAT_VERSION = 2  # of status.json (docs/RESULTS.md); folders without it are older ones, or OSWorld's
 
 
 def _of(*types: type) -> Callable[[Any], Any]:
@@ -246,12 +263,16 @@ class TaskStatus:
     status: StatusValue = _json_field(_one_of("running", "ok", "error"), "running")
     format: int | None = _json_field(_of(int))
     task_id: str | None = _json_field(_of(str))
+    trial: int | None = _json_field(_of(int))
+    task_sha256: str | None = _json_field(_of(str))
     attempt: int | None = _json_field(_of(int))
     started: str | None = _json_field(_of(str))
     finished: str | None = _json_field(_of(str))
     steps: int | None = _json_field(_of(int))
     durations: dict[str, float] = _json_field(_of(dict), factory=dict)
     usage: dict[str, Any] | None = _json_field(_of(dict))
+    model_calls: dict[str, Any] | None = _json_field(_of(dict))
+    screen_size: list[int] | None = _json_field(_list_of(_of(int)))
     evaluation: Evaluation | None = _json_field(Evaluation.from_json)
     agent_fault: AgentFault | None = _json_field(AgentFault.from_json)
     warnings: list[dict] = _json_field(_list_of(_of(dict)), factory=list)
@@ -330,6 +351,8 @@ class TaskRecord:
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost_usd: float | None = None
+    trial: int = 1
+    task_sha256: str | None = None   # of the task file the trial ran with (format 2)
 
 
 def _parse_time(value: str | None) -> dt.datetime | None:
@@ -377,7 +400,8 @@ def _steps_from_trajectory(task_dir: Path) -> int | None:
 
 
 def find_task_folders(path: Path) -> list[Path]:
-    """Every task folder under `path` (any level of the layout) that holds a result or a status."""
+    """Every trial's folder under `path` (any level of the layout) that holds a result or a status: a
+    task's own folder (its first trial) and its trials/<k>/ folders."""
     return sorted({p.parent for name in (RESULT_FILE, STATUS_FILE) for p in path.rglob(name)})
 
 
@@ -388,7 +412,8 @@ def read_task(task_dir: Path) -> TaskRecord | None:
     status.json); a result.txt that cannot be read is an error, not a score, for every reader."""
     status = read_status(task_dir)
     result_file = task_dir / RESULT_FILE
-    record = TaskRecord(domain=task_dir.parent.name, task_id=task_dir.name, status="incomplete")
+    task_folder, trial = split_trial(task_dir)
+    record = TaskRecord(domain=task_folder.parent.name, task_id=task_folder.name, status="incomplete", trial=trial)
     if result_file.is_file() and (status is None or status.status == "ok"):
         try:
             record.score = float(result_file.read_text().strip())
@@ -400,7 +425,7 @@ def read_task(task_dir: Path) -> TaskRecord | None:
     elif status is None:
         return None if not (task_dir / TRAJECTORY_FILE).exists() else record
     if status:
-        record.steps = status.steps
+        record.steps, record.task_sha256 = status.steps, status.task_sha256
         started, finished = _parse_time(status.started), _parse_time(status.finished)
         if started and finished:
             record.seconds = (finished - started).total_seconds()
@@ -419,17 +444,23 @@ def task_state(task_dir: Path) -> TaskState:
         return TaskState.NEW
     record = read_task(task_dir)
     if record is None:
-        return TaskState.INTERRUPTED if any(task_dir.iterdir()) else TaskState.NEW
+        return TaskState.INTERRUPTED if any(p.name != TRIALS_DIR for p in task_dir.iterdir()) else TaskState.NEW
     return {"ok": TaskState.DONE, "error": TaskState.ERROR}.get(record.status, TaskState.INTERRUPTED)
 
 
 def clear_task_dir(task_dir: Path, keep_error_history: bool = True) -> list[PreviousError]:
-    """Empties a task folder before a re-run; returns the earlier error records to carry over."""
+    """Empties a trial's folder before a re-run, the task's other trials (trials/) kept; returns the
+    earlier error records to carry over."""
     status = read_status(task_dir) if keep_error_history else None
     history = status.carried_errors() if status else []
-    if task_dir.exists():
-        shutil.rmtree(task_dir)
-    task_dir.mkdir(parents=True)
+    task_dir.mkdir(parents=True, exist_ok=True)
+    for entry in task_dir.iterdir():
+        if entry.name == TRIALS_DIR and entry.is_dir() and not entry.is_symlink():
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
     return history
 
 
@@ -452,7 +483,7 @@ def refused_by_plan(task_dir: Path) -> bool:
     return bool(status and status.status == "error" and status.error and status.error.type == INVALID_TASK)
 
 
-def record_invalid_task(task_dir: Path, task_id: str, problems: list[dict], message: str) -> None:
+def record_invalid_task(task_dir: Path, task_id: str, problems: list[dict], message: str, trial: int = 1) -> None:
     """The error record of a task that cannot run: each problem with its file, field and value.
     Refused again, the record is replaced, not stacked onto its history."""
     again = refused_by_plan(task_dir)
@@ -460,15 +491,15 @@ def record_invalid_task(task_dir: Path, task_id: str, problems: list[dict], mess
     if again:
         clear_task_dir(task_dir, keep_error_history=False)
     write_status(task_dir, TaskStatus(
-        "error", task_id=task_id, steps=0, finished=now_iso(), previous_errors=history,
+        "error", task_id=task_id, trial=trial, steps=0, finished=now_iso(), previous_errors=history,
         error=ErrorRecord(INVALID_TASK, f"the task cannot run: {message}", "", problems=problems)))
 
 
-def start_task(task_dir: Path, task_id: str, attempt: int = 1) -> list[PreviousError]:
-    """Marks a task "running" before it is handed to a worker, so a run killed from then on leaves it
-    to be re-run; returns the earlier errors the worker carries over (clear_task_dir)."""
+def start_task(task_dir: Path, task_id: str, attempt: int = 1, trial: int = 1) -> list[PreviousError]:
+    """Marks a trial of a task "running" before it is handed to a worker, so a run killed from then on
+    leaves it to be re-run; returns the earlier errors the worker carries over (clear_task_dir)."""
     previous = clear_task_dir(task_dir)
-    write_status(task_dir, TaskStatus("running", task_id=task_id, started=now_iso(), attempt=attempt,
+    write_status(task_dir, TaskStatus("running", task_id=task_id, trial=trial, started=now_iso(), attempt=attempt,
                                       previous_errors=list(previous)))
     return previous
 

@@ -9,6 +9,7 @@ tasks marked "running", which the next run detects and re-runs.
 """
 from __future__ import annotations
 
+import json
 import platform
 import subprocess
 import sys
@@ -22,9 +23,11 @@ from .breaker import FatalErrorBreaker
 from .config import ResumeMismatch, RunConfig, RunOptionError  # noqa: F401 (the library's names for a run)
 from .events import Planned, Reporter
 from .plan import Plan, PlannedTask, RunSummary, plan_tasks  # noqa: F401 (the library's names for a run)
-from .results import TaskState, now_iso, record_invalid_task, write_json_atomic
+from .reproduce import observed, reproduce_command
+from .results import TaskState, now_iso, read_status, record_invalid_task, write_json_atomic
 from .scheduler import run_tasks
 from .settings import SettingsMismatch, recorded_differences, runs_recorded
+from .summary import task_set_digest
 from .worker_pool import LocalBackend, ThreadBackend  # noqa: F401 (the library's backends)
 
 
@@ -79,13 +82,45 @@ def check_resume(config: RunConfig) -> list[tuple[str, Any, Any]]:
     return differences
 
 
-def write_args(config: RunConfig, forced: list[tuple[str, Any, Any]] = ()) -> None:
-    """args.json: this run's options on top (as readers expect), and every run's in `runs`."""
-    run = {"config": asdict(config), "versions": environment_versions(), "written": now_iso()}
+SECRET_ARGS = frozenset({"api_key", "grounder_api_key"})
+
+
+def write_args(config: RunConfig, forced: list[tuple[str, Any, Any]] = (), plan: Plan | None = None) -> None:
+    """args.json: this run's options on top (as readers expect), and every run's in `runs`; with them
+    what reproducing the run needs: the command, the model's price and its date, the task-set hash."""
+    from mm_agents.llm.pricing import PriceTableError, price_for
+
+    options = asdict(config)
+    # A key given as --agent-arg is where the model is served, not a setting: it stays out of the file.
+    options["agent_args"] = {k: "<not recorded>" if k in SECRET_ARGS else v for k, v in config.agent_args.items()}
+    run: dict[str, Any] = {"config": options, "versions": environment_versions(), "written": now_iso(),
+                           "reproduce": reproduce_command(options)}
+    try:
+        price = price_for(config.model)
+        run["pricing"] = price.record(config.model) if price else None
+    except PriceTableError as e:  # the agent's own cost figures will say the same; the run is not refused here
+        run["pricing"] = {"model": config.model, "error": str(e)}
+    if plan is not None:
+        run["task_set"] = {"tasks": len(plan.task_files), "hash": task_set_digest(
+            {pair: [sha] for pair, sha in plan.task_files.items()}).digest}
     if forced:
         run["forced"] = [{"setting": name, "recorded": old, "requested": new} for name, old, new in forced]
     runs = runs_recorded(config.layout.model_dir) + [run]
     write_json_atomic(config.layout.model_dir / "args.json", {**run, "runs": runs})
+
+
+def record_observed(config: RunConfig, ran: list[PlannedTask]) -> None:
+    """args.json's latest run gets what its trials were observed to run with (runner.reproduce.observed)."""
+    path = config.layout.model_dir / "args.json"
+    try:
+        recorded = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return  # written at the start of this run: gone or unreadable now is someone else's doing
+    statuses = [read_status(config.layout.task_dir(p.domain, p.task_id, p.trial)) for p in ran]
+    recorded["observed"] = observed(s for s in statuses if s is not None)
+    if isinstance(recorded.get("runs"), list) and recorded["runs"]:
+        recorded["runs"][-1]["observed"] = recorded["observed"]
+    write_json_atomic(path, recorded)
 
 
 def make_backend(config: RunConfig) -> Backend:
@@ -160,7 +195,9 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
     except BaseException:
         backend.stop(clean=False)
         raise
-    return run_tasks(to_run, config.layout, backend, summary, report)
+    run_tasks(to_run, config.layout, backend, summary, report)
+    record_observed(config, to_run)
+    return summary
 
 
 def install_local_apps(config: RunConfig, to_run: list[PlannedTask]) -> None:
@@ -181,7 +218,7 @@ def install_local_apps(config: RunConfig, to_run: list[PlannedTask]) -> None:
 def record_start(config: RunConfig, forced: list[tuple[str, Any, Any]], plan: Plan) -> None:
     """What a run that starts writes before its first task: args.json and the error records of the
     tasks the plan refused."""
-    write_args(config, forced)
+    write_args(config, forced, plan)
     for planned in plan.invalid:
-        record_invalid_task(config.layout.task_dir(planned.domain, planned.task_id), planned.task_id,
-                            [problem.to_dict() for problem in planned.problems], planned.error)
+        record_invalid_task(config.layout.task_dir(planned.domain, planned.task_id, planned.trial), planned.task_id,
+                            [problem.to_dict() for problem in planned.problems], planned.error, planned.trial)

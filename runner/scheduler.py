@@ -6,6 +6,7 @@ leaves it to be re-run), the tally and the fatal-error breaker (RunSummary), the
 events, booking how each task ended (through runner/results.py), and stopping: on Ctrl-C, when
 the breaker trips, or when the backend cannot go on. A stopped run cuts off the tasks still
 running: each folder keeps saying "running", with why (`cut_off`), and the next run re-runs it.
+With --trials K each trial of a task is a task of its own here, with its own folder.
 """
 from __future__ import annotations
 
@@ -28,27 +29,28 @@ def error_result(reason: str) -> dict:
 def run_tasks(to_run: Iterable[PlannedTask], layout: RunLayout, backend: Backend, summary: RunSummary,
               report: Reporter) -> RunSummary:
     """Runs `to_run` on `backend` (already started) and stops it; returns `summary`, tallied."""
-    pending = deque((p.domain, p.task_id) for p in to_run)
-    attempts: dict[tuple[str, str], int] = {}
-    running: dict[tuple[str, str], Assignment] = {}
+    pending = deque((p.domain, p.task_id, p.trial) for p in to_run)
+    attempts: dict[tuple[str, str, int], int] = {}
+    running: dict[tuple[str, str, int], Assignment] = {}
     cut_off_reason = INTERRUPTED
     clean = False
 
     def finish(worker: int, task: Assignment, result: dict) -> None:
-        running.pop((task.domain, task.task_id), None)
+        running.pop(task.key, None)
         summary.count(result)
-        report(Finished(worker, task.domain, task.task_id, result))
+        report(Finished(worker, task.domain, task.task_id, result, task.trial))
 
     try:
         while (pending or running) and not summary.stopped:
             while pending and backend.free() > 0:
                 key = pending.popleft()
+                domain, task_id, trial = key
                 attempts[key] = attempts.get(key, 0) + 1
-                task_dir = layout.task_dir(*key)
-                previous = start_task(task_dir, key[1], attempts[key])
-                task = Assignment(*key, task_dir, previous, attempts[key])
+                task_dir = layout.task_dir(domain, task_id, trial)
+                previous = start_task(task_dir, task_id, attempts[key], trial)
+                task = Assignment(domain, task_id, task_dir, previous, attempts[key], trial)
                 running[key] = task
-                report(Started(backend.submit(task), *key))
+                report(Started(backend.submit(task), domain, task_id, trial))
             outcome = backend.wait(POLL_S, waiting=len(pending))
             if isinstance(outcome, TaskDone):
                 finish(outcome.worker, outcome.task, outcome.result)
@@ -56,9 +58,9 @@ def run_tasks(to_run: Iterable[PlannedTask], layout: RunLayout, backend: Backend
                 task = outcome.task
                 record_worker_died(task.task_dir, task.task_id, outcome.reason, attempt=task.attempt)
                 if outcome.retriable and task.attempt <= backend.retries:
-                    running.pop((task.domain, task.task_id))
-                    pending.appendleft((task.domain, task.task_id))  # its error record goes to its history
-                    report(Retrying(outcome.worker, task.domain, task.task_id, outcome.reason))
+                    running.pop(task.key)
+                    pending.appendleft(task.key)  # its error record goes to its history
+                    report(Retrying(outcome.worker, task.domain, task.task_id, outcome.reason, task.trial))
                 else:
                     finish(outcome.worker, task, error_result(outcome.reason))
             elif isinstance(outcome, BackendStopped):

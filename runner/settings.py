@@ -87,3 +87,18 @@ def runs_recorded(model_dir: Path) -> list[dict[str, Any]]:
     if isinstance(recorded.get("runs"), list):
         return list(recorded["runs"])
     return [{key: recorded[key] for key in ("config", "versions", "written") if key in recorded}]
+
+
+def recorded_step_budgets(model_dir: Path) -> list[int]:
+    """The step budgets (max_steps) the folder's runs were made with, in the order first used: ours from
+    args.json's runs, OSWorld's from its own args.json; none when nothing says."""
+    try:
+        recorded = read_args(model_dir)
+    except SettingsMismatch:
+        return []
+    if not isinstance(recorded, dict):
+        return []
+    configs = [run.get("config") for run in runs_recorded(model_dir)] if isinstance(recorded.get("config"), dict) \
+        else [recorded]  # OSWorld's args.json is its options at the top level
+    budgets = [c.get("max_steps") for c in configs if isinstance(c, dict)]
+    return list(dict.fromkeys(b for b in budgets if isinstance(b, int) and not isinstance(b, bool)))

@@ -1,24 +1,43 @@
-"""`osworld summarize`: success rates per domain, per paper category and overall.
+"""`osworld summarize`: scores per domain, per paper category and overall, with their uncertainty.
 
-Reads our result folders and OSWorld's (which have only result.txt / traj.jsonl).
-An error is neither a success nor a failure: it is counted apart, and the success
-rate is given both excluding errors and counting them as 0. A task still marked
-"running" (its run was cut off) is counted as incomplete.
+Reads our result folders and OSWorld's (which have only result.txt / traj.jsonl), every trial of
+`--trials K` (runner/results.py). The first figure of a group is the leaderboard's: the mean score
+over its tasks (each task's trials averaged: pass@1), an error counted as 0, with its 95% interval
+(runner/stats.py) and the number of errors beside it, so that a user sees when to --retry-errors;
+the same mean with errors left out follows. Beside them: how many tasks and trials, a hash of the
+task set (task ids and the task files the trials ran with) and the step budget; with more than one
+trial, pass@K, pass^K and the share of tasks that flip between trials; the cost per task and per
+success where the agent reported its cost. A trial still marked "running" (its run was cut off) is
+counted as incomplete and in no figure.
 
-`failures` lists the tasks that scored below 1 with the explanation status.json keeps of
-their evaluation (the metric's: the first differing cell, the missing file...), and the tasks
-that ended in an error with that error; folders written before explanations existed, and
-OSWorld's, say "no explanation recorded".
+`failures` lists the trials that scored below 1 with the explanation status.json keeps of their
+evaluation (the metric's: the first differing cell, the missing file...), and the trials that
+ended in an error with that error; folders written before explanations existed, and OSWorld's,
+say "no explanation recorded".
 """
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
-from .results import TaskRecord, TaskStatus, error_text, find_task_folders, read_status, read_task
+from . import stats
+from .results import (
+    TaskRecord,
+    TaskStatus,
+    error_text,
+    find_task_folders,
+    read_status,
+    read_task,
+    split_trial,
+    trial_dir,
+)
+from .settings import SettingsMismatch, read_args, recorded_step_budgets
 
 CATEGORIES = {
     "OS": ("os",),
@@ -28,41 +47,20 @@ CATEGORIES = {
     "Workflow": ("multi_apps",),
 }
 
-
-@dataclass
-class GroupStats:
-    name: str
-    tasks: int = 0
-    finished: int = 0
-    successes: float = 0.0
-    errors: int = 0
-    incomplete: int = 0
-    avg_steps: float | None = None
-    avg_seconds: float | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost_usd: float | None = None
-
-    @property
-    def success_rate(self) -> float | None:
-        """Over the tasks that finished with a score (errors excluded)."""
-        return self.successes / self.finished if self.finished else None
-
-    @property
-    def success_rate_errors_as_zero(self) -> float | None:
-        denominator = self.finished + self.errors
-        return self.successes / denominator if denominator else None
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "success_rate": self.success_rate,
-                "success_rate_errors_as_zero": self.success_rate_errors_as_zero}
+TaskKey = tuple[str, str]   # (domain, task id)
 
 
 @dataclass
 class RunResults:
     label: str
     path: Path
-    records: list[TaskRecord] = field(default_factory=list)
+    records: list[TaskRecord] = field(default_factory=list)  # one per trial of a task
+    step_budgets: list[int] = field(default_factory=list)     # max_steps of the runs made into the folder
+    args: dict[str, Any] | None = None                        # args.json as read (ours, OSWorld's or none)
+
+    def folder(self, record: TaskRecord) -> Path:
+        """The folder of the record's trial."""
+        return trial_dir(self.path / record.domain / record.task_id, record.trial)
 
 
 def find_runs(path: str | Path) -> list[RunResults]:
@@ -71,20 +69,128 @@ def find_runs(path: str | Path) -> list[RunResults]:
     task_dirs = find_task_folders(path)
     runs: dict[Path, RunResults] = {}
     for task_dir in task_dirs:
-        run_dir = task_dir.parent.parent
+        run_dir = split_trial(task_dir)[0].parent.parent
         if run_dir not in runs:  # labelled action_space/obs_type/model, as the folders are
-            runs[run_dir] = RunResults(label="/".join(run_dir.parts[-3:]), path=run_dir)
+            runs[run_dir] = RunResults(label="/".join(run_dir.parts[-3:]), path=run_dir,
+                                       step_budgets=recorded_step_budgets(run_dir), args=readable_args(run_dir))
         record = read_task(task_dir)
         if record is not None:
             runs[run_dir].records.append(record)
     return [r for r in runs.values() if r.records]
 
 
+def readable_args(run_dir: Path) -> dict[str, Any] | None:
+    try:
+        recorded = read_args(run_dir)
+    except SettingsMismatch:  # an args.json that cannot be read takes nothing from the scores
+        return None
+    return recorded if isinstance(recorded, dict) else None
+
+
+def price_dates(run: RunResults) -> list[str]:
+    """How the costs of the run's runs were priced: each distinct "as of <date> (<source>)"."""
+    runs = (run.args or {}).get("runs")
+    dates = []
+    for recorded in runs if isinstance(runs, list) else []:
+        pricing = recorded.get("pricing") if isinstance(recorded, dict) else None
+        if isinstance(pricing, dict) and "input_usd_per_1m" in pricing:
+            dates.append(f"as of {pricing.get('as_of') or 'an unknown date'} ({pricing.get('source', '?')})")
+    return list(dict.fromkeys(dates))
+
+
+# -- what a group of trials says ------------------------------------------------------------------
+
+def scores_by_task(records: Sequence[TaskRecord], errors_as_zero: bool = True) -> dict[TaskKey, list[float]]:
+    """Each task's trial scores, in trial order: an error as 0 (the leaderboard's rule), or left out;
+    incomplete trials are in neither."""
+    scores: dict[TaskKey, list[float]] = {}
+    for record in sorted(records, key=lambda r: (r.domain, r.task_id, r.trial)):
+        if record.status == "ok" or (errors_as_zero and record.status == "error"):
+            scores.setdefault((record.domain, record.task_id), []).append(record.score or 0.0)
+    return scores
+
+
+@dataclass(frozen=True)
+class TaskSetHash:
+    """A short hash of which tasks a figure is over: their ids and the task files their trials ran with.
+    `unrecorded` tasks had no file recorded (older folders, OSWorld's): only their ids are in it."""
+    digest: str
+    unrecorded: int = 0
+
+    def __str__(self) -> str:
+        return self.digest + ("*" if self.unrecorded else "")
+
+
+def task_set_digest(files: Mapping[TaskKey, Iterable[str]]) -> TaskSetHash:
+    """The hash of tasks (domain, id) and the sha256 of each one's task file (none: not recorded). A run's
+    args.json records the one of its selection; summaries compute it from the trials' records."""
+    known = {key: sorted(set(shas)) for key, shas in files.items()}
+    lines = [f"{domain}/{task_id} {' '.join(shas) or '?'}" for (domain, task_id), shas in sorted(known.items())]
+    digest = hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()[:8]
+    return TaskSetHash(digest, sum(not shas for shas in known.values()))
+
+
+def task_set_hash(records: Sequence[TaskRecord]) -> TaskSetHash | None:
+    files: dict[TaskKey, list[str]] = {}
+    for record in records:
+        files.setdefault((record.domain, record.task_id), []).extend(
+            [record.task_sha256] if record.task_sha256 else [])
+    return task_set_digest(files) if files else None
+
+
+@dataclass
+class GroupStats:
+    """One row of a summary. Counts are of trials (`tasks` of tasks); `score` is the leaderboard's
+    mean (errors as 0) with its interval, `score_without_errors` the mean over scored trials only."""
+    name: str
+    tasks: int = 0
+    trials: int = 0
+    finished: int = 0            # trials with a score
+    successes: float = 0.0       # the sum of those scores
+    errors: int = 0
+    incomplete: int = 0
+    score: stats.Estimate | None = None
+    score_without_errors: stats.Estimate | None = None
+    k: int = 1                   # the most trials any task has
+    pass_at_k: float | None = None
+    pass_all_k: float | None = None
+    flips: float | None = None
+    task_set: TaskSetHash | None = None
+    avg_steps: float | None = None
+    avg_seconds: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None         # of every trial that reported one
+    cost_per_task: float | None = None    # per finished trial, when each one reported its cost
+    cost_per_success: float | None = None
+
+    @property
+    def success_rate(self) -> float | None:
+        """The mean score with errors left out."""
+        return self.score_without_errors.mean if self.score_without_errors else None
+
+    @property
+    def success_rate_errors_as_zero(self) -> float | None:
+        """The leaderboard's mean score: an error counts as 0."""
+        return self.score.mean if self.score else None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: v for k, v in asdict(self).items()
+                               if k not in ("score", "score_without_errors", "task_set")}
+        for name, estimate in (("score", self.score), ("score_without_errors", self.score_without_errors)):
+            interval = estimate.interval if estimate else None
+            out[name] = estimate.mean if estimate else None
+            out[f"{name}_low"], out[f"{name}_high"] = (interval.low, interval.high) if interval else (None, None)
+        out["task_set"] = self.task_set.digest if self.task_set else None
+        out["task_set_unrecorded"] = self.task_set.unrecorded if self.task_set else None
+        return out
+
+
 def _mean(values: list[float]) -> float | None:
     return round(sum(values) / len(values), 2) if values else None
 
 
-def _sum_or_none(values: list) -> float | None:
+def _sum_or_none(values: list[Any]) -> Any:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
 
@@ -92,14 +198,26 @@ def _sum_or_none(values: list) -> float | None:
 def group_stats(name: str, records: list[TaskRecord]) -> GroupStats:
     ok = [r for r in records if r.status == "ok"]
     done = [r for r in records if r.status in ("ok", "error")]
+    with_errors, without_errors = scores_by_task(records), scores_by_task(records, errors_as_zero=False)
+    k = max((len(trials) for trials in with_errors.values()), default=1)
+    successes = round(sum(r.score or 0.0 for r in ok), 4)
+    cost = _sum_or_none([r.cost_usd for r in records])
+    every_cost_known = bool(done) and all(r.cost_usd is not None for r in done)
     return GroupStats(
-        name=name, tasks=len(records), finished=len(ok), successes=round(sum(r.score or 0.0 for r in ok), 4),
-        errors=sum(r.status == "error" for r in records), incomplete=sum(r.status == "incomplete" for r in records),
+        name=name, tasks=len({(r.domain, r.task_id) for r in records}), trials=len(records), finished=len(ok),
+        successes=successes, errors=sum(r.status == "error" for r in records),
+        incomplete=sum(r.status == "incomplete" for r in records),
+        score=stats.estimate(with_errors), score_without_errors=stats.estimate(without_errors), k=k,
+        pass_at_k=stats.pass_at(with_errors, k) if k > 1 else None,
+        pass_all_k=stats.pass_all(with_errors, k) if k > 1 else None,
+        flips=stats.flip_share(with_errors), task_set=task_set_hash(records),
         avg_steps=_mean([r.steps for r in done if r.steps is not None]),
         avg_seconds=_mean([r.seconds for r in done if r.seconds is not None]),
         input_tokens=_sum_or_none([r.input_tokens for r in records]),
         output_tokens=_sum_or_none([r.output_tokens for r in records]),
-        cost_usd=_sum_or_none([r.cost_usd for r in records]))
+        cost_usd=cost,
+        cost_per_task=cost / len(done) if every_cost_known and cost is not None else None,
+        cost_per_success=cost / successes if every_cost_known and cost is not None and successes else None)
 
 
 def summarize_run(run: RunResults) -> list[GroupStats]:
@@ -114,30 +232,77 @@ def summarize_run(run: RunResults) -> list[GroupStats]:
     return rows
 
 
-def _pct(value: float | None) -> str:
+# -- as text ----------------------------------------------------------------------------------------
+
+def pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
-COLUMNS = ("group", "tasks", "successes", "success rate", "rate (errors=0)", "errors", "incomplete",
-           "avg steps", "avg time s", "tokens in/out", "cost $")
+def interval_text(estimate: stats.Estimate | None) -> str:
+    interval = estimate.interval if estimate else None
+    return "-" if interval is None else f"{interval.low:.1%}–{interval.high:.1%}"
 
 
-def row_cells(stats: GroupStats) -> list[str]:
-    tokens = "-" if stats.input_tokens is None else f"{stats.input_tokens}/{stats.output_tokens or 0}"
-    return [stats.name, str(stats.tasks), f"{stats.successes:g}", _pct(stats.success_rate),
-            _pct(stats.success_rate_errors_as_zero), str(stats.errors), str(stats.incomplete),
-            "-" if stats.avg_steps is None else f"{stats.avg_steps:g}",
-            "-" if stats.avg_seconds is None else f"{stats.avg_seconds:g}", tokens,
-            "-" if stats.cost_usd is None else f"{stats.cost_usd:.4f}"]
+def usd(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
 
 
-def to_markdown(summaries: list[tuple[RunResults, list[GroupStats]]]) -> str:
+def _cells(row: GroupStats, k: int) -> dict[str, str]:
+    """The row's cells by column; pass@K, pass^K and flips with K > 1 trials."""
+    return {"group": row.name, "tasks": str(row.tasks), "trials": str(row.trials),
+            "score": pct(row.success_rate_errors_as_zero), "95% CI": interval_text(row.score),
+            "errors": str(row.errors), "score w/o errors": pct(row.success_rate), "incomplete": str(row.incomplete),
+            **({f"pass@{k}": pct(row.pass_at_k), f"pass^{k}": pct(row.pass_all_k), "flips": pct(row.flips)}
+               if k > 1 else {}),
+            "task set": "-" if row.task_set is None else str(row.task_set),
+            "avg steps": "-" if row.avg_steps is None else f"{row.avg_steps:g}",
+            "avg s": "-" if row.avg_seconds is None else f"{row.avg_seconds:g}",
+            "tokens in/out": "-" if row.input_tokens is None else f"{row.input_tokens}/{row.output_tokens or 0}",
+            "cost $": usd(row.cost_usd), "$/task": usd(row.cost_per_task), "$/success": usd(row.cost_per_success)}
+
+
+def run_heading(run: RunResults, rows: Sequence[GroupStats]) -> str:
+    """What the figures of the run mean: the score, the step budget, and what the task-set hash leaves out."""
+    budgets = ", ".join(map(str, run.step_budgets)) or "not recorded"
+    if len(run.step_budgets) > 1:
+        budgets += " (runs with different budgets mixed by --force)"
+    overall = rows[-1] if rows else None
+    text = (f"score: the mean over tasks of each task's mean over its trials, an error counted as 0 (w/o errors: "
+            f"errored trials left out); step budget {budgets}")
+    if overall and overall.cost_usd is not None:
+        text += f"; costs at prices {'; '.join(price_dates(run)) or 'of a date not recorded'}"
+    if overall and overall.task_set and overall.task_set.unrecorded:
+        text += (f"; * {overall.task_set.unrecorded} task(s) ran without a task hash recorded (older or OSWorld's "
+                 "folders), so the task-set hash covers their ids only")
+    return text
+
+
+TOKEN_COLUMNS = ("tokens in/out",)
+COST_COLUMNS = ("cost $", "$/task", "$/success")
+
+
+def table_rows(rows: Sequence[GroupStats]) -> tuple[list[str], list[list[str]]]:
+    """The header and cells of a run's rows. Token and cost columns only when some trial reported them."""
+    k = max((row.k for row in rows), default=1)
+    cells = [_cells(row, k) for row in rows]
+    hidden = (() if any(row.input_tokens is not None for row in rows) else TOKEN_COLUMNS) + \
+        (() if any(row.cost_usd is not None for row in rows) else COST_COLUMNS)
+    header = [name for name in (cells[0] if cells else _cells(GroupStats("x"), k)) if name not in hidden]
+    return header, [[row[name] for name in header] for row in cells]
+
+
+def to_markdown(summaries: list[tuple[RunResults, list[GroupStats]]],
+                notes: Mapping[Path, list[str]] | None = None) -> str:
+    """The runs' tables; `notes` are lines to print under a run's heading, by its path."""
     out = []
     for run, rows in summaries:
+        header, body = table_rows(rows)
         out.append(f"### {run.label}\n")
-        out.append("| " + " | ".join(COLUMNS) + " |")
-        out.append("|" + "---|" * len(COLUMNS))
-        out += ["| " + " | ".join(row_cells(stats)) + " |" for stats in rows]
+        out.append(f"{run_heading(run, rows)}\n")
+        out += [f"{line}\n" for line in (notes or {}).get(run.path, [])]
+        out.append("| " + " | ".join(header) + " |")
+        out.append("|" + "---|" * len(header))
+        out += ["| " + " | ".join(cells) + " |" for cells in body]
         out.append("")
     if len(summaries) > 1:
         out.append(comparison_markdown(summaries))
@@ -145,6 +310,8 @@ def to_markdown(summaries: list[tuple[RunResults, list[GroupStats]]]) -> str:
 
 
 def comparison_rows(summaries: list[tuple[RunResults, list[GroupStats]]]) -> tuple[list[str], list[list[str]]]:
+    """The runs side by side: each group's leaderboard score, interval and task count (not paired: see
+    `osworld compare` for what the data says about the difference)."""
     groups = list(dict.fromkeys(s.name for _, rows in summaries for s in rows))
     header = ["group"] + [run.label for run, _ in summaries]
     body = []
@@ -152,30 +319,40 @@ def comparison_rows(summaries: list[tuple[RunResults, list[GroupStats]]]) -> tup
         cells = [group]
         for _, rows in summaries:
             match = next((s for s in rows if s.name == group), None)
-            cells.append("-" if match is None else f"{_pct(match.success_rate)} ({match.tasks})")
+            if match is None:
+                cells.append("-")
+                continue
+            interval = f" [{interval_text(match.score)}]" if match.score and match.score.interval else ""
+            cells.append(f"{pct(match.success_rate_errors_as_zero)}{interval} ({match.tasks})")
         body.append(cells)
     return header, body
 
 
-def comparison_markdown(summaries) -> str:
+def comparison_markdown(summaries: list[tuple[RunResults, list[GroupStats]]]) -> str:
     header, body = comparison_rows(summaries)
-    lines = ["### comparison (success rate, tasks)\n", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = ["### side by side (score with errors as 0, 95% CI, tasks)\n", "| " + " | ".join(header) + " |",
+             "|" + "---|" * len(header)]
     return "\n".join(lines + ["| " + " | ".join(cells) + " |" for cells in body]) + "\n"
 
 
-def to_json(summaries) -> str:
-    return json.dumps({"runs": [{"label": run.label, "path": str(run.path), "groups": [s.to_dict() for s in rows]}
+def to_json(summaries: list[tuple[RunResults, list[GroupStats]]],
+            extra: Mapping[Path, dict[str, Any]] | None = None) -> str:
+    """The runs' figures; `extra` adds keys to a run's object, by its path."""
+    return json.dumps({"runs": [{"label": run.label, "path": str(run.path), "step_budgets": run.step_budgets,
+                                 "prices": price_dates(run), **(extra or {}).get(run.path, {}),
+                                 "groups": [s.to_dict() for s in rows]}
                                 for run, rows in summaries]}, indent=2)
 
 
-def to_csv(summaries) -> str:
+def to_csv(summaries: list[tuple[RunResults, list[GroupStats]]]) -> str:
     buffer = io.StringIO()
-    fields = ["run", "path"] + list(GroupStats("x").to_dict().keys())
+    fields = ["run", "path", "step_budgets"] + list(GroupStats("x").to_dict().keys())
     writer = csv.DictWriter(buffer, fieldnames=fields)
     writer.writeheader()
     for run, rows in summaries:
-        for stats in rows:
-            writer.writerow({"run": run.label, "path": str(run.path), **stats.to_dict()})
+        for row in rows:
+            writer.writerow({"run": run.label, "path": str(run.path),
+                             "step_budgets": " ".join(map(str, run.step_budgets)), **row.to_dict()})
     return buffer.getvalue()
 
 
@@ -192,6 +369,7 @@ class TaskFailure:
     outcome: str
     score: float | None
     explanation: str
+    trial: int = 1
 
 
 def explanation_of(status: TaskStatus | None) -> str:
@@ -203,17 +381,23 @@ def explanation_of(status: TaskStatus | None) -> str:
 def failures(run: RunResults) -> list[TaskFailure]:
     """Every task of the run that scored below 1 or ended in an error, with why, in task order."""
     found = []
-    for record in sorted(run.records, key=lambda r: (r.domain, r.task_id)):
-        if record.status == "ok" and (record.score or 0.0) >= 1.0 - 1e-9 or record.status == "incomplete":
+    for record in sorted(run.records, key=lambda r: (r.domain, r.task_id, r.trial)):
+        if record.status == "ok" and stats.solved(record.score or 0.0) or record.status == "incomplete":
             continue
-        status = read_status(run.path / record.domain / record.task_id)
+        status = read_status(run.folder(record))
         if record.status == "error":
-            found.append(TaskFailure(run.label, record.domain, record.task_id, "error", None, error_text(status)))
+            found.append(TaskFailure(run.label, record.domain, record.task_id, "error", None, error_text(status),
+                                     record.trial))
         else:
             score = record.score or 0.0
             found.append(TaskFailure(run.label, record.domain, record.task_id, "partial" if score > 0 else "fail",
-                                     score, explanation_of(status)))
+                                     score, explanation_of(status), record.trial))
     return found
+
+
+def task_label(domain: str, task_id: str, trial: int = 1) -> str:
+    """domain/id, and "#k" for trial k > 1."""
+    return f"{domain}/{task_id}" + (f" #{trial}" if trial > 1 else "")
 
 
 def failures_markdown(listed: list[TaskFailure]) -> str:
@@ -223,9 +407,9 @@ def failures_markdown(listed: list[TaskFailure]) -> str:
     for f in listed:
         why = f.explanation.replace("|", "\\|").replace("\n", "<br>")
         score = "-" if f.score is None else f"{f.score:g}"
-        lines.append(f"| {f.run} | {f.domain}/{f.task_id} | {f.outcome} | {score} | {why} |")
+        lines.append(f"| {f.run} | {task_label(f.domain, f.task_id, f.trial)} | {f.outcome} | {score} | {why} |")
     return "\n".join(lines) + "\n"
 
 
-def failures_json(listed: list[TaskFailure]) -> list[dict]:
+def failures_json(listed: list[TaskFailure]) -> list[dict[str, Any]]:
     return [asdict(f) for f in listed]

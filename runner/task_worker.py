@@ -50,16 +50,18 @@ class DesktopWorker:
         return self.env
 
     def run_task(self, domain: str, task_id: str, task_dir: Path, previous_errors: list[PreviousError],
-                 on_step: Callable[[int], None] = lambda n: None) -> dict[str, Any]:
-        """Runs one task into `task_dir` (an empty folder); returns {status, score, steps, error}."""
+                 on_step: Callable[[int], None] = lambda n: None, trial: int = 1) -> dict[str, Any]:
+        """Runs one trial of a task into `task_dir` (an empty folder); returns {status, score, steps, error}."""
         from mm_agents.loader import build_agent
 
         from .episode import AgentOverBudget, run_episode
 
         started = now_iso()
         durations: dict[str, float] = {}
+        task_sha256 = None
         try:
             task = self.task_set.load(domain, task_id)
+            task_sha256 = task.sha256
             if self.agent is None:
                 self.agent = build_agent(self.config.agent, **self.config.agent_kwargs())
             if self.env is None:
@@ -71,7 +73,7 @@ class DesktopWorker:
             env = self.env
             outcome = run_episode(self.agent, env, task.config, task.instruction, task_dir,
                                   self.config.episode_config(), task=task, task_dir_for_files=str(task.task_dir),
-                                  previous_errors=previous_errors, on_step=on_step)
+                                  previous_errors=previous_errors, on_step=on_step, trial=trial)
             if outcome.error and outcome.error.type == AgentOverBudget.__name__:
                 self.agent = None  # its predict() may still be running in the thread left behind
             return {"status": outcome.status, "score": outcome.score, "steps": outcome.steps,
@@ -79,9 +81,9 @@ class DesktopWorker:
                     "fatal": outcome.error.fatal if outcome.error else None}
         except Exception as e:  # could not even start the episode: still a recorded error
             error = ErrorRecord.from_exception(e)
-            write_status(task_dir, TaskStatus("error", task_id=task_id, error=error, steps=0, started=started,
-                                              finished=now_iso(), durations=durations,
-                                              previous_errors=list(previous_errors)))
+            write_status(task_dir, TaskStatus("error", task_id=task_id, trial=trial, task_sha256=task_sha256,
+                                              error=error, steps=0, started=started, finished=now_iso(),
+                                              durations=durations, previous_errors=list(previous_errors)))
             if self.env is not None and not self._env_alive():
                 self.env.close()
                 self.env = None  # a fresh desktop for the next task

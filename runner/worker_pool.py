@@ -39,6 +39,10 @@ class Done:
     result: dict[str, Any]
 
 
+def step_reporter(worker_id: int, task: Assignment, events: Any) -> Callable[[int], None]:
+    return lambda step: events.put(StepTaken(worker_id, task.domain, task.task_id, step, task.trial))
+
+
 def serve(worker_id: int, make_runner: Callable[[], TaskRunner], tasks: Any, events: Any) -> None:
     """A worker's life: take tasks from its own queue until None, saying when each begins and ends."""
     runner = make_runner()
@@ -48,9 +52,8 @@ def serve(worker_id: int, make_runner: Callable[[], TaskRunner], tasks: Any, eve
             if task is None:
                 return
             events.put(Began(worker_id))
-            result = runner.run_task(
-                task.domain, task.task_id, task.task_dir, task.previous_errors,
-                on_step=lambda n: events.put(StepTaken(worker_id, task.domain, task.task_id, n)))
+            result = runner.run_task(task.domain, task.task_id, task.task_dir, task.previous_errors,
+                                     on_step=step_reporter(worker_id, task, events), trial=task.trial)
             events.put(Done(worker_id, result))
     finally:
         runner.close()

@@ -8,6 +8,7 @@ resolve against its folder.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,13 @@ class Task:
     @property
     def infeasible(self) -> bool:
         return self.evaluator.get("func") == "infeasible"
+
+    @property
+    def sha256(self) -> str:
+        """The hash of the task as loaded (its JSON, keys sorted): two runs that record the same one ran
+        the same task, whatever the file's spacing."""
+        canonical = json.dumps(self.config, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def read_json(path: Path, what: str) -> Any:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Protocol, TypeVar
 from PIL import Image
 
 from ..llm.base import ContextTooLong, GenerationParams, Usage
+from ..llm.calls import ModelCalls
 from ..llm.pricing import cost_usd
 from .commands import Command, to_action
 from .errors import ToolError
@@ -94,6 +95,9 @@ class Turn:
     usage: Usage
     final: str | None = None        # "DONE" / "FAIL": the model ended the task its own way
     extra_usage: dict[str, Usage] = field(default_factory=dict)   # other models' tokens (a grounder's), by model
+    # Each model request of the turn: the sampling settings it carried (llm.base.sampling_of) and the
+    # model the server said answered (None when it does not say).
+    requests: list[tuple[dict[str, Any], str | None]] = field(default_factory=list)
 
 
 @dataclass
@@ -180,6 +184,11 @@ class ComputerUseAgent:
         self._total: dict[str, Usage] = {}
         self.usage = self._usage_dict({})
         self.last_usage = self._usage_dict({})
+        self._calls = ModelCalls()
+
+    @property
+    def model_calls(self) -> dict[str, Any]:
+        return self._calls.to_json()
 
     def predict(self, instruction: str, obs: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         shot = self.shot(obs)
@@ -192,6 +201,8 @@ class ComputerUseAgent:
         step_usage: dict[str, Usage] = {}
         for _ in range(MAX_OBSERVE_ROUNDS):
             turn = self.wire.next_turn(shot, results)
+            for sent, served in turn.requests:
+                self._calls.add(sent, served)
             for model, usage in [(self.model, turn.usage), *turn.extra_usage.items()]:
                 step_usage[model] = step_usage.get(model, Usage()) + usage
             record["text"] = "\n".join(t for t in (record["text"], turn.text) if t)

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..llm import create_client
 from ..llm.anthropic_client import usage_of
+from ..llm.base import sampling_of
 from .agent import INFEASIBLE, AgentSettings, Call, CallResult, ScreenshotWindow, Shot, Turn, base_prompt
 from .commands import Command
 from .errors import ToolError
@@ -134,7 +135,14 @@ class ClaudeAdapter:
             self.messages.append({"role": "user", "content": self._results(shot, results)})
         self.first = False
         betas = [BETA_HEADERS[self.variant]] if self.variant in BETA_HEADERS else None
-        response = self.window.send(lambda keep: self.client.create(self.body(keep), betas=betas))
+        sent: dict[str, Any] = {}
+
+        def create(keep: int) -> Any:
+            body = self.body(keep)
+            sent.update(sampling_of(body))
+            return self.client.create(body, betas=betas)
+
+        response = self.window.send(create)
         content, texts, calls = [], [], []
         for block in response.content:
             if block.type == "text":
@@ -153,7 +161,7 @@ class ClaudeAdapter:
         final = None
         if not calls and response.stop_reason in ("end_turn", "stop_sequence"):
             final = "FAIL" if INFEASIBLE in text else "DONE"
-        return Turn(text, calls, usage_of(response), final)
+        return Turn(text, calls, usage_of(response), final, requests=[(sent, response.model)])
 
     # -- the request ----------------------------------------------------------------------------------
     def tools(self) -> list[dict[str, Any]]:

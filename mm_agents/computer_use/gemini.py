@@ -14,7 +14,7 @@ from typing import Any
 from google.genai import types
 
 from ..llm import LLMError, create_client
-from ..llm.google_client import usage_of
+from ..llm.google_client import config_sampling, usage_of
 from .agent import INFEASIBLE, AgentSettings, Call, CallResult, ScreenshotWindow, Shot, Turn, base_prompt
 from .commands import Command, wheel_clicks
 from .errors import ToolError
@@ -124,7 +124,8 @@ class GeminiComputerUseAdapter:
                 texts.append(part.text)
         text = "\n".join(texts)
         final = None if calls else ("FAIL" if INFEASIBLE in text else "DONE")
-        return Turn(text, calls, usage_of(response), final)
+        return Turn(text, calls, usage_of(response), final,
+                    requests=[(config_sampling(config), response.model_version)])
 
     def _calls(self, function_call: types.FunctionCall, index: int) -> list[Call]:
         args = dict(function_call.args or {})

@@ -13,6 +13,7 @@ import base64
 from typing import Any
 
 from ..llm import create_client
+from ..llm.base import sampling_of
 from ..llm.openai_client import responses_usage
 from .agent import INFEASIBLE, AgentSettings, Call, CallResult, Shot, Turn, base_prompt
 from .commands import Command, wheel_clicks
@@ -119,7 +120,7 @@ class OpenAIComputerUseAdapter:
         final = None
         if not calls:
             final = "FAIL" if INFEASIBLE in text else "DONE"
-        return Turn(text, calls, responses_usage(response), final)
+        return Turn(text, calls, responses_usage(response), final, requests=[(sampling_of(body), response.model)])
 
     def tool(self) -> dict[str, Any]:
         if self.variant == "computer":

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..llm import create_client
-from ..llm.base import ImagePart, Message, TextPart, ToolResult, ToolSpec
+from ..llm.base import ImagePart, Message, TextPart, ToolResult, ToolSpec, sampling_of
 from ..llm.openai_client import chat_usage
 from .agent import AgentSettings, Call, CallResult, ScreenshotWindow, Shot, Turn, base_prompt
 from .commands import Command
@@ -88,6 +88,7 @@ class PlannerGrounderAdapter:
         self.messages: list[Message] = [Message("user", [TextPart(f"Task: {instruction}"),
                                                          ImagePart(shot.png)])]
         self.first = True
+        self.requests: list[tuple[dict[str, Any], str | None]] = []
 
     def next_turn(self, shot: Shot, results: list[CallResult]) -> Turn:
         if not self.first:
@@ -99,6 +100,7 @@ class PlannerGrounderAdapter:
         self.first = False
         completion = self.window.send(lambda keep: self.planner.complete([self.system, *self._bounded(keep)],
                                                                          self.settings.params, [ACT_TOOL]))
+        self.requests = [(completion.sent, completion.model)]  # and each grounding request (ground)
         self.messages.append(Message("assistant", [TextPart(completion.text)] if completion.text else [],
                                      tool_calls=completion.tool_calls))
         calls: list[Call] = []
@@ -111,7 +113,7 @@ class PlannerGrounderAdapter:
                     raise ToolError(f"there is no function {tool_call.name!r}; the function is {ACT!r}")
                 action = tool_call.arguments.get("action")
                 if action in ("done", "fail") and len(completion.tool_calls) == 1:
-                    return Turn(completion.text, [], completion.usage, action.upper())
+                    return Turn(completion.text, [], completion.usage, action.upper(), requests=self.requests)
                 call.command, usage = self._command(tool_call.arguments, shot)
                 grounder_usage = usage if grounder_usage is None else grounder_usage + usage
             except ToolError as e:
@@ -120,7 +122,7 @@ class PlannerGrounderAdapter:
         if not completion.tool_calls:
             final = "FAIL" if "[INFEASIBLE]" in completion.text else "DONE"
         extra = {self.grounder_model: grounder_usage} if grounder_usage is not None else {}
-        return Turn(completion.text, calls, completion.usage, final, extra)
+        return Turn(completion.text, calls, completion.usage, final, extra, requests=self.requests)
 
     def _bounded(self, keep: int) -> list[Message]:
         seen, out = 0, []
@@ -169,8 +171,9 @@ class PlannerGrounderAdapter:
         if not isinstance(target, str) or not target.strip():
             raise ToolError("this action needs a target: what to point at, in words")
         question = GROUNDER_PROMPT.format(space=self.space.describe(), target=target.strip())
-        response = self.grounder.create_chat({
-            "model": self.grounder_model, "max_tokens": 128, "temperature": 0.0,
-            "messages": [{"role": "user", "content": [image_part(shot.png), {"type": "text", "text": question}]}]})
+        body = {"model": self.grounder_model, "max_tokens": 128, "temperature": 0.0,
+                "messages": [{"role": "user", "content": [image_part(shot.png), {"type": "text", "text": question}]}]}
+        response = self.grounder.create_chat(body)
+        self.requests.append((sampling_of(body), response.model))
         text = response.choices[0].message.content if response.choices else ""
         return read_point(text), chat_usage(response)

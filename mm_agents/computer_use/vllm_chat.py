@@ -13,6 +13,7 @@ import base64
 from typing import Any
 
 from ..llm import create_client
+from ..llm.base import sampling_of
 from ..llm.openai_client import chat_usage
 from .agent import AgentSettings, Call, CallResult, ScreenshotWindow, Shot, Turn
 from .geometry import Space
@@ -61,12 +62,19 @@ class TextGrammarAdapter:
         if not self.first:
             self.steps.append((shot.png, self.note(results), None))
         self.first = False
-        response = self.window.send(lambda keep: self.client.create_chat(self.body(keep), self.extra_body or None))
+        sent: dict[str, Any] = {}
+
+        def create(keep: int) -> Any:
+            body = self.body(keep)
+            sent.update(sampling_of(body), **self.extra_body)
+            return self.client.create_chat(body, self.extra_body or None)
+
+        response = self.window.send(create)
         text = response.choices[0].message.content or "" if response.choices else ""
         png, note, _ = self.steps[-1]
         self.steps[-1] = (png, note, text)
         calls, final = self.parse(text)
-        return Turn(text, calls, chat_usage(response), final)
+        return Turn(text, calls, chat_usage(response), final, requests=[(sent, response.model)])
 
     def body(self, keep: int) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.settings.model, "messages": self.messages(keep),

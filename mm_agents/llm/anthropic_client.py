@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import base64
 import os
+from dataclasses import replace
 from typing import Any, Sequence
 
 import anthropic
 
 from mm_agents.llm.base import (Completion, GenerationParams, ImagePart, LLMError, Message, Part, TextPart,
-                                ToolCall, ToolSpec, Usage)
+                                ToolCall, ToolSpec, Usage, sampling_of)
 from mm_agents.llm.retry import Failure, RetryPolicy, call_with_retries, mentions_context_overflow, parse_retry_after
 
 
@@ -119,7 +120,7 @@ class AnthropicClient:
     def complete(self, messages: list[Message], params: GenerationParams,
                  tools: list[ToolSpec] | None = None) -> Completion:
         body = self.request_body(messages, params, tools)
-        return self._completion(self.create(body))
+        return replace(self._completion(self.create(body)), sent=sampling_of(body))
 
     def create(self, body: dict[str, Any], betas: list[str] | None = None) -> Any:
         """One Messages call with a body built by the caller (vendor tool types, cache_control, thinking),

@@ -5,6 +5,7 @@ Agents speak only this; `mm_agents.llm.create_client(model, ...)` picks the impl
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, Union
 
@@ -72,7 +73,20 @@ class Completion:
     tool_calls: list[ToolCall] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None
-    model: str | None = None
+    model: str | None = None             # the model that answered, as the server named it
+    sent: dict[str, Any] = field(default_factory=dict)  # the sampling settings the request carried (sampling_of)
+
+
+# The fields of a request body that decide how the model samples its answer, as the APIs we speak
+# name them; a client that drops one (a reasoning model takes no temperature) does not send it.
+SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty", "presence_penalty",
+                   "frequency_penalty", "seed", "max_tokens", "max_completion_tokens", "max_output_tokens", "thinking",
+                   "reasoning")
+
+
+def sampling_of(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The sampling settings a request body carries, as sent (for the reproducibility record)."""
+    return {name: request[name] for name in SAMPLING_FIELDS if request.get(name) is not None}
 
 
 @dataclass

@@ -5,13 +5,14 @@ import importlib
 import itertools
 import os
 import re
+from dataclasses import replace
 from typing import Any, Sequence
 
 from google import genai
 from google.genai import errors, types
 
 from mm_agents.llm.base import (Completion, GenerationParams, ImagePart, LLMError, Message, Part, TextPart,
-                                ToolCall, ToolSpec, Usage)
+                                ToolCall, ToolSpec, Usage, sampling_of)
 from mm_agents.llm.retry import Failure, RetryPolicy, call_with_retries, mentions_context_overflow, parse_retry_after
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -164,7 +165,7 @@ class GoogleClient:
                  tools: list[ToolSpec] | None = None) -> Completion:
         contents = self.to_contents(messages)
         config = self.config(messages, params, tools)
-        return self._completion(self.generate(contents, config))
+        return replace(self._completion(self.generate(contents, config)), sent=config_sampling(config))
 
     def generate(self, contents: list[types.Content], config: types.GenerateContentConfig) -> Any:
         """One generateContent call with contents and config built by the caller (e.g. the ComputerUse tool)."""
@@ -204,3 +205,8 @@ def usage_of(response: types.GenerateContentResponse) -> Usage:
         return Usage()
     # Thinking tokens are billed as output.
     return Usage(meta.prompt_token_count or 0, (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0))
+
+
+def config_sampling(config: types.GenerateContentConfig) -> dict[str, Any]:
+    """The sampling settings a generateContent config carries, named as the API names them."""
+    return sampling_of(config.model_dump(exclude_none=True))

@@ -4,12 +4,13 @@ from __future__ import annotations
 import base64
 import json
 import os
+from dataclasses import replace
 from typing import Any, Sequence
 
 import openai
 
 from mm_agents.llm.base import (Completion, GenerationParams, ImagePart, LLMError, Message, Part, TextPart,
-                                ToolCall, ToolSpec, Usage)
+                                ToolCall, ToolSpec, Usage, sampling_of)
 from mm_agents.llm.retry import Failure, RetryPolicy, call_with_retries, mentions_context_overflow, parse_retry_after
 
 # Reasoning models take max_completion_tokens and reject non-default temperature/top_p.
@@ -165,7 +166,7 @@ class OpenAIClient:
     def complete(self, messages: list[Message], params: GenerationParams,
                  tools: list[ToolSpec] | None = None) -> Completion:
         body = self.request_body(messages, params, tools)
-        return self._completion(self.create_chat(body))
+        return replace(self._completion(self.create_chat(body)), sent=sampling_of(body))
 
     def create_chat(self, body: dict[str, Any], extra_body: dict[str, Any] | None = None) -> Any:
         """One Chat Completions call with a body built by the caller; `extra_body` holds top-level fields

@@ -2,7 +2,8 @@
 
 Prices are list prices per 1M tokens (input, output) for standard, non-batch, short-context use;
 they change, so a user can override or extend them with OSWORLD_PRICES=/path/to/prices.json,
-a JSON object {model_prefix: [input_usd_per_1m, output_usd_per_1m]}.
+a JSON object {model_prefix: [input_usd_per_1m, output_usd_per_1m]}, with "as_of": "YYYY-MM-DD"
+saying when those prices were read (every price carries its date into the run's args.json).
 A prefix matches whole name segments: "gpt-5" prices "gpt-5" and "gpt-5-2025-08-07" but not
 "gpt-5.2", a different model; "llava" prices "llava:13b". The longest matching prefix wins.
 An unknown model costs None ("unknown"), never 0.
@@ -12,16 +13,28 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from typing import Any
 
 from mm_agents.llm.base import Usage
 
 PRICES_ENV = "OSWORLD_PRICES"
 
 
+PRICES_AS_OF = "2025-08"  # when the built-in table's list prices were read
+BUILT_IN = "the built-in price table"
+
+
 @dataclass(frozen=True)
 class Price:
     input_per_m: float
     output_per_m: float
+    as_of: str | None = PRICES_AS_OF     # the date of the price; None: its source does not say
+    source: str = BUILT_IN
+
+    def record(self, model: str) -> dict[str, Any]:
+        """The price as a run records it (args.json's `pricing`)."""
+        return {"model": model, "input_usd_per_1m": self.input_per_m, "output_usd_per_1m": self.output_per_m,
+                "as_of": self.as_of, "source": self.source}
 
     def cost(self, usage: Usage) -> float:
         return (usage.input_tokens * self.input_per_m + usage.output_tokens * self.output_per_m) / 1_000_000
@@ -31,7 +44,7 @@ class PriceTableError(ValueError):
     """The OSWORLD_PRICES file is missing or malformed."""
 
 
-# Public list prices as of 2025-08 (USD per 1M tokens: input, output).
+# Public list prices as of PRICES_AS_OF (USD per 1M tokens: input, output).
 DEFAULT_PRICES: dict[str, Price] = {
     "gpt-4o": Price(2.50, 10.00),
     "gpt-4o-mini": Price(0.15, 0.60),
@@ -77,12 +90,16 @@ def load_overrides(path: str) -> dict[str, Price]:
         raise PriceTableError(f"{PRICES_ENV}={path}: cannot read a JSON price table: {exc}") from exc
     if not isinstance(raw, dict):
         raise PriceTableError(f"{PRICES_ENV}={path}: expected an object {{model_prefix: [in, out]}}")
+    as_of = raw.pop("as_of", None)
+    if as_of is not None and not isinstance(as_of, str):
+        raise PriceTableError(f"{PRICES_ENV}={path}: \"as_of\" must be the date of the prices as text, "
+                              f"e.g. \"2026-01-15\", got {as_of!r}")
     prices = {}
     for prefix, pair in raw.items():
         if (not isinstance(pair, list) or len(pair) != 2
                 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and x >= 0 for x in pair)):
             raise PriceTableError(f"{PRICES_ENV}={path}: {prefix!r} must map to [input_usd_per_1m, output_usd_per_1m]")
-        prices[prefix] = Price(float(pair[0]), float(pair[1]))
+        prices[prefix] = Price(float(pair[0]), float(pair[1]), as_of, f"{PRICES_ENV}={path}")
     return prices
 
 

@@ -157,6 +157,8 @@ def test_usage_and_cost_per_step(anthropic_server):
                                  "cost_usd": pytest.approx(cost_usd("claude-sonnet-4-6", Usage(1000, 20)))}
     claude.predict("t", obs(SHOT))
     assert claude.usage["input_tokens"] == 3000 and claude.usage["cost_usd"] > 0
+    sent = {"max_tokens": anthropic_server.requests[0].body["max_tokens"]}  # no temperature: the API takes none
+    assert claude.model_calls == {"calls": 2, "sent": [sent], "served": ["claude-sonnet-4-6"]}
     claude.reset()
     assert claude.usage["input_tokens"] == 0
 

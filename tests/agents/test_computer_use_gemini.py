@@ -41,7 +41,8 @@ def click_on_the_grid(request):
 
 def test_grid_coordinates_land_on_the_target_and_the_image_fits_the_model(gemini_server):
     gemini_server.script(click_on_the_grid)
-    _, actions = agent(gemini_server).predict("Click the red box", obs(SHOT))
+    gemini_agent = agent(gemini_server)
+    _, actions = gemini_agent.predict("Click the red box", obs(SHOT))
     body = gemini_server.requests[0].body
     (tool,) = body["tools"]
     computer = tool.get("computerUse", tool.get("computer_use"))
@@ -49,6 +50,7 @@ def test_grid_coordinates_land_on_the_target_and_the_image_fits_the_model(gemini
     assert set(computer.get("excludedPredefinedFunctions", computer.get("excluded_predefined_functions"))) == \
         {"open_web_browser", "navigate", "search", "go_back", "go_forward"}
     assert images(body)[0].size == (1440, 810)
+    assert gemini_agent.model_calls["calls"] == 1 and gemini_agent.model_calls["sent"][0]["max_output_tokens"] > 0
     (action,) = actions
     x, y = (int(v.split("=")[1]) for v in action.removesuffix(")").split(", ")[1:])
     assert TARGET[0] <= x <= TARGET[2] and TARGET[1] <= y <= TARGET[3]

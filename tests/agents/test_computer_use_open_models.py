@@ -179,6 +179,8 @@ def test_vllm_sampling_fields_go_as_extra_body_and_unknown_fields_are_refused(vl
     body = vllm_server.requests[0].body
     assert body["top_k"] == 1 and body["repetition_penalty"] == 1.05 and body["temperature"] == 0.0
     assert vllm_server.rejections == []
+    assert agent.model_calls["sent"] == [{"max_tokens": body["max_tokens"], "temperature": 0.0, "top_k": 1,
+                                          "repetition_penalty": 1.05}]
     client = openai.OpenAI(base_url=vllm_server.base_url, api_key="x", max_retries=0)
     with pytest.raises(openai.BadRequestError, match="Extra inputs are not permitted"):
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}],
@@ -253,6 +255,8 @@ def test_the_planner_names_the_target_and_the_grounder_points_at_it(openai_serve
     assert TARGET[0] <= x <= TARGET[2] and TARGET[1] <= y <= TARGET[3]
     assert response["calls"][0]["arguments"]["target"] == "the red box"
     assert agent.last_usage["input_tokens"] == 1500 and agent.last_usage["cost_usd"] is None   # the grounder's price is unknown
+    assert agent.model_calls["calls"] == 2 and agent.model_calls["served"] == ["gpt-4o", "GTA1-7B"]
+    assert {"max_tokens": 128, "temperature": 0.0} in agent.model_calls["sent"]
     assert agent.predict("Click the red box", obs(SHOT))[1] == ["DONE"]
     tool_results = [m for m in openai_server.requests[1].body["messages"] if m["role"] == "tool"]
     assert tool_results and tool_results[0]["content"] == "Done."

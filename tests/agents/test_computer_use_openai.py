@@ -148,3 +148,6 @@ def test_usage_and_cost(responses_server):
     cua = agent(responses_server)
     cua.predict("t", obs(SHOT))
     assert cua.usage["input_tokens"] == 1000 and cua.usage["cost_usd"] == pytest.approx(0.0042)
+    body = responses_server.requests[0].body
+    assert cua.model_calls["sent"] == [{"max_output_tokens": body["max_output_tokens"], "reasoning": body["reasoning"]}]
+    assert cua.model_calls["served"] == ["computer-use-preview"]

@@ -11,9 +11,10 @@ import pytest
 from mm_agents.llm import (ContextTooLong, GenerationParams, ImagePart, LLMError, Message, RetryPolicy, TextPart,
                            ToolCall, ToolResult, ToolSpec, Usage, cost_usd, create_client, price_for, provider_for)
 from mm_agents.llm.anthropic_client import AnthropicClient
+from mm_agents.llm.calls import ModelCalls
 from mm_agents.llm.google_client import GoogleClient, classify as classify_google
 from mm_agents.llm.openai_client import OpenAIClient
-from mm_agents.llm.pricing import PriceTableError
+from mm_agents.llm.pricing import PRICES_AS_OF, PriceTableError
 from mm_agents.llm.retry import Failure, call_with_retries, parse_retry_after
 from tests.agents.wire_servers import (reply_context_too_long, reply_error, reply_text, reply_tool_calls)
 
@@ -432,6 +433,37 @@ def test_keys_come_from_the_environment(monkeypatch, gemini_server):
     assert gemini_server.requests[0].headers["x-goog-api-key"] == "from-env"
 
 
+# --- what a call was sent with and answered by ------------------------------------------------------
+
+def test_each_client_reports_the_sampling_settings_its_request_carried(openai_server, anthropic_server,
+                                                                         gemini_server):
+    params = GenerationParams(max_tokens=64, temperature=0.3, top_p=0.8)
+    for server in (openai_server, anthropic_server, gemini_server):
+        server.script(reply_text("ok"), reply_text("ok"))
+    openai = client_for("openai", openai_server).complete(screenshot_turn(), params)
+    body = openai_server.requests[0].body
+    assert openai.sent == {"max_tokens": 64, "temperature": 0.3, "top_p": 0.8} == {k: body[k] for k in openai.sent}
+    assert openai.model == "gpt-4o"  # as the server named it
+    reasoning = OpenAIClient("o3", api_key="k", base_url=openai_server.base_url).complete(screenshot_turn(), params)
+    assert reasoning.sent == {"max_completion_tokens": 64}  # a reasoning model takes no temperature: none sent
+    anthropic = client_for("anthropic", anthropic_server).complete(screenshot_turn(), params)
+    assert anthropic.sent == {"max_tokens": 64} and "temperature" not in anthropic_server.requests[0].body
+    gemini = client_for("google", gemini_server).complete(screenshot_turn(), params)
+    config = pick(gemini_server.requests[0].body, "generationConfig", "generation_config")
+    assert gemini.sent == {"max_output_tokens": 64, "temperature": 0.3, "top_p": 0.8}
+    assert (pick(config, "maxOutputTokens", "max_output_tokens"), config["temperature"]) == (64, 0.3)
+
+
+def test_model_calls_keep_each_distinct_setting_and_served_model_once():
+    calls = ModelCalls()
+    calls.add({"max_tokens": 64, "temperature": 0.3}, "gpt-4o-2024-08-06")
+    calls.add({"max_tokens": 64, "temperature": 0.3}, "gpt-4o-2024-08-06")
+    calls.add({"max_tokens": 128, "temperature": 0.0}, None)
+    assert calls.to_json() == {"calls": 3, "sent": [{"max_tokens": 64, "temperature": 0.3},
+                                                    {"max_tokens": 128, "temperature": 0.0}],
+                               "served": ["gpt-4o-2024-08-06"]}
+
+
 # --- pricing ----------------------------------------------------------------------------------
 
 def test_cost_from_the_table():
@@ -457,3 +489,18 @@ def test_price_overrides_from_file(tmp_path, monkeypatch):
     prices.write_text(json.dumps({"gpt-4o": "cheap"}))
     with pytest.raises(PriceTableError, match="gpt-4o"):
         cost_usd("gpt-4o", Usage())
+
+
+def test_every_price_carries_its_date_and_source(tmp_path, monkeypatch):
+    assert price_for("gpt-4o").record("gpt-4o") == {"model": "gpt-4o", "input_usd_per_1m": 2.5,
+                                                    "output_usd_per_1m": 10.0, "as_of": PRICES_AS_OF,
+                                                    "source": "the built-in price table"}
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"as_of": "2026-01-15", "gpt-4o": [1, 2]}))
+    monkeypatch.setenv("OSWORLD_PRICES", str(prices))
+    price = price_for("gpt-4o")
+    assert (price.as_of, price.source) == ("2026-01-15", f"OSWORLD_PRICES={prices}")
+    assert price_for("gpt-4o-mini").as_of == PRICES_AS_OF  # the built-in table's price, with its own date
+    prices.write_text(json.dumps({"as_of": 20260115, "gpt-4o": [1, 2]}))
+    with pytest.raises(PriceTableError, match='"as_of" must be the date of the prices as text'):
+        price_for("gpt-4o")

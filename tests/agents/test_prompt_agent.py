@@ -108,9 +108,15 @@ def test_system_prompt_carries_the_rules_and_the_task(openai_server):
 
 def test_generation_options_reach_the_request(openai_server):
     openai_server.script(reply_text("DONE"))
-    make_agent(openai_server, max_tokens=321, temperature=0.25, top_p=0.5).predict(INSTRUCTION, observation())
+    agent = make_agent(openai_server, max_tokens=321, temperature=0.25, top_p=0.5)
+    agent.predict(INSTRUCTION, observation())
     body = openai_server.requests[0].body
     assert (body["model"], body["max_tokens"], body["temperature"], body["top_p"]) == ("gpt-4o", 321, 0.25, 0.5)
+    # What reproducing the score needs: the settings as sent and the model that answered.
+    assert agent.model_calls == {"calls": 1, "sent": [{"max_tokens": 321, "temperature": 0.25, "top_p": 0.5}],
+                                 "served": ["gpt-4o"]}
+    agent.reset()
+    assert agent.model_calls == {"calls": 0, "sent": [], "served": []}
 
 
 # ------------------------------------------------------------------ history

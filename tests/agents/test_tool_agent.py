@@ -155,6 +155,7 @@ def test_usage_adds_up_per_call_and_per_task(openai_agent, openai_server):
     assert openai_agent.last_usage["input_tokens"] == 2000
     assert openai_agent.usage == {"input_tokens": 3000, "output_tokens": 70,
                                   "cost_usd": pytest.approx(cost_usd("gpt-4o", Usage(3000, 70)))}
+    assert openai_agent.model_calls["calls"] == 2 and openai_agent.model_calls["served"] == ["gpt-4o"]
     openai_agent.reset()
     assert openai_agent.usage == {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}
 

@@ -179,6 +179,18 @@ def test_ray_backend_gives_the_local_backends_results_on_test_small(ray_cluster,
     assert set(ray_record) - set(local_record) == {"ray_worker"}
 
 
+def test_each_trial_of_a_task_is_written_back_to_its_own_folder(ray_cluster, tmp_path):
+    run = osworld_run(ray_cluster, tmp_path, "--task-id", OS_TASKS[0], "--trials", "2", "--no-record")
+    output, _ = run.communicate(timeout=600)
+    assert run.returncode == 0, output
+    first = tmp_path / "pyautogui" / "screenshot" / "reference" / "os" / OS_TASKS[0]
+    for trial, folder in ((1, first), (2, first / "trials" / "2")):
+        record = json.loads((folder / "status.json").read_text())
+        assert (record["status"], record["trial"], (folder / "result.txt").read_text()) == ("ok", trial, "1.0\n")
+        assert record["ray_worker"]["pid"] and list(folder.glob("step_0_*.png"))
+    assert sorted(p.name for p in (first / "trials").iterdir()) == ["2"]
+
+
 def test_a_worker_killed_mid_task_costs_an_error_record_and_a_retry_not_the_task(ray_cluster, tmp_path):
     run = osworld_run(ray_cluster, tmp_path, "--domain", "os", "--no-record")
     killed = wait_until(lambda: [pid for pid in actor_pids(ray_cluster)

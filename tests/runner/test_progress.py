@@ -34,3 +34,16 @@ def test_a_run_as_plain_lines():
     assert "os/b: [bold]HTTP 401[/bold] from the model" in text  # as the error said it
     assert "retrying os/c: the Ray worker died" in text and "stopping the run" in text
     assert (progress.done, progress.ok, progress.errors) == (2, 1, 1)
+
+
+def test_two_trials_of_one_task_run_side_by_side_each_under_its_own_name():
+    out = io.StringIO()
+    progress = RunProgress(Console(file=out, width=200), live=False)
+    with progress:
+        progress(Started(0, "os", "a"))
+        progress(Started(1, "os", "a", trial=2))
+        progress(StepTaken(1, "os", "a", 3, trial=2))
+        assert progress.running == {"os/a": 0, "os/a #2": 3}
+        progress(Finished(1, "os", "a", {"status": "ok", "score": 0.0, "steps": 3, "error": None}, trial=2))
+        assert progress.running == {"os/a": 0}
+    assert "started  os/a #2" in out.getvalue() and "finished os/a #2: score 0 in 3 step(s)" in out.getvalue()

@@ -177,9 +177,11 @@ def test_chromium_renders_tables_and_timelines_without_console_errors(report, tm
     assert dom.count('data-rendered="1"') == 1  # the other timelines stay unrendered until opened
     assert "5 of 5 tasks shown" in dom
     assert '<table class="summary">' in dom and "<td>libreoffice_calc</td>" in dom and "<td>Office</td>" in dom
-    assert "<td>Overall</td><td>5</td><td>2.5</td><td>62.5%</td><td>50.0%</td><td>1</td>" in dom
+    # The leaderboard's score (the error as 0) and its interval first, the errors beside it, then without errors.
+    assert "<td>Overall</td><td>5</td><td>5</td><td>50.0%</td><td>10.0%–90.0%</td><td>1</td><td>62.5%</td>" in dom
     assert dom.count('<svg class="chart"') == 4
-    assert "success rate by domain" in dom and "steps per task" in dom
+    assert "score by domain (errors as 0, 95% CI)" in dom and "steps per task" in dom
+    assert dom.count('<g class="whisker">') > 0  # each interval drawn over its bar
     assert 'id="task-table"' in dom and dom.count('<tr data-task="1"') == 5
     assert "Typing the formula." in dom and "=SUM(A1:A3)" in dom
     assert "ModelAPIError" in dom and "<summary>traceback</summary>" in dom
@@ -333,7 +335,7 @@ def test_osworld_results_without_status_json(tmp_path):
     output = build_report([tmp_path / "results"], tmp_path / "report.html")
     done = chromium(["--dump-dom", output.as_uri()], tmp_path / "profile")
     assert done.returncode == 0
-    assert "<td>Overall</td><td>2</td><td>1</td><td>50.0%</td>" in done.stdout
+    assert "<td>Overall</td><td>2</td><td>2</td><td>50.0%</td>" in done.stdout
     assert 'data-outcome="fail" data-id="b"' in done.stdout and "2 of 2 tasks shown" in done.stdout
 
 
@@ -354,6 +356,9 @@ def test_two_runs_are_compared_and_filtered_by_run(tmp_path):
         assert header == ["group", "pyautogui/screenshot/model-a", "pyautogui/screenshot/model-b"]
         assert tools.js("document.querySelector('table.comparison tbody tr:last-child').innerText").split("\t") == [
             "Overall", "100.0% (1)", "0.0% (1)"]
+        # Paired by task: one task tells the runs apart, which an exact McNemar test cannot call a difference.
+        assert tools.js("document.querySelector('table.paired tbody tr:last-child').innerText").split("\t") == [
+            "Overall", "1", "100.0%", "0.0%", "+100.0", "-", "1", "no significant difference"]
         shown = tools.js("""(() => { const s = document.getElementById('f-run');
             s.value = 'pyautogui/screenshot/model-b'; s.dispatchEvent(new Event('change'));
             return Array.from(document.querySelectorAll('#task-table tr[data-task]:not([hidden]) td'))

@@ -20,11 +20,13 @@ class ScriptedRunner:
     """A task runner whose outcome per task id is given: a score, "fatal" (a 401), "raise" (a bug that
     kills its worker) or a threading.Event to wait for first. It writes its folder as the episode does."""
 
-    def __init__(self, script: dict, seen: list):
+    def __init__(self, script: dict, seen: list, trials: list | None = None):
         self.script, self.seen = script, seen
+        self.trials = [] if trials is None else trials
 
-    def run_task(self, domain, task_id, task_dir: Path, previous_errors, on_step=lambda n: None):
+    def run_task(self, domain, task_id, task_dir: Path, previous_errors, on_step=lambda n: None, trial=1):
         self.seen.append((task_id, read_status(task_dir), list(previous_errors)))
+        self.trials.append((task_id, trial, task_dir))
         what = self.script.get(task_id, 1.0)
         if isinstance(what, threading.Event):
             what.wait(30)

@@ -45,9 +45,15 @@ def test_a_format_1_record_reads_into_typed_fields_and_writes_back_the_same():
     assert status.error.fatal["kind"] == "auth" and status.error.text() == "LLMError: openai model 'm': HTTP 401"
     assert [p.error.type for p in status.previous_errors] == ["Interrupted", "InvalidTask"]
     assert status.previous_errors[1].error.problems[0]["field"] == "evaluator.func"
-    assert status.extra == {} and status.to_json() == FORMAT_1
+    assert status.extra == {} and status.to_json() == {**FORMAT_1, "format": FORMAT_VERSION}
     scored = TaskStatus.from_json(SCORED)
-    assert scored.evaluation.parts[0].func == "compare_table" and scored.to_json() == SCORED
+    assert scored.evaluation.parts[0].func == "compare_table" and scored.to_json() == {**SCORED, "format": 2}
+
+
+def test_a_format_2_record_says_which_trial_of_which_task_file_it_is():
+    record = {**SCORED, "format": 2, "trial": 3, "task_sha256": "ab" * 32}
+    status = TaskStatus.from_json(record)
+    assert (status.trial, status.task_sha256) == (3, "ab" * 32) and status.to_json() == record
 
 
 def test_a_record_older_than_the_format_reads_the_same_and_is_written_with_it(tmp_path):
@@ -70,7 +76,7 @@ def test_an_osworld_folder_has_no_record_but_reads_as_done(tmp_path):
 
 
 def test_what_this_version_does_not_know_is_kept_as_read():
-    newer = {**SCORED, "format": 2, "trials": [1, 0], "steps": "three",
+    newer = {**SCORED, "format": 3, "trials": [1, 0], "steps": "three",
              "error": {"type": "X", "message": "m", "hint": "retry"}, "status": "ok"}
     status = TaskStatus.from_json(newer)
     assert status.extra == {"trials": [1, 0], "steps": "three"} and status.steps is None
