@@ -24,8 +24,8 @@ import os
 import statistics
 import struct
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 from .controllers.python import PythonController
 from .providers.local import LocalProvider
@@ -42,7 +42,7 @@ class Figure:
     extra: dict[str, float] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, values: list[float], unit: str, **extra: float) -> "Figure":
+    def of(cls, values: list[float], unit: str, **extra: float) -> Figure:
         ordered = sorted(values)
         p95 = ordered[min(len(ordered) - 1, max(0, round(0.95 * len(ordered)) - 1))]
         return cls(round(statistics.median(ordered), 3), round(p95, 3), len(ordered), unit,

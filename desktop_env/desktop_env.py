@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from typing import Any, Callable
-
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .actions import InvalidAction, to_pyautogui, validate_action
 from .controllers.python import PythonController
@@ -33,7 +33,7 @@ SetupRunner = Callable[["DesktopEnv", list], None]
 Evaluator = Callable[["DesktopEnv", dict], "Evaluation | float"]
 
 
-def default_evaluator(env: "DesktopEnv", evaluator: dict) -> Evaluation:
+def default_evaluator(env: DesktopEnv, evaluator: dict) -> Evaluation:
     from .evaluators.scoring import evaluate_task
     run_steps(env, evaluator.get("postconfig") or [], phase="postconfig")
     return evaluate_task(env, evaluator)
@@ -208,7 +208,7 @@ class DesktopEnv:
         self.controller.close()
         self.provider.stop_emulator(self.path_to_vm)
 
-    def __enter__(self) -> "DesktopEnv":
+    def __enter__(self) -> DesktopEnv:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -31,9 +31,9 @@ import importlib.metadata
 import inspect
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from .errors import DesktopEnvError
 
@@ -96,7 +96,7 @@ class UnsupportedName(UnknownName):
 class DuplicateName(ExtensionError):
     """Two places register one name of one kind."""
 
-    def __init__(self, kind: str, name: str, first: "Entry", second: "Entry"):
+    def __init__(self, kind: str, name: str, first: Entry, second: Entry):
         super().__init__(f"{KINDS[kind].label} {name!r} is registered twice: at {first.place} and at {second.place}")
         self.kind, self.name, self.first, self.second = kind, name, first, second
 

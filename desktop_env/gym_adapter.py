@@ -17,8 +17,9 @@ from __future__ import annotations
 import io
 import json
 import string
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np

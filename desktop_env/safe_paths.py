@@ -22,7 +22,7 @@ import errno
 import os
 import stat
 import urllib.parse
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from .errors import UnsafeTaskPath

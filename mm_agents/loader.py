@@ -3,8 +3,9 @@ entry point, or `@agent("name")` in a --plugin file) or `package.module:Class` /
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from desktop_env import extensions
 from desktop_env.user_modules import import_user_module, is_file_spec

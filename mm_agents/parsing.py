@@ -109,7 +109,7 @@ def parse_pyautogui(text: str, coordinate_factor: float = 1.0,
     return _finish(result, invalid, "the answer has no code block, special code or code line")
 
 
-def _finish(result: "ParsedResponse", invalid: bool, nothing_found: str) -> "ParsedResponse":
+def _finish(result: ParsedResponse, invalid: bool, nothing_found: str) -> ParsedResponse:
     """One invalid action voids the whole answer: running the rest could act on the wrong screen."""
     if invalid:
         if result.actions:

@@ -16,8 +16,18 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from mm_agents.llm import (Completion, ContextTooLong, GenerationParams, ImagePart, Message, Part, TextPart, Usage,
-                           cost_usd, create_client)
+from mm_agents.llm import (
+    Completion,
+    ContextTooLong,
+    GenerationParams,
+    ImagePart,
+    Message,
+    Part,
+    TextPart,
+    Usage,
+    cost_usd,
+    create_client,
+)
 from mm_agents.llm.calls import ModelCalls
 from mm_agents.observations import DEFAULT_MAX_TOKENS, linearize, scale_screenshot, set_of_marks
 from mm_agents.parsing import ParsedResponse, parse_computer_13, parse_pyautogui

@@ -20,8 +20,19 @@ from PIL import Image
 
 from .desktop_tool import DESKTOP_TOOL, TOOL_NAME, ToolArgumentError, format_tool_result, to_action
 from .llm import create_client
-from .llm.base import (Completion, ContextTooLong, GenerationParams, ImagePart, LLMClient, Message, Part, TextPart,
-                       ToolCall, ToolResult, Usage)
+from .llm.base import (
+    Completion,
+    ContextTooLong,
+    GenerationParams,
+    ImagePart,
+    LLMClient,
+    Message,
+    Part,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from .llm.calls import ModelCalls
 from .llm.pricing import cost_usd
 from .observations import linearize

@@ -6,8 +6,8 @@ anything ran (README, "Exit statuses").
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import click
 

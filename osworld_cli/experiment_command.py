@@ -7,7 +7,8 @@ the script does not set itself, taken from `osworld run` so the two never drift 
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import click
 

@@ -1,7 +1,7 @@
 """--desktop-memory/-pids/-cpu-weight/-tmpfs/-disk, shared by `run` and `env serve`."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import click
 

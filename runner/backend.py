@@ -7,9 +7,10 @@ on at all. Keeping that split is what lets every backend resume, stop and record
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, Union
+from typing import Any, Protocol, Union
 
 from .events import Reporter
 from .results import PreviousError

@@ -12,9 +12,10 @@ import inspect
 import io
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from desktop_env.desktop_env import special_action
 from desktop_env.errors import ResourceLimitExceeded

@@ -7,8 +7,9 @@ their backend. `worker` is the backend's number for the worker, process, thread 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Union
+from typing import Any, Union
 
 
 @dataclass(frozen=True)

@@ -23,13 +23,14 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from .results import TaskRecord, read_task
 from .config import OBSERVATION_TYPES, RunConfig
 from .plan import plan_tasks
+from .results import TaskRecord, read_task
 from .run import run_benchmark
 from .settings import SettingsMismatch, recorded_differences, setting_differences
 from .summary import CATEGORIES, group_stats
@@ -232,6 +233,7 @@ class CellPlan:
 def plan_cells(cells: list[Cell]) -> list[CellPlan]:
     """What each cell still has to run, and its cost; refuses a folder holding other settings' runs."""
     from desktop_env.tasks import load_task_set
+
     from .results import TaskState
 
     plans = []

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from desktop_env.tasks import Task, TaskSet, load_task_set, validate_task
 from desktop_env.tasks.coverage import default_missing_apps, lacking_apps, web_reasons

@@ -40,7 +40,7 @@ class RunProgress:
         self.started = time.monotonic()
         self._live: Live | None = None
 
-    def __enter__(self) -> "RunProgress":
+    def __enter__(self) -> RunProgress:
         if self.live_mode:
             self._live = Live(self.render(), console=self.console, refresh_per_second=4, transient=False)
             self._live.__enter__()

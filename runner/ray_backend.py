@@ -46,9 +46,9 @@ class RayDesktopWorker:
     """The Ray actor: one DesktopWorker whose task folders live in node-local scratch space."""
 
     def __init__(self, config: RunConfig) -> None:
-        from .task_worker import DesktopWorker
-
         import ray
+
+        from .task_worker import DesktopWorker
 
         self.worker = DesktopWorker(config)
         self.node = {"host": socket.gethostname(), "ray_node_id": ray.get_runtime_context().get_node_id(),

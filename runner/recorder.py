@@ -18,8 +18,19 @@ from typing import Any, Protocol
 
 from desktop_env.evaluators.outcome import Evaluation
 
-from .results import (AgentFault, ErrorRecord, PreviousError, TaskStatus, now_iso, remove_score,
-                      write_bytes_atomic, write_json_atomic, write_score, write_status, write_trajectory)
+from .results import (
+    AgentFault,
+    ErrorRecord,
+    PreviousError,
+    TaskStatus,
+    now_iso,
+    remove_score,
+    write_bytes_atomic,
+    write_json_atomic,
+    write_score,
+    write_status,
+    write_trajectory,
+)
 
 LOG_FILE, RECORDING_FILE, PERTURBATION_FILE = "runtime.log", "recording.mp4", "perturbation.json"
 PARTS = ("reset", "agent", "env", "evaluate")  # what status.json's durations add up

@@ -22,9 +22,10 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 from urllib.parse import quote
 
 from .compare import GROUP_COLUMNS, CompareError, compare_runs, group_rows, headline, won_and_lost

@@ -27,14 +27,14 @@ import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from desktop_env.evaluators.context import NotRecorded
 from desktop_env.evaluators.outcome import Evaluation
-from desktop_env.evaluators.recording import (MANIFEST_VERSION, RecordingContext, ReplayContext,
-                                              record_unreached_getters)
+from desktop_env.evaluators.recording import MANIFEST_VERSION, RecordingContext, ReplayContext, record_unreached_getters
 
 from .results import now_iso, read_status, read_task, read_trajectory, split_trial, write_json_atomic
 from .summary import find_runs

@@ -18,10 +18,11 @@ import shutil
 import tempfile
 import traceback
 import typing
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal
 
 from desktop_env.evaluators.outcome import Evaluation
 

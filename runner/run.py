@@ -32,8 +32,9 @@ from .worker_pool import LocalBackend, ThreadBackend  # noqa: F401 (the library'
 
 
 def environment_versions() -> dict[str, Any]:
-    import desktop_env
     from importlib import metadata
+
+    import desktop_env
 
     versions: dict[str, Any] = {"python": platform.python_version(), "platform": platform.platform()}
     try:

@@ -11,7 +11,7 @@ With --trials K each trial of a task is a task of its own here, with its own fol
 from __future__ import annotations
 
 from collections import deque
-from typing import Iterable
+from collections.abc import Iterable
 
 from .backend import Assignment, Backend, BackendStopped, TaskDone, TaskLost
 from .events import Finished, Interrupted, Reporter, Retrying, Started, Stopped

@@ -9,8 +9,9 @@ folder, never as an exception out of `run_task`.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .results import ErrorRecord, PreviousError, TaskStatus, now_iso, write_status
 

@@ -13,9 +13,9 @@ every task it passes is a free pass (a place where the desktop starts where the 
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .config import RunConfig
 from .events import Event, Finished

@@ -17,8 +17,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .backend import Assignment, BackendStopped, Outcome, TaskDone, TaskLost, TaskRunner
 from .events import Reporter, StepTaken
@@ -274,7 +275,7 @@ class ThreadBackend(WorkerPool):
         self.events = queue.Queue()
 
     @classmethod
-    def with_env_factory(cls, config: Any, env_factory: Callable[[], Any]) -> "ThreadBackend":
+    def with_env_factory(cls, config: Any, env_factory: Callable[[], Any]) -> ThreadBackend:
         """Desktop workers whose environment comes from `env_factory` (called once per worker)."""
         from .task_worker import DesktopWorker
 

@@ -20,9 +20,10 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .. import extensions
 from ..errors import DesktopEnvError, ServerRequestError, UnsafeTaskPath

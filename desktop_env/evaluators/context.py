@@ -23,9 +23,10 @@ import datetime as dt
 import json
 import warnings
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import DesktopEnvError, ProviderError, ServiceUnreachable
 from ..safe_paths import cache_folder, join_under, task_file_of, write_under
@@ -54,7 +55,7 @@ class CommandResult:
     returncode: int | None = None
 
     @classmethod
-    def from_reply(cls, reply: dict) -> "CommandResult":
+    def from_reply(cls, reply: dict) -> CommandResult:
         return cls(reply.get("output") or "", reply.get("error") or "", reply.get("returncode"))
 
     def to_json(self) -> dict:

@@ -111,7 +111,7 @@ class Evaluation:
                 "metrics": [asdict(p) for p in self.parts]}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Evaluation":
+    def from_json(cls, data: dict) -> Evaluation:
         parts = tuple(MetricPart(**p) for p in data.get("metrics", []))
         return cls(float(data["score"]), str(data.get("explanation", "")), parts)
 

@@ -22,9 +22,10 @@ import datetime as dt
 import hashlib
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from .context import CommandResult, EvalContext, HttpAnswer, NotRecorded, ServiceUnavailable
 
@@ -73,18 +74,18 @@ class Blobs:
 class Codec:
     """How one operation's answer becomes JSON (`encode`) and back (`decode`)."""
     encode: Callable[[Any, Blobs], dict]
-    decode: Callable[[dict, Blobs, str, "ReplayContext", dict], Any]
+    decode: Callable[[dict, Blobs, str, ReplayContext, dict], Any]
 
 
 def _encode_bytes(value: bytes | None, blobs: Blobs) -> dict:
     return {"absent": True} if value is None else blobs.store(value)
 
 
-def _decode_bytes(answer: dict, blobs: Blobs, call: str, ctx: "ReplayContext", args: dict) -> bytes | None:
+def _decode_bytes(answer: dict, blobs: Blobs, call: str, ctx: ReplayContext, args: dict) -> bytes | None:
     return None if answer.get("absent") else blobs.load(answer, call)
 
 
-def _decode_cached(answer: dict, blobs: Blobs, call: str, ctx: "ReplayContext", args: dict) -> Path | None:
+def _decode_cached(answer: dict, blobs: Blobs, call: str, ctx: ReplayContext, args: dict) -> Path | None:
     """The cache file as it was, put back into the replay's cache folder."""
     data = _decode_bytes(answer, blobs, call, ctx, args)
     return None if data is None else ctx.save_to_cache(args["name"], data, args.get("field"))
@@ -94,7 +95,7 @@ def _encode_live_only(value: Any, blobs: Blobs) -> dict:
     return {"live_only": True}
 
 
-def _decode_live_only(answer: dict, blobs: Blobs, call: str, ctx: "ReplayContext", args: dict) -> Any:
+def _decode_live_only(answer: dict, blobs: Blobs, call: str, ctx: ReplayContext, args: dict) -> Any:
     raise NotRecorded(f"{ctx.asking} talks to {args['service']} through endpoint(): that conversation (e.g. "
                       "Chrome's DevTools websocket) is live only and was not recorded")
 

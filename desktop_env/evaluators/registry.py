@@ -14,7 +14,8 @@ Calling conventions (OSWorld's):
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from .. import extensions
 from ..extensions import UnknownName, UnsupportedName  # noqa: F401  (part of this module's API)

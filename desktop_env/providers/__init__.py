@@ -6,7 +6,8 @@ provider options and returns a Provider: usually the class itself. A plugin adds
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .. import extensions
 from ..errors import ProviderError

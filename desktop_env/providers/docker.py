@@ -72,7 +72,7 @@ def docker_hint(output: str) -> str:
     return ""
 
 
-_live: "weakref.WeakSet[DockerProvider]" = weakref.WeakSet()
+_live: weakref.WeakSet[DockerProvider] = weakref.WeakSet()
 
 
 @atexit.register

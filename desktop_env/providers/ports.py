@@ -24,8 +24,8 @@ import json
 import os
 import socket
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from ..errors import ProviderError
 

@@ -21,9 +21,9 @@ from dataclasses import asdict, dataclass, field
 
 from ..errors import ProviderError
 from .docker import DOCKER_INSTALL_HINT, LABEL_ENV, LABEL_HOST, LABEL_OWNER, LABEL_OWNER_START
-from .vm_tools import run_tool
 from .ports import PortAllocator, process_alive
 from .virtualbox import parse_vm_list
+from .vm_tools import run_tool
 from .vmware import default_host_type
 
 log = logging.getLogger("osworld.providers.prune")

@@ -8,7 +8,7 @@ import shlex
 import subprocess
 import time
 import urllib.parse
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import MissingDependency, ProviderError
 

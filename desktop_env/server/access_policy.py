@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 # Media types by the names routes use to declare what their body may be.
 ENCODINGS = {

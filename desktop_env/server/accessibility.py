@@ -26,8 +26,8 @@ import os
 import re
 import threading
 import time
+from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Generator
 
 from ..a11y_namespaces import xmlns_declarations
 from .dbus_wire import CallFailed, Connection, DBusConnectionError, MethodCall, Pipeline

@@ -20,8 +20,9 @@ import select
 import socket
 import struct
 import time
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Generator, Iterable, NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 METHOD_CALL, METHOD_RETURN, ERROR = 1, 2, 3
@@ -481,7 +482,7 @@ class Connection:
                 reply += chunk
             if reply.startswith(b"OK "):
                 self.sock.sendall(b"BEGIN\r\n")
-        except socket.timeout as error:
+        except TimeoutError as error:
             raise DBusConnectionError(f"{self.address}: no answer to authentication within {timeout} s") from error
         except OSError as error:  # e.g. the peer exited meanwhile
             raise DBusConnectionError(f"{self.address}: authentication failed: {error}") from error

@@ -43,9 +43,10 @@ import socketserver
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO
 
 from .access_policy import AccessPolicy, Refusal
 
@@ -184,7 +185,7 @@ class UploadedFile:
 class MultipartPart:
     """One part of a multipart/form-data body, read as a stream."""
 
-    def __init__(self, reader: "_MultipartReader", headers: email.message.Message):
+    def __init__(self, reader: _MultipartReader, headers: email.message.Message):
         self._reader = reader
         self.headers = headers
         self.name: str | None = headers.get_param("name", header="content-disposition")
@@ -447,16 +448,16 @@ class Response:
     file_length: int = 0
 
     @classmethod
-    def json(cls, value: Any, status: int = 200) -> "Response":
+    def json(cls, value: Any, status: int = 200) -> Response:
         return cls(json.dumps(value).encode(), status)
 
     @classmethod
-    def text(cls, value: str, status: int = 200) -> "Response":
+    def text(cls, value: str, status: int = 200) -> Response:
         return cls(value.encode(), status, "text/plain; charset=utf-8")
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, content_type: str = "application/octet-stream",
-                  headers: dict[str, str] | None = None) -> "Response":
+                  headers: dict[str, str] | None = None) -> Response:
         """Streams the file at `path`; OSError (missing, unreadable) is the caller's to handle."""
         stream = open(path, "rb")
         try:

@@ -11,8 +11,8 @@ The env server calls `pyautogui.osworld_new_action()` before each action's code.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from types import ModuleType
-from typing import Callable
 
 
 def defer_pause(pyautogui: ModuleType, clock: Callable[[], float] = time.monotonic,

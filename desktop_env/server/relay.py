@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 _CHUNK = 1 << 16
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from .httpd import HTTPError, Request, Response, Router
 from .state import ServerState
 
-
 # WM_CLASS names of the windows each desktop component shows once it is up: GNOME Shell's
 # desktop icons (the ding extension's gjs window, made once the shell's start-up is complete).
 COMPONENT_WINDOW_CLASSES = {"gnome-shell": "gjs"}
@@ -28,7 +27,8 @@ WORKAREA_SETTLED_S = 0.3
 def desktop_status(state: ServerState) -> tuple[bool, set[str], tuple[int, ...]]:
     """(an EWMH window manager announced itself, WM_CLASS classes of the managed windows, the
     first work area's x, y, width, height, or () when none is set)."""
-    from Xlib import X, display as xdisplay, error
+    from Xlib import X, error
+    from Xlib import display as xdisplay
 
     try:
         connection = xdisplay.Display(state.display)

@@ -114,7 +114,7 @@ def _declare(lib: ctypes.CDLL, name: str, restype, *argtypes) -> None:
 class _Libs:
     """libX11, libXext, libXfixes and libc with the signatures we call, loaded once."""
 
-    _instance: "_Libs | None" = None
+    _instance: _Libs | None = None
     _instance_lock = threading.Lock()
 
     def __init__(self) -> None:
@@ -196,7 +196,7 @@ class _Libs:
         return 0
 
     @classmethod
-    def get(cls) -> "_Libs":
+    def get(cls) -> _Libs:
         with cls._instance_lock:
             if cls._instance is None:
                 try:
@@ -484,7 +484,7 @@ class Screen:
                 self._libs.broken_displays.discard(self._display)
                 self._display = None
 
-    def __enter__(self) -> "Screen":
+    def __enter__(self) -> Screen:
         return self
 
     def __exit__(self, *exc_info) -> None:

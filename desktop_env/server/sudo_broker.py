@@ -94,7 +94,7 @@ class RunRequest:
     preserve_env: bool = False
 
     @classmethod
-    def parse(cls, message: dict) -> "RunRequest":
+    def parse(cls, message: dict) -> RunRequest:
         def given(name: str, default: object) -> object:  # an absent or null field takes its default
             value = message.get(name)
             return default if value is None else value

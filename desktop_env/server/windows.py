@@ -9,10 +9,11 @@ from __future__ import annotations
 import contextlib
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
-from Xlib import X, Xatom, error as xerror
+from Xlib import X, Xatom
+from Xlib import error as xerror
 from Xlib.display import Display
 from Xlib.protocol import event as xevent
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import TaskFileError, UnsafeTaskPath
 

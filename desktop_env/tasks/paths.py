@@ -8,8 +8,9 @@ upload_file, cloud_file and conference_city_in_order's `csv_path` must resolve, 
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ..errors import UnsafeTaskPath
 from ..safe_paths import check_basename, check_relative, resource_path

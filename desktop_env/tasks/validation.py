@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import difflib
 import inspect
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from ..errors import TaskFileError
 from .loader import Task, TaskSet

@@ -105,11 +105,11 @@ class Space:
     kind: str                 # "image" or "grid"
 
     @classmethod
-    def image(cls, image_size: tuple[int, int], screen: tuple[int, int]) -> "Space":
+    def image(cls, image_size: tuple[int, int], screen: tuple[int, int]) -> Space:
         return cls(tuple(image_size), tuple(screen), "image")
 
     @classmethod
-    def grid(cls, screen: tuple[int, int]) -> "Space":
+    def grid(cls, screen: tuple[int, int]) -> Space:
         return cls((GRID, GRID), tuple(screen), "grid")
 
     def describe(self) -> str:

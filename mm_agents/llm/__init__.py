@@ -5,8 +5,21 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from desktop_env import extensions
-from mm_agents.llm.base import (Completion, ContextTooLong, GenerationParams, ImagePart, LLMClient, LLMError,
-                                Message, Part, TextPart, ToolCall, ToolResult, ToolSpec, Usage)
+from mm_agents.llm.base import (
+    Completion,
+    ContextTooLong,
+    GenerationParams,
+    ImagePart,
+    LLMClient,
+    LLMError,
+    Message,
+    Part,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Usage,
+)
 from mm_agents.llm.pricing import Price, cost_usd, price_for
 from mm_agents.llm.retry import RetryPolicy
 

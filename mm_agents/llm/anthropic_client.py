@@ -3,13 +3,25 @@ from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 import anthropic
 
-from mm_agents.llm.base import (Completion, GenerationParams, ImagePart, LLMError, Message, Part, TextPart,
-                                ToolCall, ToolSpec, Usage, sampling_of)
+from mm_agents.llm.base import (
+    Completion,
+    GenerationParams,
+    ImagePart,
+    LLMError,
+    Message,
+    Part,
+    TextPart,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    sampling_of,
+)
 from mm_agents.llm.retry import Failure, RetryPolicy, call_with_retries, mentions_context_overflow, parse_retry_after
 
 

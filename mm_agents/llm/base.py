@@ -47,7 +47,7 @@ class Message:
     tool_result: ToolResult | None = None                        # role "tool"
 
     @classmethod
-    def text(cls, role: str, text: str) -> "Message":
+    def text(cls, role: str, text: str) -> Message:
         return cls(role=role, content=[TextPart(text)])
 
 
@@ -63,7 +63,7 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
 
 
@@ -134,7 +134,7 @@ class LLMError(Exception):
                                     self.status)
 
 
-def _rebuild_llm_error(cls, message, provider, model, url, kind, status) -> "LLMError":
+def _rebuild_llm_error(cls, message, provider, model, url, kind, status) -> LLMError:
     return cls(message, provider=provider, model=model, url=url, kind=kind, status=status)
 
 

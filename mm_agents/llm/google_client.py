@@ -5,14 +5,26 @@ import importlib
 import itertools
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 from google import genai
 from google.genai import errors, types
 
-from mm_agents.llm.base import (Completion, GenerationParams, ImagePart, LLMError, Message, Part, TextPart,
-                                ToolCall, ToolSpec, Usage, sampling_of)
+from mm_agents.llm.base import (
+    Completion,
+    GenerationParams,
+    ImagePart,
+    LLMError,
+    Message,
+    Part,
+    TextPart,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    sampling_of,
+)
 from mm_agents.llm.retry import Failure, RetryPolicy, call_with_retries, mentions_context_overflow, parse_retry_after
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")

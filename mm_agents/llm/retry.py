@@ -12,10 +12,11 @@ import re
 import threading
 import time
 import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import Callable, Mapping, TypeVar
+from typing import TypeVar
 
 from mm_agents.llm.base import ContextTooLong, LLMError
 
@@ -122,7 +123,7 @@ class InFlight:
 
 
 _IN_FLIGHT: dict[int, InFlight] = {}
-_CANCELLED: "weakref.WeakSet[threading.Thread]" = weakref.WeakSet()  # thread objects: idents get reused
+_CANCELLED: weakref.WeakSet[threading.Thread] = weakref.WeakSet()  # thread objects: idents get reused
 _REGISTRY_LOCK = threading.Lock()
 _KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}
 

@@ -6,7 +6,6 @@ import base64
 import io
 
 import numpy
-
 from PIL import Image
 
 SCREEN = (1920, 1080)

@@ -13,7 +13,6 @@ from mm_agents.computer_use.geometry import ImageLimits, Space, fit_size, smart_
 from mm_agents.computer_use.keys import combination, key_name, xdotool_sequence
 from mm_agents.computer_use.profiles import CLAUDE_LIMITS, ProfileError, profile_for
 
-
 # --- image sizes -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("model, screen, sent", [

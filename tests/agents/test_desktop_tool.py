@@ -8,8 +8,17 @@ import jsonschema
 import pytest
 
 from desktop_env.actions import DRAG_DURATION_S
-from mm_agents.desktop_tool import (ACTION_TYPES, DESKTOP_TOOL, PARAMETERS, TOOL_NAME, ToolArgumentError,
-                                    anthropic_tool_schema, format_tool_result, openai_tool_schema, to_action)
+from mm_agents.desktop_tool import (
+    ACTION_TYPES,
+    DESKTOP_TOOL,
+    PARAMETERS,
+    TOOL_NAME,
+    ToolArgumentError,
+    anthropic_tool_schema,
+    format_tool_result,
+    openai_tool_schema,
+    to_action,
+)
 from mm_agents.llm.base import ToolSpec
 
 SCREEN = (1280, 720)

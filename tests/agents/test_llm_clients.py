@@ -8,15 +8,31 @@ from datetime import datetime, timezone
 
 import pytest
 
-from mm_agents.llm import (ContextTooLong, GenerationParams, ImagePart, LLMError, Message, RetryPolicy, TextPart,
-                           ToolCall, ToolResult, ToolSpec, Usage, cost_usd, create_client, price_for, provider_for)
+from mm_agents.llm import (
+    ContextTooLong,
+    GenerationParams,
+    ImagePart,
+    LLMError,
+    Message,
+    RetryPolicy,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Usage,
+    cost_usd,
+    create_client,
+    price_for,
+    provider_for,
+)
 from mm_agents.llm.anthropic_client import AnthropicClient
 from mm_agents.llm.calls import ModelCalls
-from mm_agents.llm.google_client import GoogleClient, classify as classify_google
+from mm_agents.llm.google_client import GoogleClient
+from mm_agents.llm.google_client import classify as classify_google
 from mm_agents.llm.openai_client import OpenAIClient
 from mm_agents.llm.pricing import PRICES_AS_OF, PriceTableError
 from mm_agents.llm.retry import Failure, call_with_retries, parse_retry_after
-from tests.agents.wire_servers import (reply_context_too_long, reply_error, reply_text, reply_tool_calls)
+from tests.agents.wire_servers import reply_context_too_long, reply_error, reply_text, reply_tool_calls
 
 PNG = b"\x89PNG\r\n\x1a\n fake screenshot bytes"
 PNG_B64 = base64.b64encode(PNG).decode()

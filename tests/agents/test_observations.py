@@ -9,8 +9,15 @@ import pytest
 from PIL import Image
 
 from desktop_env.a11y_namespaces import xmlns_declarations
-from mm_agents.observations import (MARKS_HEADER, TABLE_HEADER, AccessibilityTreeError, linearize, scale_screenshot,
-                                    set_of_marks, visible_nodes)
+from mm_agents.observations import (
+    MARKS_HEADER,
+    TABLE_HEADER,
+    AccessibilityTreeError,
+    linearize,
+    scale_screenshot,
+    set_of_marks,
+    visible_nodes,
+)
 
 VISIBLE = ("showing", "visible", "enabled")
 

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from mm_agents.parsing import (UnknownTag, parse_computer_13, parse_pyautogui, resolve_tags,
-                               scale_coordinates)
+from mm_agents.parsing import UnknownTag, parse_computer_13, parse_pyautogui, resolve_tags, scale_coordinates
 
 
 def actions(text: str, **kwargs) -> list:

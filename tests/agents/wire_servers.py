@@ -124,12 +124,12 @@ class WireServer:
         """What to pass as `base_url` to the SDK / create_client."""
         return self.root_url
 
-    def script(self, *replies: Reply) -> "WireServer":
+    def script(self, *replies: Reply) -> WireServer:
         with self._lock:
             self._queue.extend(replies)
         return self
 
-    def always(self, reply: Reply) -> "WireServer":
+    def always(self, reply: Reply) -> WireServer:
         with self._lock:
             self._default = reply
         return self

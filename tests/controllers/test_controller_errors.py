@@ -1,5 +1,4 @@
 """The controller tells a dead desktop from a refused request, and never returns garbage silently."""
-import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 

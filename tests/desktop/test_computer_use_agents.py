@@ -16,9 +16,17 @@ from pathlib import Path
 import pytest
 
 from tests.agents.cu_helpers import last_image, red_centre
-from tests.agents.wire_servers import (AnthropicWireServer, GeminiWireServer, OpenAIResponsesServer,
-                                       OpenAIWireServer, Reply, ScriptedCall, VLLMWireServer, reply_text,
-                                       reply_tool_calls)
+from tests.agents.wire_servers import (
+    AnthropicWireServer,
+    GeminiWireServer,
+    OpenAIResponsesServer,
+    OpenAIWireServer,
+    Reply,
+    ScriptedCall,
+    VLLMWireServer,
+    reply_text,
+    reply_tool_calls,
+)
 
 pytestmark = pytest.mark.desktop
 

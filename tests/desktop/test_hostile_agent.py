@@ -12,7 +12,6 @@ import errno
 import json
 import os
 import shutil
-import socket
 import stat
 import subprocess
 import tempfile

@@ -9,8 +9,8 @@ import pytest
 
 from desktop_env.controllers.setup import SetupError
 from desktop_env.desktop_env import DesktopEnv
-from desktop_env.tasks.prefetch import prefetch
 from desktop_env.tasks import load_task
+from desktop_env.tasks.prefetch import prefetch
 from tests.file_server import FileServer
 
 pytestmark = pytest.mark.desktop

@@ -17,9 +17,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -50,7 +50,7 @@ def processes_matching(text: str) -> list[int]:
     return found
 
 
-def actor_pids(cluster: "RayCluster") -> list[int]:
+def actor_pids(cluster: RayCluster) -> list[int]:
     """This cluster's actor processes that own desktops (Ray names each process after its actor; its
     parent is its node's raylet). Other tests may run clusters of their own at the same time."""
     raylets = {pid for pid in processes_matching(f"{cluster.temp_dir}/") if is_raylet(pid)}
@@ -82,7 +82,7 @@ def wait_until(predicate, timeout: float, what: str):
 
 
 @contextlib.contextmanager
-def running_cluster() -> Iterator["RayCluster"]:
+def running_cluster() -> Iterator[RayCluster]:
     """A two-node cluster on loopback, one CPU per node, stopped (only it) on exit."""
     # Ray puts Unix sockets under its temp dir: the path must stay short (108 bytes).
     temp_dir = tempfile.mkdtemp(prefix="rt-", dir="/tmp")

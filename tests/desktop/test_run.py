@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from click.testing import CliRunner
 
 from desktop_env.tasks.loader import BUILTIN_ROOT

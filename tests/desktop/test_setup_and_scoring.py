@@ -1,7 +1,6 @@
 """Setup steps and scoring against a real desktop: files arrive, commands run, results are scored."""
 from __future__ import annotations
 
-import json
 import time
 
 import pytest

@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 from desktop_env.evaluators.metrics.basic_os import (
-    check_gnome_favorite_apps, check_moved_jpgs, check_text_enlarged, is_in_vm_clickboard, is_utc_0,
+    check_gnome_favorite_apps,
+    check_moved_jpgs,
+    check_text_enlarged,
+    is_in_vm_clickboard,
+    is_utc_0,
 )
 
 FAVORITES = {"expected": ["thunderbird.desktop", "vim.desktop", "google-chrome.desktop"]}

@@ -13,10 +13,21 @@ import pytest
 # compare_archive compares members with other modules' metrics, found by name in the registry.
 from desktop_env.evaluators.metrics import pdf, vscode  # noqa: F401  (compare_pdfs, compare_text_file)
 from desktop_env.evaluators.metrics.chrome import (
-    check_enabled_experiments, check_font_size, check_history_deleted, compare_archive, compare_htmls,
-    is_added_to_steam_cart, is_cookie_deleted, is_expected_active_tab,
-    is_expected_active_tab_approximate, is_expected_bookmarks, is_expected_installed_extensions,
-    is_expected_search_query, is_expected_tabs, is_expected_url_pattern_match, is_shortcut_on_desktop,
+    check_enabled_experiments,
+    check_font_size,
+    check_history_deleted,
+    compare_archive,
+    compare_htmls,
+    is_added_to_steam_cart,
+    is_cookie_deleted,
+    is_expected_active_tab,
+    is_expected_active_tab_approximate,
+    is_expected_bookmarks,
+    is_expected_installed_extensions,
+    is_expected_search_query,
+    is_expected_tabs,
+    is_expected_url_pattern_match,
+    is_shortcut_on_desktop,
     normalize_url,
 )
 

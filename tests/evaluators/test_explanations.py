@@ -12,7 +12,19 @@ from docx import Document
 from PIL import Image
 
 from desktop_env.evaluators.metrics import (
-    basic_os, chrome, docs, epub, general, gimp, pdf, slides, table, thunderbird, vlc, vscode)
+    basic_os,
+    chrome,
+    docs,
+    epub,
+    general,
+    gimp,
+    pdf,
+    slides,
+    table,
+    thunderbird,
+    vlc,
+    vscode,
+)
 from tests.evaluators.test_epub import make_epub
 from tests.evaluators.test_pdf import libreoffice_convert, write_docx
 from tests.evaluators.test_slides import build_deck, textbox

@@ -7,8 +7,8 @@ import pytest
 
 from desktop_env.evaluators.outcome import MetricResult
 from desktop_env.evaluators.registry import get_metric
-from desktop_env.extensions import load_plugin
 from desktop_env.evaluators.scoring import EvaluationError, MetricCall, call_metric
+from desktop_env.extensions import load_plugin
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "metric"
 

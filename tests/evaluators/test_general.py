@@ -11,11 +11,27 @@ import pytest
 from desktop_env.a11y_namespaces import xmlns_declarations
 from desktop_env.evaluators.metrics import general
 from desktop_env.evaluators.metrics.general import (
-    check_accessibility_tree, check_csv, check_direct_json_object, check_include_exclude, check_json,
-    check_line_number, check_list, compare_python_pure_text, compare_terminal_and_txt,
-    compare_time_in_speedtest_results, diff_text_file, exact_match, file_contains, fuzzy_match,
-    fuzzy_place_math, is_in_list, is_included_all_json_objects, literal_match,
-    match_in_list, match_value_to_rule, run_sqlite3,
+    check_accessibility_tree,
+    check_csv,
+    check_direct_json_object,
+    check_include_exclude,
+    check_json,
+    check_line_number,
+    check_list,
+    compare_python_pure_text,
+    compare_terminal_and_txt,
+    compare_time_in_speedtest_results,
+    diff_text_file,
+    exact_match,
+    file_contains,
+    fuzzy_match,
+    fuzzy_place_math,
+    is_in_list,
+    is_included_all_json_objects,
+    literal_match,
+    match_in_list,
+    match_value_to_rule,
+    run_sqlite3,
 )
 from desktop_env.evaluators.registry import get_metric
 from desktop_env.evaluators.scoring import EvaluationError

@@ -22,7 +22,9 @@ from openpyxl.styles import Font, PatternFill
 from openpyxl.worksheet.datavalidation import DataValidation
 
 from desktop_env.evaluators.metrics.table import (
-    compare_conference_city_in_order, compare_csv, compare_table,
+    compare_conference_city_in_order,
+    compare_csv,
+    compare_table,
 )
 from desktop_env.evaluators.registry import get_metric
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 import pytest
 
 from desktop_env.evaluators.metrics.thunderbird import (
-    check_thunderbird_filter, check_thunderbird_folder, check_thunderbird_prefs, parse_filters, parse_prefs,
+    check_thunderbird_filter,
+    check_thunderbird_folder,
+    check_thunderbird_prefs,
+    parse_filters,
+    parse_prefs,
 )
 
 

@@ -7,9 +7,17 @@ import zipfile
 import pytest
 
 from desktop_env.evaluators.metrics.vscode import (
-    check_html_background_image, check_json_keybindings, check_json_settings, check_python_file_by_test_suite,
-    compare_answer, compare_config, compare_result_files, compare_text_file, compare_zip_files,
-    is_extension_installed, parse_jsonc,
+    check_html_background_image,
+    check_json_keybindings,
+    check_json_settings,
+    check_python_file_by_test_suite,
+    compare_answer,
+    compare_config,
+    compare_result_files,
+    compare_text_file,
+    compare_zip_files,
+    is_extension_installed,
+    parse_jsonc,
 )
 
 

@@ -13,8 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from desktop_env.providers.local.desktop_storage import (LOG_TAIL_BYTES, OutputTail, Storage, home_full, log_tails,
-                                                          mounts, start_command)
+from desktop_env.providers.local.desktop_storage import (
+    LOG_TAIL_BYTES,
+    OutputTail,
+    Storage,
+    home_full,
+    log_tails,
+    mounts,
+    start_command,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 

@@ -21,8 +21,16 @@ from pathlib import Path
 import pytest
 
 from desktop_env.providers.local import limits
-from desktop_env.providers.local.limits import (CgroupSupport, DesktopCgroup, DesktopLimits, LimitEvents,
-                                                 cgroup_support, format_size, parse_size, prune_stale_cgroups)
+from desktop_env.providers.local.limits import (
+    CgroupSupport,
+    DesktopCgroup,
+    DesktopLimits,
+    LimitEvents,
+    cgroup_support,
+    format_size,
+    parse_size,
+    prune_stale_cgroups,
+)
 
 SUPPORT = cgroup_support()
 needs_cgroups = pytest.mark.skipif(

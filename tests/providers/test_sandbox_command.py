@@ -1,9 +1,14 @@
 """The bubblewrap command line isolates what the design says it isolates."""
 from pathlib import Path
 
-from desktop_env.providers.local.sandbox import (ROOT_CAPABILITIES, SANDBOX_HOME, SandboxSpec, bwrap_argv,
-                                                 bwrap_environment,
-                                                 sandbox_env)
+from desktop_env.providers.local.sandbox import (
+    ROOT_CAPABILITIES,
+    SANDBOX_HOME,
+    SandboxSpec,
+    bwrap_argv,
+    bwrap_environment,
+    sandbox_env,
+)
 
 
 def spec(tmp_path: Path, network: bool = False, **options) -> SandboxSpec:

@@ -14,7 +14,14 @@ from desktop_env.evaluators.context import LiveContext, NotRecorded
 from desktop_env.evaluators.recording import MAX_BYTES, RecordingContext, ReplayContext
 from desktop_env.evaluators.scoring import score_task
 from desktop_env.tasks import load_task_set
-from runner.rescore import NotRescorable, RescoreError, read_manifest, rescore_results, rescore_task, save_rescore_inputs
+from runner.rescore import (
+    NotRescorable,
+    RescoreError,
+    read_manifest,
+    rescore_results,
+    rescore_task,
+    save_rescore_inputs,
+)
 
 GOLD_TEXT = "total: 42\n"
 SHEET_RULES = {"rules": [{"type": "sheet_data", "sheet_idx0": "RI0", "sheet_idx1": "EI0"}]}

@@ -8,8 +8,16 @@ from pathlib import Path
 import pytest
 
 from runner.events import Finished, Interrupted, Retrying, Started, Stopped
-from runner.results import (ErrorRecord, TaskState, TaskStatus, read_status, read_task, task_state, write_score,
-                            write_status)
+from runner.results import (
+    ErrorRecord,
+    TaskState,
+    TaskStatus,
+    read_status,
+    read_task,
+    task_state,
+    write_score,
+    write_status,
+)
 from runner.run import RunConfig, ThreadBackend, run_benchmark
 
 TASKS = ["os-organize-invoices", "os-install-photoshop", "os-find-copy-lease", "os-make-script-executable"]

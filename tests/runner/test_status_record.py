@@ -8,8 +8,17 @@ import typing
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 
-from runner.results import (FORMAT_VERSION, ErrorRecord, PreviousError, TaskState, TaskStatus, error_text,
-                            read_status, read_task, task_state)
+from runner.results import (
+    FORMAT_VERSION,
+    ErrorRecord,
+    PreviousError,
+    TaskState,
+    TaskStatus,
+    error_text,
+    read_status,
+    read_task,
+    task_state,
+)
 
 RESULTS_MD = Path(__file__).resolve().parents[2] / "docs" / "RESULTS.md"
 

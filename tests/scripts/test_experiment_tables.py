@@ -10,8 +10,20 @@ from pathlib import Path
 import pytest
 
 from runner import experiments
-from runner.experiments import (HISTORY, MAIN, PERTURBATION, SettingsMismatch, analysis_cells, check_settings,
-                                collect, history_settings, main_cells, perturbation_settings, to_csv, to_markdown)
+from runner.experiments import (
+    HISTORY,
+    MAIN,
+    PERTURBATION,
+    SettingsMismatch,
+    analysis_cells,
+    check_settings,
+    collect,
+    history_settings,
+    main_cells,
+    perturbation_settings,
+    to_csv,
+    to_markdown,
+)
 
 SELECTION = {"os": ["os-a", "os-b"], "libreoffice_calc": ["calc-c", "calc-d"], "chrome": ["chrome-e"],
              "multi_apps": ["multi-f"]}

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from desktop_env.tasks.prefetch import prefetch
 from desktop_env.tasks import load_task, load_task_set
 from desktop_env.tasks.coverage import classify, coverage
+from desktop_env.tasks.prefetch import prefetch
 from osworld_cli.main import cli
 from tests.file_server import FileServer
 

@@ -15,9 +15,9 @@ from click.testing import CliRunner
 from desktop_env.cache_manifest import MANIFEST_NAME, CacheManifest
 from desktop_env.evaluators.recording import MANIFEST_VERSION, ReplayContext
 from desktop_env.evaluators.scoring import run_getter
-from desktop_env.tasks.prefetch import prefetch
 from desktop_env.resources import ResourceUnavailable, cache_name
 from desktop_env.tasks import load_task
+from desktop_env.tasks.prefetch import prefetch
 from osworld_cli.errors import TASK_ERRORS
 from osworld_cli.main import cli
 from tests.file_server import FileServer

@@ -27,7 +27,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlparse
 
-
 from ...errors import DesktopEnvError
 from ..context import EvalContext, HttpAnswer, ServiceUnavailable
 from ..registry import getter, requires, unsupported_getter
@@ -362,7 +361,7 @@ class DevTools:
         self._websockets_allowed = False
 
     @classmethod
-    def of(cls, ctx: EvalContext) -> "DevTools":
+    def of(cls, ctx: EvalContext) -> DevTools:
         return cls(ctx)
 
     def _http(self, path: str, method: str = "GET") -> HttpAnswer:

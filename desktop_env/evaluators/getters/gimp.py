@@ -1,7 +1,6 @@
 """GIMP getters: its configuration files."""
 from __future__ import annotations
 
-
 from ..context import EvalContext
 from ..registry import getter, requires
 from .files import cache_target, vm_file

@@ -1,7 +1,6 @@
 """Getters that describe the desktop: screen, windows, wallpaper, folders."""
 from __future__ import annotations
 
-
 from ..context import EvalContext
 from ..registry import getter, requires
 from .files import cache_target, save_in_cache

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ..context import EvalContext

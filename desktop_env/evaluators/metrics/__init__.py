@@ -1,3 +1,2 @@
 """Built-in metrics; importing this package registers them."""
-from . import (  # noqa: F401
-    basic_os, chrome, docs, epub, general, gimp, infeasible, pdf, slides, table, thunderbird, vlc, vscode)
+from . import basic_os, chrome, docs, epub, general, gimp, infeasible, pdf, slides, table, thunderbird, vlc, vscode  # noqa: F401

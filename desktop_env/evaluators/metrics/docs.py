@@ -17,8 +17,9 @@ import shutil
 import subprocess
 import tempfile
 import zipfile
+from collections.abc import Iterable
 from io import BytesIO
-from typing import Any, Iterable
+from typing import Any
 
 from lxml import etree
 
@@ -625,8 +626,8 @@ def compare_highlighted_text(result: Any, expected: Any = None) -> MetricResult:
 # ------------------------------------------------------------ run formatting checks
 
 def _delta_e_ciede2000(rgb1: Iterable[int], rgb2: Iterable[int]) -> float:
-    from skimage.color import deltaE_ciede2000, rgb2lab
     import numpy as np
+    from skimage.color import deltaE_ciede2000, rgb2lab
     lab1 = rgb2lab(np.array([[list(rgb1)]], dtype=float) / 255.0)
     lab2 = rgb2lab(np.array([[list(rgb2)]], dtype=float) / 255.0)
     return float(deltaE_ciede2000(lab1, lab2)[0][0])

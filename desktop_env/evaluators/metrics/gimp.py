@@ -22,7 +22,8 @@ from __future__ import annotations
 import logging
 import os
 import shlex
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from PIL import Image, ImageChops, UnidentifiedImageError

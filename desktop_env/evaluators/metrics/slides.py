@@ -13,8 +13,9 @@ import logging
 import math
 import os
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import Any, Iterator
+from typing import Any
 
 from lxml import etree
 

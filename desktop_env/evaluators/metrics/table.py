@@ -25,9 +25,10 @@ import re
 import unicodedata
 import warnings
 import zipfile
+from collections.abc import Callable, Iterable
 from datetime import date, datetime, time, timedelta
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterable
+from typing import Any
 from xml.etree import ElementTree
 
 import numpy

@@ -32,10 +32,10 @@ import re
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Callable
 
 log = logging.getLogger("osworld.local")
 
@@ -147,7 +147,7 @@ class DesktopLimits:
     @classmethod
     def from_options(cls, memory: str | None = None, pids: str | int | None = None,
                      cpu_weight: str | int | None = None, tmpfs: str | None = None,
-                     disk: str | None = None) -> "DesktopLimits":
+                     disk: str | None = None) -> DesktopLimits:
         """From command-line strings ("4G", "1024", "unlimited"); an option left None keeps its default."""
         defaults = cls()
         values = {
@@ -592,7 +592,7 @@ class DesktopCgroup:
     # -- making it ----------------------------------------------------------------------------
     @classmethod
     def create(cls, name: str, limits: DesktopLimits | None = None, *,
-               hierarchies: list[_Hierarchy] | None = None) -> "DesktopCgroup | None":
+               hierarchies: list[_Hierarchy] | None = None) -> DesktopCgroup | None:
         """A new group with `limits` written, or None (and the reason logged once) when no
         hierarchy can take one here. Never raises for an environment without cgroups."""
         limits = limits or DesktopLimits()
@@ -606,7 +606,7 @@ class DesktopCgroup:
         return None
 
     @classmethod
-    def _create(cls, name: str, limits: DesktopLimits, hierarchies: list[_Hierarchy] | None) -> "DesktopCgroup | None":
+    def _create(cls, name: str, limits: DesktopLimits, hierarchies: list[_Hierarchy] | None) -> DesktopCgroup | None:
         reasons: dict[str, str] = {}
         if hierarchies is None:
             hierarchies, reasons = _plan()

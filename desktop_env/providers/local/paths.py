@@ -15,8 +15,8 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ...errors import UnsafeRuntimeDir
 

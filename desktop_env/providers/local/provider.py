@@ -37,15 +37,22 @@ from ...server.relay import TcpToUnixRelay
 from ...server.session import DESKTOP_COMPONENTS, SessionConfig
 from ..base import Provider
 from . import seccomp
-from .desktop_view import ensure_desktop_view
 from .desktop_storage import OutputTail, home_full, log_tails, start_command
+from .desktop_view import ensure_desktop_view
 from .home_template import ensure_home_template
 from .host_ids import SandboxIdentity, acquire_identity
 from .limits import DesktopCgroup, DesktopLimits, LimitEvents, prune_stale_cgroups
 from .paths import runtime_root
 from .root_inside import RootInside, root_inside_for
-from .sandbox import (SANDBOX_DESKTOP, SANDBOX_RUNTIME, SANDBOX_VENV, SandboxSpec, bwrap_argv, bwrap_environment,
-                      write_identity_files)
+from .sandbox import (
+    SANDBOX_DESKTOP,
+    SANDBOX_RUNTIME,
+    SANDBOX_VENV,
+    SandboxSpec,
+    bwrap_argv,
+    bwrap_environment,
+    write_identity_files,
+)
 from .server_code import ensure_server_code
 from .server_process import ServerProcess
 from .server_venv import ensure_server_venv
@@ -55,7 +62,7 @@ log = logging.getLogger("osworld.local")
 
 VM_SERVER_PORT = 5000  # where OSWorld's client finds the env server on a VM
 
-_live: "weakref.WeakSet[LocalProvider]" = weakref.WeakSet()
+_live: weakref.WeakSet[LocalProvider] = weakref.WeakSet()
 
 
 @atexit.register

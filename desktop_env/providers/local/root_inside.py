@@ -18,7 +18,6 @@ from .sandbox_layout import UNAVAILABLE_NOTE
 from .userns import SYSTEM_TREES, attach_system_trees, create_user_namespace, id_maps, root_inside_unavailable
 
 
-
 @dataclass
 class RootInside:
     reason: str = ""                 # why there is no root inside ("" when there is)

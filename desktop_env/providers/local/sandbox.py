@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .sandbox_layout import (SANDBOX_HOME, SANDBOX_RUNTIME, SANDBOX_SRC, SANDBOX_UID,  # noqa: F401 (their home before)
-                             SANDBOX_USER, SANDBOX_VENV)
+from .sandbox_layout import SANDBOX_HOME, SANDBOX_RUNTIME, SANDBOX_SRC, SANDBOX_UID, SANDBOX_USER, SANDBOX_VENV  # noqa: F401 (their home before)
 
 if TYPE_CHECKING:
     from .desktop_storage import Storage

@@ -6,8 +6,8 @@ name: `osworld run --plugin docs/examples/provider/logged_local_provider.py --pr
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from desktop_env.providers import provider
 from desktop_env.providers.local import LocalProvider
