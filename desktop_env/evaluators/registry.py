@@ -14,14 +14,19 @@ Calling conventions (OSWorld's):
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple, TypeVar
 
 from .. import extensions
 from ..extensions import UnknownName, UnsupportedName  # noqa: F401  (part of this module's API)
+from .outcome import MetricResult
 
 Getter = Callable[[Any, dict], Any]
-Metric = Callable[..., float]
+Metric = Callable[..., MetricResult | float]
+# The decorators hand back the function they were given, with its own signature, so a metric that
+# calls another (or a test) sees what it really returns.
+G = TypeVar("G", bound=Getter)
+M = TypeVar("M", bound=Metric)
 
 # Known OSWorld names that need a live account or the live web: listed, not faked (name -> reason).
 UNSUPPORTED_GETTERS = extensions.UnsupportedView("getter")
@@ -45,21 +50,38 @@ def ignored_options(fn: Metric) -> dict[str, str]:
     return getattr(fn, "ignored_options", {})
 
 
-def getter(name: str) -> Callable[[Getter], Getter]:
+def _declare(fn: Callable[..., Any], attribute: str, value: Any) -> None:
+    """Sets a function attribute that task validation reads (with getattr). Written through the
+    function's __dict__ because a Callable's type has no room for attributes of one's own."""
+    vars(fn)[attribute] = value
+
+
+def getter(name: str) -> Callable[[G], G]:
     return extensions.decorator("getter", name)
 
 
-def requires(*fields: str) -> Callable[[Getter], Getter]:
+def requires(*fields: str) -> Callable[[G], G]:
     """Declares the config fields a getter cannot do without (under @getter): task validation
     reports a getter config that lacks one, naming the field, before any desktop starts."""
-    def mark(fn: Getter) -> Getter:
-        fn.required_fields = fields
+    def mark(fn: G) -> G:
+        _declare(fn, "required_fields", fields)
         return fn
     return mark
 
 
-def metric(name: str) -> Callable[[Metric], Metric]:
+def metric(name: str) -> Callable[[M], M]:
     return extensions.decorator("metric", name)
+
+
+def declare_option_check(fn: Metric, check: Callable[[dict], Iterable[OptionIssue]]) -> None:
+    """`check(options)` is what task validation calls (as `fn.check_options`) to find the options of a
+    task that this metric would reject, before any desktop starts."""
+    _declare(fn, "check_options", check)
+
+
+def declare_ignored_options(fn: Metric, ignored: dict[str, str]) -> None:
+    """Options (name -> why) that no metric reads, OSWorld's included: see ignored_options."""
+    _declare(fn, "ignored_options", ignored)
 
 
 def unsupported_getter(name: str, reason: str) -> None:

@@ -27,7 +27,7 @@ from urllib.parse import ParseResult, urlparse, urlunparse
 from ...safe_paths import UnsafeTaskPath
 from ..archives import ArchiveTooLarge, NotAnArchive, inner_folder_problem, unpack
 from ..outcome import MetricResult, as_metric_result, failed, passed, show, verdict
-from ..registry import get_metric, metric
+from ..registry import OptionIssue, declare_option_check, get_metric, metric
 from .general import read_text
 
 logger = logging.getLogger(__name__)
@@ -406,32 +406,33 @@ def compare_archive(result: Any, expected: Any = None, file_path: str = "", file
     return MetricResult(score, f"mean {score:.3f} over {len(parts)} entries; {worst}: {parts[worst].explanation}")
 
 
-def archive_options_problems(options: dict) -> list[tuple]:
+def archive_options_problems(options: dict) -> list[OptionIssue]:
     """compare_archive's `file_path` stays inside the unpacked archive, and its extra options are
     the member metric's: each must be a parameter of it."""
     outside = inner_folder_problem(options.get("file_path", ""))
-    folder = [("file_path", str(options["file_path"]), outside, [])] if outside else []
+    folder = [OptionIssue("file_path", str(options["file_path"]), outside)] if outside else []
     return folder + _member_option_problems(options)
 
 
-def _member_option_problems(options: dict) -> list[tuple]:
+def _member_option_problems(options: dict) -> list[OptionIssue]:
     import difflib
     import inspect
 
     file_type = options.get("file_type", "text")
     if file_type not in ARCHIVE_MEMBER_METRICS:
-        return [("file_type", str(file_type), f"must be one of {sorted(ARCHIVE_MEMBER_METRICS)}",
-                 difflib.get_close_matches(str(file_type), ARCHIVE_MEMBER_METRICS, n=3, cutoff=0.6))]
+        return [OptionIssue("file_type", str(file_type), f"must be one of {sorted(ARCHIVE_MEMBER_METRICS)}",
+                            tuple(difflib.get_close_matches(str(file_type), ARCHIVE_MEMBER_METRICS, n=3,
+                                                            cutoff=0.6)))]
     member = ARCHIVE_MEMBER_METRICS[file_type]
     params = inspect.signature(get_metric(member)).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return []
     accepted = [p.name for p in params][2:]
-    return [(name, name, f"compare_archive passes {name!r} to {member!r}, which takes no such option "
-                         f"(it takes: {', '.join(accepted) or 'no options'})",
-             difflib.get_close_matches(name, accepted, n=3, cutoff=0.6))
+    return [OptionIssue(name, name, f"compare_archive passes {name!r} to {member!r}, which takes no such option "
+                                    f"(it takes: {', '.join(accepted) or 'no options'})",
+                        tuple(difflib.get_close_matches(name, accepted, n=3, cutoff=0.6)))
             for name in options if name not in ("file_path", "file_type") and not name.startswith("_")
             and name not in accepted]
 
 
-compare_archive.check_options = archive_options_problems
+declare_option_check(compare_archive, archive_options_problems)

@@ -21,7 +21,7 @@ from lxml import etree
 
 from ..archives import check_zip_file
 from ..outcome import MetricResult, failed, first_difference, passed, show, verdict
-from ..registry import metric
+from ..registry import declare_ignored_options, metric
 
 logger = logging.getLogger("desktopenv.metrics.slides")
 
@@ -788,7 +788,7 @@ def compare_pptx_files(result: Any, expected: Any = None, approximately_toleranc
     return passed(f"the {len(prs1.slides)} slides match on everything examined")
 
 
-compare_pptx_files.ignored_options = {
+declare_ignored_options(compare_pptx_files, {
     "examine_shape_lenient_height": "OSWorld's compare_pptx_files never reads it either (shapes are compared as "
                                     "examine_shape says)",
-}
+})

@@ -46,7 +46,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from ... import extensions
 from ..archives import check_zip, check_zip_file
 from ..outcome import MetricResult, failed, first_difference, passed, show
-from ..registry import OptionIssue, metric
+from ..registry import OptionIssue, declare_option_check, metric
 from .general import match_value_to_rule
 
 log = logging.getLogger(__name__)
@@ -1227,7 +1227,7 @@ def compare_table(result: Any, expected: Any = None, rules: list | None = None) 
     return passed(f"all {len(rules)} rules hold ({', '.join(r['type'] for r in rules)})")
 
 
-compare_table.check_options = rules_problems  # task validation checks the rules (tasks/validation.py)
+declare_option_check(compare_table, rules_problems)  # task validation checks the rules (tasks/validation.py)
 
 
 @metric("compare_csv")
