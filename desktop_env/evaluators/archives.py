@@ -131,7 +131,7 @@ def _unpack_zip(archive: str, zf: zipfile.ZipFile, into: str, bounds: Bounds) ->
 
 
 def _unpack_tar(archive: str, into: str, bounds: Bounds) -> None:
-    extract_filter = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+    has_data_filter = hasattr(tarfile, "data_filter")
     members = written = 0
     # As a stream: each header is checked before its member's data is decompressed.
     with tarfile.open(archive, "r|*") as tf:
@@ -140,4 +140,7 @@ def _unpack_tar(archive: str, into: str, bounds: Bounds) -> None:
             written += member.size if member.isreg() else 0
             if members > bounds.max_members or written > bounds.max_bytes:
                 raise _too_large(archive, f"holds at least {members} members of {_mib(written)}", bounds)
-            tf.extract(member, into, **extract_filter)
+            if has_data_filter:
+                tf.extract(member, into, filter="data")
+            else:
+                tf.extract(member, into)

@@ -68,7 +68,8 @@ def first_difference(got: Any, want: Any) -> str:
         got_items, want_items = list(got), list(want)
     except TypeError:
         return f"{show(got)} vs {show(want)}"
-    for i, (a, b) in enumerate(zip(got_items, want_items)):
+    # Up to the shorter one's end; a difference in length is said after.
+    for i, (a, b) in enumerate(zip(got_items, want_items, strict=False)):
         if a != b:
             return f"item {i}: {show(a)} vs expected {show(b)}"
     if len(got_items) != len(want_items):

@@ -64,9 +64,12 @@ class Blobs:
             raise NotRecorded(f"the recorded answer to {call} names {digest!r:.80}, which is not a saved answer's name")
         if digest not in self.kept:
             try:
-                self.kept[digest] = (self.folder / digest).read_bytes()  # type: ignore[operator]
+                if self.folder is None:  # a recording being made: only what it kept in memory is there
+                    raise FileNotFoundError(digest)
+                self.kept[digest] = (self.folder / digest).read_bytes()
             except (OSError, TypeError):
-                raise NotRecorded(f"the saved answer to {call} ({digest[:12]}...) is missing from the recording") from None
+                raise NotRecorded(f"the saved answer to {call} ({digest[:12]}...) is missing "
+                                  "from the recording") from None
         return self.kept[digest]
 
 
@@ -124,14 +127,6 @@ def describe_call(op: str, args: dict) -> str:
 
 class CallLog(EvalContext):
     """The context's operations as named calls with JSON arguments; subclasses answer them (`_op`)."""
-
-    @property
-    def task_config(self) -> dict:
-        return self._task_config
-
-    @property
-    def task_dir(self) -> str | None:
-        return self._task_dir
 
     def _op(self, op: str, args: dict, codec: Codec) -> Any:
         raise NotImplementedError
@@ -268,6 +263,14 @@ class ReplayContext(CallLog):
         for call in manifest.get("calls", []):
             self.answers.setdefault(call_key(call["op"], call["args"]), []).append(call["answer"])
         self.asked: dict[str, int] = {}
+
+    @property
+    def task_config(self) -> dict:
+        return self._task_config
+
+    @property
+    def task_dir(self) -> str | None:
+        return self._task_dir
 
     @property
     def cache_dir(self) -> Path:

@@ -54,8 +54,9 @@ def metric_entries(evaluator: dict) -> list[tuple[Any, Any, Any, Any]]:
         expecteds = aligned(evaluator.get("expected"), n, "expected")
         options = aligned(evaluator.get("options", {}), n, "options")
     else:
-        results, expecteds, options = [evaluator.get("result")], [evaluator.get("expected")], [evaluator.get("options", {})]
-    return list(zip(funcs, results, expecteds, options))
+        results, expecteds = [evaluator.get("result")], [evaluator.get("expected")]
+        options = [evaluator.get("options", {})]
+    return list(zip(funcs, results, expecteds, options, strict=True))
 
 
 def metric_calls(evaluator: dict) -> list[MetricCall]:
@@ -77,7 +78,8 @@ def run_getter(env: Any, config: dict | None, role: str, func: str) -> Any:
     except DesktopEnvError:
         raise
     except Exception as e:
-        raise EvaluationError(f"{role} getter {config['type']!r} of metric {func!r} failed: {type(e).__name__}: {e}") from e
+        raise EvaluationError(f"{role} getter {config['type']!r} of metric {func!r} failed: "
+                              f"{type(e).__name__}: {e}") from e
 
 
 def metric_options(options: dict, ignored: dict | None = None) -> dict:
