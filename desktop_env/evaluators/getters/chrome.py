@@ -15,6 +15,7 @@ PDF. OSWorld drives Playwright for the same; the values returned have the same s
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import logging
 import re
@@ -658,8 +659,9 @@ def address_bar_text(tree_xml: str) -> str | None:
     for app in root.iter():
         if local(app.tag) == "application" and app.get("name") in BROWSER_APPLICATIONS:
             for node in app.iter():
-                if local(node.tag) == "entry" and node.get("name") in ADDRESS_BAR_NAMES and (node.text or "").strip():
-                    return node.text.strip()
+                text = (node.text or "").strip()
+                if local(node.tag) == "entry" and node.get("name") in ADDRESS_BAR_NAMES and text:
+                    return text
     return None
 
 
@@ -713,7 +715,7 @@ def active_tab_url_parse(ctx: EvalContext, config: dict) -> dict | None:
     for old, new in config.get("replace", {}).items():
         params[new] = params.pop(old)
     if config.get("split_list", False):
-        params = {key: value.split(",") for key, value in params.items()}
+        return {key: value.split(",") for key, value in params.items()}
     return params
 
 
@@ -761,9 +763,11 @@ def macys_filters(url: str, parse_keys: list[str]) -> dict:
     parts = path.strip("/").split("/")
     filters: dict[str, Any] = {}
     shirts, short_sleeve = "shirts" in path, "short-sleeve" in path
-    for names, values in zip(parts, parts[1:]):
+    for names, values in itertools.pairwise(parts):
         if "," in names and "," in values:
-            for name, value in zip((n.strip() for n in names.split(",")), (v.strip() for v in values.split(","))):
+            # A name without a value (or the reverse) is left out, as OSWorld's zip leaves it.
+            for name, value in zip((n.strip() for n in names.split(",")), (v.strip() for v in values.split(",")),
+                                   strict=False):
                 if name == "Price_discount_range":
                     filters[name] = [item.strip() for item in value.split("|")] if value else None
                 else:
@@ -855,7 +859,7 @@ class _ElementReader:
     def run(self, devtools: DevTools, tab: Tab) -> None:
         result = devtools.evaluate(tab, f"({ELEMENT_QUERIES_JS})({json.dumps(self.queries)})")
         self.url = result["url"]
-        self.answers = dict(zip(self.queries, result["answers"]))
+        self.answers = dict(zip(self.queries, result["answers"], strict=True))  # one answer per query
 
     def __call__(self, kind: str, arg: str) -> Any:
         return self.answers[(kind, arg)]

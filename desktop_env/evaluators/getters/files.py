@@ -52,7 +52,7 @@ def _paths_and_dests(ctx: EvalContext, config: dict) -> tuple[list[str], list[st
         keys = [f"dest[{i}]" for i in range(len(dests))]
     else:
         paths, dests, gives, keys = [config["path"]], [config["dest"]], [0], ["dest"]
-    for dest, key in zip(dests, keys):
+    for dest, key in zip(dests, keys, strict=True):
         cache_target(ctx, config, dest, key)
     return paths, dests, gives
 
@@ -74,14 +74,25 @@ def vm_file(ctx: EvalContext, config: dict) -> str | list | None:
     """
     paths, dests, gives = _paths_and_dests(ctx, config)
     out = []
-    for i, (path, dest) in enumerate(zip(paths, dests)):
-        data = ctx.read_file(path)
-        local = None
-        if data is not None:
-            local = save_in_cache(ctx, config, dest, data, _dest_key(config, i))
+    # A task file's `path` and `dest` lists may differ in length: OSWorld's getter stops at the shorter.
+    for i, (path, dest) in enumerate(zip(paths, dests, strict=False)):
+        local = _copy_to_cache(ctx, config, path, dest, _dest_key(config, i))
         if i in gives:
             out.append(local)
     return _single_or_list(out)
+
+
+def _copy_to_cache(ctx: EvalContext, config: dict, path: str, dest: Any, key: str) -> str | None:
+    data = ctx.read_file(path)
+    return None if data is None else save_in_cache(ctx, config, dest, data, key)
+
+
+def desktop_file(ctx: EvalContext, path: str, dest: Any) -> str | None:
+    """One desktop file copied into the task's cache as `dest` (vm_file without `multi`, for getters
+    that know the path themselves); None when the desktop has no such file."""
+    config = {"path": path, "dest": dest}
+    cache_target(ctx, config, dest)
+    return _copy_to_cache(ctx, config, path, dest, "dest")
 
 
 @getter("cloud_file")
@@ -91,7 +102,7 @@ def cloud_file(ctx: EvalContext, config: dict) -> str | list:
     paths, dests, gives = _paths_and_dests(ctx, config)
     field, task_file = getter_field(ctx, config), ctx.task_file
     out = []
-    for i, (url, dest) in enumerate(zip(paths, dests)):
+    for i, (url, dest) in enumerate(zip(paths, dests, strict=False)):  # the shorter list decides, as in vm_file
         path_key = f"path[{i}]" if config.get("multi") else "path"
         local = fetch(url, cache_target(ctx, config, dest, _dest_key(config, i)), task_dir=ctx.task_dir,
                       field=f"{field}.{path_key}", task_file=task_file, cache_folder=ctx.cache_dir)
@@ -115,7 +126,7 @@ def cache_file(ctx: EvalContext, config: dict) -> str:
 def content_from_vm_file(ctx: EvalContext, config: dict) -> list | None:
     """A piece of a desktop file's content; OSWorld defines xlsx + last_row (values as strings)."""
     check_basename(config["path"], f"{getter_field(ctx, config)}.path", ctx.task_file)
-    local = vm_file(ctx, {"path": config["path"], "dest": os.path.basename(config["path"])})
+    local = desktop_file(ctx, config["path"], os.path.basename(config["path"]))
     if local is None:
         return None
     file_type, content = config.get("file_type"), config.get("file_content")
@@ -124,7 +135,10 @@ def content_from_vm_file(ctx: EvalContext, config: dict) -> list | None:
                          f"got {file_type!r}/{content!r}")
     from openpyxl import load_workbook
     check_zip_file(local)
-    rows = list(load_workbook(local, data_only=True, read_only=True).active.iter_rows(values_only=True))
+    sheet = load_workbook(local, data_only=True, read_only=True).active
+    if sheet is None:
+        raise ValueError(f"content_from_vm_file: {config['path']!r} has no worksheet")
+    rows = list(sheet.iter_rows(values_only=True))
     return [str(v) for v in rows[-1]] if len(rows) > 1 else None
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..context import EvalContext
 from ..registry import getter, requires
-from .files import cache_target, vm_file
+from .files import cache_target, desktop_file
 
 GIMP_CONFIG_DIR = ".config/GIMP/2.10"
 
@@ -13,4 +13,4 @@ GIMP_CONFIG_DIR = ".config/GIMP/2.10"
 def gimp_config_file(ctx: EvalContext, config: dict) -> str | None:
     """~/.config/GIMP/2.10/<file_name> (gimprc, sessionrc...), saved as config["dest"]; None when absent."""
     cache_target(ctx, config, config["dest"])  # refused before the desktop is asked
-    return vm_file(ctx, {"path": str(ctx.home() / GIMP_CONFIG_DIR / config["file_name"]), "dest": config["dest"]})
+    return desktop_file(ctx, str(ctx.home() / GIMP_CONFIG_DIR / config["file_name"]), config["dest"])

@@ -8,7 +8,7 @@ from ...safe_paths import check_basename
 from ..archives import check_zip_file
 from ..context import EvalContext
 from ..registry import getter, requires
-from .files import cache_target, getter_field, save_in_cache, vm_file
+from .files import cache_target, desktop_file, getter_field, save_in_cache
 
 AUDIO_RELS = ("/relationships/audio", "/relationships/media")
 IMAGE_REL = "/relationships/image"
@@ -23,7 +23,7 @@ def _slide(ctx: EvalContext, config: dict):
 
     check_basename(config["ppt_file_path"], f"{getter_field(ctx, config)}.ppt_file_path", ctx.task_file)
     cache_target(ctx, config, config["dest"])  # refused before the desktop is asked
-    local = vm_file(ctx, {"path": config["ppt_file_path"], "dest": Path(config["ppt_file_path"]).name})
+    local = desktop_file(ctx, config["ppt_file_path"], Path(config["ppt_file_path"]).name)
     if local is None:
         return None
     try:

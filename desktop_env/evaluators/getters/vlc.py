@@ -7,7 +7,7 @@ from collections import Counter
 
 from ..context import EvalContext, ServiceUnavailable
 from ..registry import getter, requires
-from .files import cache_target, save_in_cache, vm_file
+from .files import cache_target, desktop_file, save_in_cache
 
 log = logging.getLogger("osworld.getters.vlc")
 
@@ -49,7 +49,7 @@ def vlc_playing_info(ctx: EvalContext, config: dict) -> str | None:
 def vlc_config(ctx: EvalContext, config: dict) -> str | None:
     """VLC's settings file (~/.config/vlc/vlcrc), saved as config["dest"]; None when VLC never saved one."""
     cache_target(ctx, config, config["dest"])
-    return vm_file(ctx, {"path": str(ctx.home() / VLCRC), "dest": config["dest"]})
+    return desktop_file(ctx, str(ctx.home() / VLCRC), config["dest"])
 
 
 @getter("default_video_player")
