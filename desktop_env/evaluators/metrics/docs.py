@@ -1,8 +1,8 @@
 """Writer-document metrics (OSWorld's `docs` family): .docx via python-docx, .odt via its XML.
 
 Every metric takes the local paths the getters fetched (`result` first, the gold file or a
-`rules` dict second) and returns a MetricResult (a score in [0, 1] and what differed). A None path, a missing file or a file that
-does not parse as a document scores 0.0; nothing here raises on such input.
+`rules` dict second) and returns a MetricResult (a score in [0, 1] and what differed). A None path,
+a missing file or a file that does not parse as a document scores 0.0; nothing here raises on such input.
 
 What each metric compares follows OSWorld's metric of the same name. Where OSWorld's check
 is brittle in a way that rejects (or accepts) documents for reasons unrelated to the task,
@@ -60,7 +60,7 @@ def open_docx(path: Any):
     from docx import Document
     try:
         check_zip_file(path)
-        return Document(path)
+        return Document(os.fspath(path))
     except _parse_errors() as e:
         logger.info("not a readable .docx: %s (%s: %s)", path, type(e).__name__, e)
         return None
@@ -78,7 +78,7 @@ def _odt_content(path: Any) -> etree._Element | None:
     """The parsed content.xml of an OpenDocument text file, or None."""
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         return None
-    data = _zip_member(path, "content.xml")
+    data = _zip_member(os.fspath(path), "content.xml")
     if data is None:
         return None
     try:
@@ -262,13 +262,15 @@ def compare_docx_files(result: Any, expected: Any = None, ignore_blanks: bool = 
     if fuzzy:
         if not paragraphs1:
             return passed("both documents are empty")
-        score = sum(thresholded(_similarity(p1, p2)) for p1, p2 in zip(paragraphs1, paragraphs2)) / len(paragraphs1)
+        pairs = zip(paragraphs1, paragraphs2, strict=True)
+        score = sum(thresholded(_similarity(p1, p2)) for p1, p2 in pairs) / len(paragraphs1)
         return MetricResult(score, f"mean paragraph similarity {score:.3f}" + ("" if score == 1 else f"; {where()}"))
     return verdict(paragraphs1 == paragraphs2, where() if paragraphs1 != paragraphs2 else "the same paragraphs")
 
 
 @metric("compare_docx_files_and_ignore_new_lines")
-def compare_docx_files_and_ignore_new_lines(result: Any, expected: Any = None, ignore_blanks: bool = True) -> MetricResult:
+def compare_docx_files_and_ignore_new_lines(result: Any, expected: Any = None,
+                                            ignore_blanks: bool = True) -> MetricResult:
     """compare_docx_files after dropping empty paragraphs (.docx only); option ignore_blanks=True."""
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
@@ -277,7 +279,8 @@ def compare_docx_files_and_ignore_new_lines(result: Any, expected: Any = None, i
     paragraphs2 = [p.text for p in doc2.paragraphs if p.text != ""]
     same = (_normalized_text(paragraphs1, False) == _normalized_text(paragraphs2, False)) if ignore_blanks \
         else paragraphs1 == paragraphs2
-    return verdict(same, "the same non-empty paragraphs" if same else f"paragraph {first_difference(paragraphs1, paragraphs2)}")
+    return verdict(same, "the same non-empty paragraphs" if same
+                   else f"paragraph {first_difference(paragraphs1, paragraphs2)}")
 
 
 @metric("compare_init_lines")
@@ -302,7 +305,8 @@ def compare_docx_lines(result: Any, expected: Any = None) -> MetricResult:
         return {p.text.strip() for p in doc.paragraphs if p.text.strip()}
     lines1, lines2 = lines(doc1), lines(doc2)
     return verdict(lines1 == lines2, "the same set of lines" if lines1 == lines2 else
-                   f"lines only in the result: {show(sorted(lines1 - lines2))}; only expected: {show(sorted(lines2 - lines1))}")
+                   f"lines only in the result: {show(sorted(lines1 - lines2))}; "
+                   f"only expected: {show(sorted(lines2 - lines1))}")
 
 
 @metric("compare_docx_tables")
@@ -313,7 +317,7 @@ def compare_docx_tables(result: Any, expected: Any = None) -> MetricResult:
         return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
     if len(doc1.tables) != len(doc2.tables):
         return failed(f"{len(doc1.tables)} tables, expected {len(doc2.tables)}")
-    for n, (table1, table2) in enumerate(zip(doc1.tables, doc2.tables)):
+    for n, (table1, table2) in enumerate(zip(doc1.tables, doc2.tables, strict=True)):
         if len(table1.rows) != len(table2.rows) or len(table1.columns) != len(table2.columns):
             return failed(f"table {n} is {len(table1.rows)}x{len(table1.columns)}, "
                           f"expected {len(table2.rows)}x{len(table2.columns)}")
@@ -362,7 +366,7 @@ def compare_docx_images(result: Any, expected: Any = None) -> MetricResult:
     images1, images2 = _images_in_order(doc1), _images_in_order(doc2)
     if len(images1) != len(images2):
         return failed(f"{len(images1)} pictures, expected {len(images2)}")
-    for i, (b1, b2) in enumerate(zip(images1, images2)):
+    for i, (b1, b2) in enumerate(zip(images1, images2, strict=True)):
         if not _same_picture(b1, b2):
             return failed(f"picture {i} differs from the gold file's")
     return passed(f"the {len(images1)} pictures match")
@@ -433,7 +437,9 @@ def compare_insert_equation(result: Any, expected: Any = None) -> MetricResult:
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
         return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
-    return verdict(any(_has_equation(p1) and _has_equation(p2) for p1, p2 in zip(doc1.paragraphs, doc2.paragraphs)),
+    # Paragraphs paired by position, up to the shorter document's end (as OSWorld pairs them).
+    pairs = zip(doc1.paragraphs, doc2.paragraphs, strict=False)
+    return verdict(any(_has_equation(p1) and _has_equation(p2) for p1, p2 in pairs),
                    f"an equation in the same paragraph of both documents (result has "
                    f"{sum(map(_has_equation, doc1.paragraphs))} paragraphs with one, expected "
                    f"{sum(map(_has_equation, doc2.paragraphs))})")
@@ -465,8 +471,9 @@ def compare_subscript_contains(result: Any, expected: Any = None) -> MetricResul
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
         return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
-    for p1, p2 in zip(doc1.paragraphs, doc2.paragraphs):
-        for run1, run2 in zip(p1.runs, p2.runs):
+    # Paragraphs and runs paired by position, up to the shorter one's end (as OSWorld pairs them).
+    for p1, p2 in zip(doc1.paragraphs, doc2.paragraphs, strict=False):
+        for run1, run2 in zip(p1.runs, p2.runs, strict=False):
             if run1.font.subscript and run2.font.subscript:
                 return passed(f"{show(run1.text)} is subscript as in the gold file")
     return failed("no run is subscript where the gold file has one")
@@ -555,14 +562,15 @@ def check_tabstops(result: Any, expected: Any = None, word_number_split_by_tabst
                                           or (s.alignment == WD_TAB_ALIGNMENT.LEFT and s.position == 0))]
 
     drift = 0.0
-    for p1, p2 in zip(paragraphs1, paragraphs2):
+    for p1, p2 in zip(paragraphs1, paragraphs2, strict=True):
         stops1, stops2 = counted(p1.paragraph_format.tab_stops), counted(p2.paragraph_format.tab_stops)
         kinds1, kinds2 = [str(s.alignment) for s in stops1], [str(s.alignment) for s in stops2]
         if kinds1 != kinds2:
             return failed(f"paragraph {show(p1.text)} has tab stops {kinds1}, expected {kinds2}")
-        drift += sum(abs(s1.position - s2.position) for s1, s2 in zip(stops1, stops2)) / text_width
+        drift += sum(abs(s1.position - s2.position) for s1, s2 in zip(stops1, stops2, strict=True)) / text_width
     score = max(0.0, 1.0 - drift / len(paragraphs1))
-    return MetricResult(score, f"tab stops of the same kinds; mean drift {drift / len(paragraphs1):.3f} of the text width")
+    return MetricResult(score, f"tab stops of the same kinds; mean drift {drift / len(paragraphs1):.3f} "
+                               "of the text width")
 
 
 # ------------------------------------------------------------------ highlighting
@@ -608,8 +616,9 @@ def check_highlighted_words(result: Any, expected: Any = None) -> MetricResult:
         return verdict(left == 0, f"{left} yellow-highlighted spans are left")
     doc = open_docx(result)
     if doc is not None:
-        left = [t for t in _docx_highlighted_runs(doc, {"yellow"}) if t.strip()]
-        return verdict(not left, f"yellow highlighting is left on {show(left)}" if left else "no yellow highlighting is left")
+        highlighted = [t for t in _docx_highlighted_runs(doc, {"yellow"}) if t.strip()]
+        return verdict(not highlighted, f"yellow highlighting is left on {show(highlighted)}" if highlighted
+                       else "no yellow highlighting is left")
     return failed(_unreadable(result))
 
 
@@ -803,7 +812,7 @@ def compare_references(result: Any, expected: Any = None, reference_indicator: s
         return failed(f"{len(refs1)} references, expected {len(refs2)}")
     if not refs1:
         return passed("both reference lists are empty")
-    similarity = sum(_similarity(r1, r2) for r1, r2 in zip(refs1, refs2)) / len(refs1)
+    similarity = sum(_similarity(r1, r2) for r1, r2 in zip(refs1, refs2, strict=True)) / len(refs1)
     said = f"mean reference similarity {similarity:.3f} (base {base:g})"
     if similarity < base + 0.01 or base >= 1:
         return failed(f"{said}; reference {first_difference(refs1, refs2)}")
@@ -864,7 +873,8 @@ def check_no_duplicates(original: Any, processed: Any = None) -> MetricResult:
     """The processed file keeps exactly one line per train id of the original (argument order as OSWorld)."""
     original_doc, processed_doc = open_docx(original), open_docx(processed)
     if original_doc is None or processed_doc is None:
-        return failed(_unreadable(original, "original") if original_doc is None else _unreadable(processed, "processed"))
+        return failed(_unreadable(original, "original") if original_doc is None
+                      else _unreadable(processed, "processed"))
     _, original_ids = _train_lines(original_doc)
     _, processed_ids = _train_lines(processed_doc)
     if len(processed_ids) != len(set(processed_ids)):

@@ -75,7 +75,7 @@ def match_value_to_rule(value: Any, rule: dict) -> bool:
     version raised there and lost the whole metric.
     """
     method = rule["method"]
-    ref = rule.get("ref")
+    ref: Any = rule.get("ref")  # a task file's JSON: its type is the method's to check
     if method == "re" or method.startswith("re."):
         return isinstance(value, str) and re.search(ref, value, _regex_flags(method)) is not None
     if method in _COMPARISONS:
@@ -286,7 +286,8 @@ def diff_text_file(result: Any, expected: Any = None) -> MetricResult:
     """The difflib similarity (0..1) of the two files' line sequences."""
     result_text, expected_text = read_text(result), read_text(expected)
     if result_text is None or expected_text is None:
-        return failed(missing_file(result if result_text is None else expected, "expected" if result_text is not None else "result"))
+        absent, role = (result, "result") if result_text is None else (expected, "expected")
+        return failed(missing_file(absent, role))
     got, want = result_text.splitlines(), expected_text.splitlines()
     score = difflib.SequenceMatcher(a=got, b=want).ratio()
     if score == 1.0:
@@ -301,7 +302,8 @@ def file_contains(result: Any, rules: dict | None = None) -> MetricResult:
     if text is None or rules is None:
         return failed(missing_file(result) if rules is not None else "no rules given")
     missing = [s for s in rules["expected"] if s not in text]
-    return verdict(not missing, f"the file lacks {show(missing)}" if missing else "the file holds every expected string")
+    return verdict(not missing,
+                   f"the file lacks {show(missing)}" if missing else "the file holds every expected string")
 
 
 _TIME_OF_DAY = re.compile(r"([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)")
@@ -352,7 +354,8 @@ def compare_python_pure_text(result: Any, expected: Any = None) -> MetricResult:
     """1 when two Python files are the same code up to blank lines, tabs and header lines."""
     result_text, expected_text = read_text(result), read_text(expected)
     if result_text is None or expected_text is None:
-        return failed(missing_file(result if result_text is None else expected, "expected" if result_text is not None else "result"))
+        absent, role = (result, "result") if result_text is None else (expected, "expected")
+        return failed(missing_file(absent, role))
     got, want = _normalize_python_source(result_text), _normalize_python_source(expected_text)
     return verdict(got == want, f"code line {first_difference(got.splitlines(), want.splitlines())}"
                    if got != want else "the same code")
@@ -458,7 +461,7 @@ def fuzzy_place_math(result: Any, rules: dict | None = None) -> MetricResult:
         return failed(missing_file(result) if rules is not None else "no rules given")
     try:
         check_zip_file(result)
-        document = docx.Document(result)
+        document = docx.Document(os.fspath(result))
     except (OpcError, zipfile.BadZipFile, KeyError, ValueError) as e:
         return failed(f"cannot open {result} as docx: {e}")
     words = [word for paragraph in document.paragraphs for word in paragraph.text.split()]
@@ -549,21 +552,22 @@ def check_accessibility_tree(result: Any, rules: list | None = None, osname: str
     score = 1.0
     for rule in rules:
         if "xpath" in rule:
-            nodes = tree.xpath(rule["xpath"], namespaces=namespaces)
+            selected = tree.xpath(rule["xpath"], namespaces=namespaces)
         elif "selectors" in rule:
-            nodes = CSSSelector(", ".join(rule["selectors"]), namespaces=namespaces)(tree)
+            selected = CSSSelector(", ".join(rule["selectors"]), namespaces=namespaces)(tree)
         else:
             raise ValueError(f"check_accessibility_tree: a rule needs 'xpath' or 'selectors': {rule!r}")
         # An XPath may evaluate to a number or string; only elements count as selected nodes.
-        nodes = [n for n in nodes if isinstance(n, lxml.etree._Element)] if isinstance(nodes, list) else []
+        nodes = [n for n in selected if isinstance(n, lxml.etree._Element)] if isinstance(selected, list) else []
         what = rule.get("xpath") or rule["selectors"]
         if not nodes:
             return failed(f"no node of the tree is selected by {show(what)}")
         if "text" in rule:
             if rule.get("exact", True):
                 if not any((n.text or "") == rule["text"] for n in nodes):
-                    return failed(f"{len(nodes)} nodes selected by {show(what)}, none with the text {show(rule['text'])} "
-                                  f"(first: {show(nodes[0].text)})")
+                    return failed(f"{len(nodes)} nodes selected by {show(what)}, none with the text "
+                                  f"{show(rule['text'])} (first: {show(nodes[0].text)})")
             else:
                 score *= max(fuzz.ratio(n.text or "", rule["text"]) / 100.0 for n in nodes)
-    return MetricResult(score, f"all {len(rules)} rules select nodes" + ("" if score == 1 else f"; text similarity {score:.3f}"))
+    similarity = "" if score == 1 else f"; text similarity {score:.3f}"
+    return MetricResult(score, f"all {len(rules)} rules select nodes{similarity}")
