@@ -41,6 +41,7 @@ from openpyxl.utils.cell import range_boundaries
 from openpyxl.utils.datetime import to_excel
 from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.worksheet.cell_range import CellRange, MultiCellRange
+from openpyxl.worksheet.dimensions import ColumnDimension, RowDimension
 from openpyxl.worksheet.worksheet import Worksheet
 
 from ... import extensions
@@ -99,7 +100,10 @@ class _Book:
         ws = self.worksheet(name)
         if ws is None:
             return None
-        col, row = _column_row(coordinate)
+        position = _cell_position(coordinate)
+        if position is None:  # a whole column or row holds no one value
+            return None
+        col, row = position
         return _stored_value(_existing_cell(ws, row, col), self.workbook.epoch)
 
     def printed_lines(self, name: str | None) -> list[str] | None:
@@ -143,6 +147,7 @@ class _Books:
 
     def resolve(self, ref: Any) -> tuple[_Book | None, str | None]:
         """A rule's sheet reference as (book, sheet name); the name is None if it does not exist."""
+        book: _Book | None
         if isinstance(ref, int) and not isinstance(ref, bool):
             book, index = self.result, ref
         elif isinstance(ref, str) and len(ref) > 2 and ref[0] in "RE" and ref[1] in "IN":
@@ -173,8 +178,17 @@ class _Books:
 # --------------------------------------------------------------------------------------------
 
 def _column_row(coordinate: str) -> tuple[int, int]:
+    """(column, row) of a cell's coordinate; ValueError for a whole column or row ("A", "3")."""
+    position = _cell_position(coordinate)
+    if position is None:
+        raise ValueError(f"{coordinate!r} is a whole column or row, not a cell")
+    return position
+
+
+def _cell_position(coordinate: str) -> tuple[int, int] | None:
+    """(column, row) of a cell's coordinate; None for a whole column or row ("A", "3")."""
     min_col, min_row, _, _ = range_boundaries(f"{coordinate}:{coordinate}")
-    return min_col, min_row
+    return None if min_col is None or min_row is None else (min_col, min_row)
 
 
 def _existing_cell(ws: Worksheet, row: int, col: int):
@@ -361,6 +375,10 @@ _STRING_LITERAL = re.compile(r'"(?:[^"]|"")*"')
 _REFERENCE = re.compile(
     r"(?<![\w.$!:])(?:(?P<sheet>'(?:[^']|'')+'|[A-Za-z_][\w.]*)!)?"
     r"(?P<c1>\$?[A-Za-z]{1,3})(?P<r1>\$?\d+)(?::(?P<c2>\$?[A-Za-z]{1,3})(?P<r2>\$?\d+))?(?![\w(])")
+# A whole column ("$A:$A") or whole row ("2:3"), as duplicate-highlighting formulas use.
+_LINE_REFERENCE = re.compile(
+    r"(?<![\w.$!:])(?:(?P<sheet>'(?:[^']|'')+'|[A-Za-z_][\w.]*)!)?"
+    r"(?P<first>\$?(?:[A-Za-z]{1,3}|\d+)):(?P<second>\$?(?:[A-Za-z]{1,3}|\d+))(?![\w(:])")
 _CELL_IS = {"lessThan": operator.lt, "lessThanOrEqual": operator.le, "equal": operator.eq,
             "notEqual": operator.ne, "greaterThanOrEqual": operator.ge,
             "greaterThan": operator.gt}
@@ -369,7 +387,19 @@ _CELL_IS = {"lessThan": operator.lt, "lessThanOrEqual": operator.le, "equal": op
 def _reference_key(match: re.Match) -> str:
     sheet = match["sheet"]
     corners = [match["c1"] + match["r1"]] + ([match["c2"] + match["r2"]] if match["c2"] else [])
-    key = ":".join(corner.replace("$", "").upper() for corner in corners)
+    return _sheet_key(sheet, ":".join(corner.replace("$", "").upper() for corner in corners))
+
+
+def _line_reference_fixed(match: re.Match) -> tuple[str, frozenset[str]]:
+    """A whole column or row reference's key and the parts its $ signs fix, named as for a range
+    (c1/c2 of a column, r1/r2 of a row)."""
+    first, second = match["first"], match["second"]
+    parts = ("c1", "c2") if first.lstrip("$").isalpha() else ("r1", "r2")
+    fixed = frozenset(part for part, side in zip(parts, (first, second), strict=True) if side.startswith("$"))
+    return _sheet_key(match["sheet"], f"{first}:{second}".replace("$", "").upper()), fixed
+
+
+def _sheet_key(sheet: str | None, key: str) -> str:
     return f"{sheet.strip(chr(39)).upper()}!{key}" if sheet else key
 
 
@@ -504,17 +534,25 @@ class _ConditionalFormats:
             fixed = frozenset(part for part in ("c1", "r1", "c2", "r2")
                               if (match[part] or "").startswith("$"))
             absolutes.setdefault(_reference_key(match), fixed)
+        for match in _LINE_REFERENCE.finditer(bare):
+            key, fixed = _line_reference_fixed(match)
+            absolutes.setdefault(key, fixed)
         return function, absolutes
 
     def _input(self, name: str, fixed: frozenset[str], d_row: int, d_col: int) -> Any:
         import schedula
 
         sheet_name, _, area = name.rpartition("!")
-        sheet = self.ws
+        sheet: Worksheet | None = self.ws
         if sheet_name:
             titles = {title.upper(): title for title in self.book.sheet_names}
             sheet = self.book.worksheet(titles.get(sheet_name.strip("'").upper()))
         min_col, min_row, max_col, max_row = range_boundaries(area)
+        # A whole column has no rows to move (a whole row no columns): it spans what the sheet holds.
+        if min_row is None or max_row is None:
+            min_row, max_row, fixed = 1, sheet.max_row if sheet is not None else 1, fixed | {"r1", "r2"}
+        if min_col is None or max_col is None:
+            min_col, max_col, fixed = 1, sheet.max_column if sheet is not None else 1, fixed | {"c1", "c2"}
 
         def moved(value: int, part: str, delta: int) -> int:
             return value if part in fixed else value + delta
@@ -593,7 +631,7 @@ def _frames_difference(a: pd.DataFrame, b: pd.DataFrame, precision: int) -> str 
     the shape, a header, or the first differing cell (row by row) with both values."""
     if a.shape != b.shape:
         return f"{a.shape[0] + 1} rows x {a.shape[1]} columns vs expected {b.shape[0] + 1} x {b.shape[1]}"
-    for column, (x, y) in enumerate(zip(a.columns, b.columns)):
+    for column, (x, y) in enumerate(zip(a.columns, b.columns, strict=True)):
         if not _values_equal(x, y, precision):
             return f"header cell {get_column_letter(column + 1)}1 {show(x)} vs expected {show(y)}"
     left = [a.iloc[:, column].tolist() for column in range(a.shape[1])]
@@ -673,7 +711,7 @@ def _charts(ws: Worksheet, props: Iterable[str]) -> dict[str, dict]:
     scatter series use their y and x references."""
     wanted = set(props)
     charts = {}
-    for chart in ws._charts:
+    for chart in ws._charts:  # type: ignore[attr-defined]  # set by openpyxl's reader; its stubs omit it
         key = ";".join(
             f"{_data_reference(s.val if s.val is not None else s.yVal)},"
             f"{_data_reference(s.cat if s.cat is not None else s.xVal)}"
@@ -688,7 +726,7 @@ def _pivot_tables(ws: Worksheet, props: Iterable[str]) -> dict[str, dict] | None
     B:E that use the same columns compare equal (as in OSWorld)."""
     wanted = set(props)
     pivots: dict[str, dict] = {}
-    for pivot in ws._pivots:
+    for pivot in ws._pivots:  # type: ignore[attr-defined]  # set by openpyxl's reader; its stubs omit it
         items = [[(item.h, item.x) for item in (field.items or []) if item.x is not None]
                  for field in pivot.pivotFields]
         used = [i for i, field_items in enumerate(items) if field_items]
@@ -702,13 +740,14 @@ def _pivot_tables(ws: Worksheet, props: Iterable[str]) -> dict[str, dict] | None
             first, last = area.split(":")
             min_col, min_row, _, _ = range_boundaries(first + ":" + first)
             max_col, max_row, _, _ = range_boundaries(last + ":" + last)
-            area = f"{(min_row, min_col + left)}:{(max_row, max_col - right)}"
+            if min_col is not None and max_col is not None:  # whole rows have no columns to cut
+                area = f"{(min_row, min_col + left)}:{(max_row, max_col - right)}"
         elif worksheet_source is not None:
             area = area or worksheet_source.name
         sheet = worksheet_source.sheet if worksheet_source is not None else None
 
-        def field_number(x: int) -> int:
-            return x if x < 0 else x - left  # negative numbers name special fields (Values)
+        def field_number(x: int, first_used: int = left) -> int:
+            return x if x < 0 else x - first_used  # negative numbers name special fields (Values)
 
         info: dict[str, Any] = {}
         if "name" in wanted:
@@ -779,7 +818,7 @@ _X14_NS = "http://schemas.microsoft.com/office/spreadsheetml/2009/9/main"
 _XM_NS = "http://schemas.microsoft.com/office/excel/2006/main"
 
 
-def _sparklines(path: str, sheet_name: str) -> dict[str, str] | None:
+def _sparklines(path: str, sheet_name: str) -> dict[str | None, str | None] | None:
     """Sparklines of a sheet, {"F3": "Sheet1!C3:E3"}; openpyxl drops them, so read the xml."""
     try:
         with zipfile.ZipFile(path) as archive:
@@ -798,7 +837,7 @@ def _sparklines(path: str, sheet_name: str) -> dict[str, str] | None:
     except _UNREADABLE as error:
         log.info("cannot read sparklines of %s/%s: %s", path, sheet_name, error)
         return None
-    found = {}
+    found: dict[str | None, str | None] = {}
     for sparkline in sheet.iter(f"{{{_X14_NS}}}sparkline"):
         formula, where = sparkline.find(f"{{{_XM_NS}}}f"), sparkline.find(f"{{{_XM_NS}}}sqref")
         if where is not None:
@@ -813,7 +852,8 @@ def _dimensions(ws: Worksheet, kind: str, props: list[str]) -> dict[Any, dict[st
     described: dict[Any, dict[str, Any]] = {}
     for key, dimension in list(holder.items()):
         values = {prop: getattr(dimension, prop, None) for prop in props}
-        if kind == "column" and not {"min", "max"} & set(props) and dimension.min and dimension.max:
+        if (isinstance(dimension, ColumnDimension) and not {"min", "max"} & set(props)
+                and dimension.min and dimension.max):
             for index in range(dimension.min, dimension.max + 1):
                 described[get_column_letter(index)] = values
         else:
@@ -822,8 +862,6 @@ def _dimensions(ws: Worksheet, kind: str, props: list[str]) -> dict[Any, dict[st
 
 
 def _default_dimension(ws: Worksheet, kind: str, key: Any, props: list[str]) -> dict[str, Any]:
-    from openpyxl.worksheet.dimensions import ColumnDimension, RowDimension
-
     dimension = RowDimension(ws, index=key) if kind == "row" else ColumnDimension(ws, index=key)
     return {prop: getattr(dimension, prop, None) for prop in props}
 
@@ -946,7 +984,7 @@ def _check_sheet_fuzzy(rule: dict, books: _Books) -> str | None:
 def _check_cell(rule: dict, books: _Books) -> str | None:
     book, name = books.resolve(rule["sheet_idx"])
     ws = None if book is None else book.worksheet(name)
-    if ws is None:
+    if book is None or ws is None:
         return _missing_sheets(rule, books, "sheet_idx")
     coordinate = rule["coordinate"]
     for prop, match_rule in rule["props"].items():
@@ -966,7 +1004,7 @@ def _check_style(rule: dict, books: _Books) -> str | None:
     for ref in (rule["sheet_idx0"], rule["sheet_idx1"]):
         book, name = books.resolve(ref)
         ws = None if book is None else book.worksheet(name)
-        if ws is None:
+        if book is None or ws is None:
             return _missing_sheets(rule, books)
         sides.append((book, ws, _sheet_styles(book, ws, props)))
 
@@ -1107,7 +1145,8 @@ RULE_TYPES = tuple(_BUILTIN_RULES)
 # The fields each rule type reads (besides "type"): required, then optional. Task validation
 # checks rules against these, so a misspelled field is an error before any desktop starts.
 _PAIR = ("sheet_idx0", "sheet_idx1")
-RULE_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+RuleFields = tuple[tuple[str, ...], tuple[str, ...]]  # (required, optional) field names
+RULE_FIELDS: dict[str, RuleFields] = {
     "sheet_name": ((), _PAIR),
     "sheet_data": (_PAIR, ("precision",)),
     "sheet_print": (_PAIR, ("ignore_case",)),
@@ -1130,14 +1169,13 @@ IGNORED_RULE_FIELDS: dict[str, dict[str, str]] = {
     "sheet_data": {"ignore_case": "OSWorld's sheet_data never reads it either: it compares cell values exactly "
                                   "(sheet_print and sheet_fuzzy read ignore_case)"},
 }
-FUZZY_FIELDS = (("range", "type"), ("normalization", "trim_leadings", "trim_trailings", "ignore_chars",
+FUZZY_FIELDS: RuleFields = (("range", "type"), ("normalization", "trim_leadings", "trim_trailings", "ignore_chars",
                                     "ignore_case", "threshold"))
 assert set(RULE_FIELDS) == set(RULE_TYPES)
 
 
 def _fields_problems(where: str, item: Any, known_types: tuple[str, ...],
-                     fields: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] | None,
-                     shared: tuple[tuple[str, ...], tuple[str, ...]] | None = None) -> list[OptionIssue]:
+                     fields: dict[str, RuleFields] | RuleFields) -> list[OptionIssue]:
     """What is wrong with one rule: its type, missing and unknown fields; and, as ignored issues, the
     fields OSWorld's task files give it that no check reads."""
     if not isinstance(item, dict):
@@ -1147,12 +1185,13 @@ def _fields_problems(where: str, item: Any, known_types: tuple[str, ...],
         close = difflib.get_close_matches(str(kind), known_types, n=3, cutoff=0.6)
         return [OptionIssue(f"{where}.type", str(kind), f"unknown rule type (known: {', '.join(known_types)})",
                             tuple(close))]
-    if fields is not None and kind not in fields:
+    per_type = isinstance(fields, dict)  # else (required, optional) shared by every type
+    if isinstance(fields, dict) and kind not in fields:
         return []  # a plugin's rule type: it declares no fields, so there is nothing to check
-    required, optional = fields[kind] if fields is not None else shared
+    required, optional = fields[kind] if isinstance(fields, dict) else fields
     problems = [OptionIssue(where, kind, f"a {kind} rule needs {name!r}") for name in required if name not in item]
     allowed = ("type",) + required + optional
-    ignored = IGNORED_RULE_FIELDS.get(kind, {}) if fields is not None else {}
+    ignored = IGNORED_RULE_FIELDS.get(kind, {}) if per_type else {}
     for name in item:
         if name in ignored:
             problems.append(OptionIssue(f"{where}.{name}", str(name), f"a {kind} rule ignores it: {ignored[name]}",
@@ -1179,8 +1218,7 @@ def rules_problems(options: dict) -> list[OptionIssue]:
         if not found and rule["type"] == "sheet_fuzzy":
             inner = rule["rules"] if isinstance(rule["rules"], list) else [rule["rules"]]
             for j, sub_rule in enumerate(inner):
-                problems += _fields_problems(f"rules[{i}].rules[{j}]", sub_rule, FUZZY_MATCH_TYPES, None,
-                                             FUZZY_FIELDS)
+                problems += _fields_problems(f"rules[{i}].rules[{j}]", sub_rule, FUZZY_MATCH_TYPES, FUZZY_FIELDS)
     return problems
 
 
@@ -1282,6 +1320,8 @@ def compare_conference_city_in_order(result: Any, expected: Any) -> MetricResult
     if book is None:
         return failed(f"the result workbook {show(result)} is missing or cannot be read")
     ws = book.workbook.active
+    if not isinstance(ws, Worksheet):
+        return failed(f"the result workbook {show(result)} has no active worksheet (a chart sheet is active)")
     for row, wanted in enumerate(expected["expected"], start=2):
         actual = _plain_city(ws.cell(row=row, column=3).value)
         alternatives = [wanted] if isinstance(wanted, str) else list(wanted)
