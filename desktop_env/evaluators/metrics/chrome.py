@@ -322,11 +322,12 @@ def compare_htmls(result: Any, expected: Any = None, ignore_sdnum: bool = False)
     def own(element) -> tuple:  # what the element itself holds, without its children's text
         return element.tag, attributes(element), (element.text or "").strip(), (element.tail or "").strip()
 
-    for a, b in zip(produced, gold):
+    for a, b in zip(produced, gold, strict=True):
         if a.tag != b.tag or a.text_content().strip() != b.text_content().strip() or attributes(a) != attributes(b):
             # The first element that differs is often <html> (its text holds every other's): name
             # the first one that differs in itself.
-            i, (a, b) = next(((j, pair) for j, pair in enumerate(zip(produced, gold)) if own(pair[0]) != own(pair[1])),
+            pairs = enumerate(zip(produced, gold, strict=True))
+            i, (a, b) = next(((j, pair) for j, pair in pairs if own(pair[0]) != own(pair[1])),
                              (produced.index(a), (a, b)))
             return failed(f"element {i}: <{a.tag}> {show(attributes(a))} {show(own(a)[2])} vs "
                           f"expected <{b.tag}> {show(attributes(b))} {show(own(b)[2])}")

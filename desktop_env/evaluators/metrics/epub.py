@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 import zipfile
 from typing import Any
 
@@ -29,7 +30,8 @@ def epub_texts(path: Any) -> list[str] | None:
                     texts.append("")
                     continue
                 root = html.fromstring(data)
-                texts.append(" ".join(root.text_content().split()))
+                # lxml-stubs say html.fromstring gives an _Element; it gives an HtmlElement.
+                texts.append(" ".join(root.text_content().split()))  # type: ignore[attr-defined]
             return texts
     except (OSError, zipfile.BadZipFile, etree.ParserError, ValueError):
         return None
@@ -49,15 +51,12 @@ def compare_epub(result: Any, expected: Any = None) -> MetricResult:
         return failed(f"the expected book {show(expected)} is missing, unreadable or has no documents")
     if len(got) != len(want):
         return failed(f"the book has {len(got)} documents, expected {len(want)}")
-    score = 1.0
-    worst = None
-    for i, (a, b) in enumerate(zip(got, want)):
-        ratio = 1.0 if a == b else difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
-        if worst is None or ratio < worst[0]:
-            worst = (ratio, i, a, b)
-        score *= ratio
+    ratios = [1.0 if a == b else difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+              for a, b in zip(got, want, strict=True)]
+    score = math.prod(ratios)
     if score == 1.0:
         return MetricResult(score, f"all {len(got)} documents have the expected text")
-    ratio, i, a, b = worst
+    i = min(range(len(ratios)), key=ratios.__getitem__)  # the first of the least alike
+    ratio, a, b = ratios[i], got[i], want[i]
     return MetricResult(score, f"text similarity {score:.3f}; least alike: document {i} ({ratio:.3f}): "
                                f"{first_difference(a.split(), b.split())}")

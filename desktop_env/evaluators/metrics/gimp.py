@@ -136,7 +136,8 @@ def crop_to_opaque(img: Image.Image) -> Image.Image | None:
 
 def _images(*paths: Any) -> list[Image.Image] | None:
     images = [open_image(p) for p in paths]
-    return None if any(i is None for i in images) else images
+    opened = [i for i in images if i is not None]
+    return opened if len(opened) == len(images) else None
 
 
 def _no_image(*paths: Any) -> MetricResult:
@@ -169,7 +170,8 @@ def check_structure_sim(src_path: str | None, tgt_path: str | None) -> MetricRes
     images = _images(src_path, tgt_path)
     if images is None:
         return _no_image(src_path, tgt_path)
-    return verdict(*_ssim_said(*images))
+    src, tgt = images
+    return verdict(*_ssim_said(src, tgt))
 
 
 @metric("check_structure_sim_with_threshold")
@@ -239,7 +241,8 @@ def check_brightness_decrease_and_structure_sim(src_path: str | None, tgt_path: 
         return _no_image(src_path, tgt_path)
     src, tgt = images
     if not mean_brightness(src) < mean_brightness(tgt):
-        return failed(f"mean brightness {mean_brightness(src):.1f} is not below the original's {mean_brightness(tgt):.1f}")
+        return failed(f"mean brightness {mean_brightness(src):.1f} is not below the original's "
+                      f"{mean_brightness(tgt):.1f}")
     mse = mean_squared_error(normalize_brightness(src), normalize_brightness(tgt))
     return verdict(mse < float(threshold), f"darker ({mean_brightness(src):.1f} vs {mean_brightness(tgt):.1f}); "
                                            f"MSE at equal brightness {mse:.4f} (needs below {float(threshold):g})")
@@ -254,7 +257,8 @@ def check_saturation_increase_and_structure_sim(src_path: str | None, tgt_path: 
         return _no_image(src_path, tgt_path)
     src, tgt = images
     if not mean_saturation(src) > mean_saturation(tgt):
-        return failed(f"mean saturation {mean_saturation(src):.1f} is not above the original's {mean_saturation(tgt):.1f}")
+        return failed(f"mean saturation {mean_saturation(src):.1f} is not above the original's "
+                      f"{mean_saturation(tgt):.1f}")
     src_h, _, src_v = to_rgb(src).convert("HSV").split()
     tgt_h, _, tgt_v = to_rgb(tgt).convert("HSV").split()
     hue_ok, hue = _ssim_said(src_h, tgt_h)
@@ -392,9 +396,10 @@ def compare_triangle_positions(image1: str | None, image2: str | None) -> Metric
     if images is None:
         return _no_image(image1, image2)
     found = [_second_colour_centroid(i) for i in images]
-    if any(f is None for f in found):
+    centroids = [f for f in found if f is not None]
+    if len(centroids) != len(found):
         return failed("an image has a single colour: no shape on it")
-    distances = [float(np.linalg.norm(c - s / 2)) for c, s in found]
+    distances = [float(np.linalg.norm(c - s / 2)) for c, s in centroids]
     return verdict(distances[0] > distances[1], f"the shape is {distances[0]:.1f} then {distances[1]:.1f} pixels "
                                                 "from the centre (must come closer)")
 
@@ -429,7 +434,8 @@ def check_green_background(src_path: str | None, tgt_path: str | None) -> Metric
     r, g, b = src[..., 0], src[..., 1], src[..., 2]
     green = (g > r) & (g > b)
     not_green = int(np.count_nonzero(~green[background]))
-    return verdict(not_green == 0, f"{not_green} of {int(np.count_nonzero(background))} background pixels are not green")
+    return verdict(not_green == 0,
+                   f"{not_green} of {int(np.count_nonzero(background))} background pixels are not green")
 
 
 # ---------------------------------------------------------------- files and lists
@@ -461,12 +467,13 @@ def compare_image_list(pred_img_path_list: str | list | None,
     preds, golds = _as_list(pred_img_path_list), _as_list(gold_img_path_list)
     if not preds or len(preds) != len(golds):
         return failed(f"{len(preds)} images for {len(golds)} gold ones")
-    for pred_path, gold_path in zip(preds, golds):
+    for pred_path, gold_path in zip(preds, golds, strict=True):
         images = _images(pred_path, gold_path)
         if images is None:
             return _no_image(pred_path, gold_path)
         if not images_identical(*images):
-            return failed(f"{os.path.basename(str(pred_path))} differs from {os.path.basename(str(gold_path))} in its pixels")
+            return failed(f"{os.path.basename(str(pred_path))} differs from {os.path.basename(str(gold_path))} "
+                          "in its pixels")
     return passed(f"the {len(preds)} images equal their gold ones")
 
 

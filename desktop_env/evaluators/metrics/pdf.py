@@ -35,7 +35,7 @@ def open_pdf(path: Any):
         return None
     from pypdf import PdfReader
     try:
-        reader = PdfReader(path)
+        reader = PdfReader(os.fspath(path))
         len(reader.pages)  # the page tree is read lazily; a broken one fails here
         return reader
     except _read_errors() as e:
@@ -80,7 +80,8 @@ def compare_pdfs(result: Any, expected: Any = None) -> MetricResult:
         return failed("no gold PDF given")
     total = 0.0
     notes = []
-    for result_path, gold_path in zip(results, golds):
+    # Fewer result files than gold ones: the missing ones add 0 (said below); extra ones are not scored.
+    for result_path, gold_path in zip(results, golds, strict=False):
         text1, text2 = pdf_text(result_path), pdf_text(gold_path)
         if text1 is None or text2 is None:
             path, role = (result_path, "result") if text1 is None else (gold_path, "gold")
@@ -124,7 +125,7 @@ def compare_pdf_images(result: Any, expected: Any = None) -> MetricResult:
         return failed(f"{len(images1)} embedded pictures, expected {len(images2)}")
     if not images1:
         return passed("neither PDF embeds a picture")
-    matching = sum(1 for image1, image2 in zip(images1, images2)
+    matching = sum(1 for image1, image2 in zip(images1, images2, strict=True)
                    if imagehash.phash(image1) - imagehash.phash(image2) <= PHASH_MAX_DISTANCE)
     return MetricResult(matching / len(images1), f"{matching} of {len(images1)} pictures match the gold ones")
 

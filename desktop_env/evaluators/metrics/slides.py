@@ -1,8 +1,8 @@
 """Presentation metrics (OSWorld's `slides` family): .pptx via python-pptx, plus the Impress
 settings LibreOffice keeps in registrymodifications.xcu and Impress's accessibility tree.
 
-Every metric returns a MetricResult (a score in [0, 1] and what differed); a None path, a missing file or a file that does not
-parse scores 0.0 and nothing here raises on such input. What each metric checks follows
+Every metric returns a MetricResult (a score in [0, 1] and what differed); a None path, a missing file or a
+file that does not parse scores 0.0 and nothing here raises on such input. What each metric checks follows
 OSWorld's metric of the same name; where OSWorld's check is brittle, the docstring says
 what we do instead.
 """
@@ -42,7 +42,7 @@ def open_pptx(path: Any):
     from pptx.exc import PackageNotFoundError
     try:
         check_zip_file(path)
-        return Presentation(path)
+        return Presentation(os.fspath(path))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, OSError,
             etree.XMLSyntaxError) as e:
         logger.info("not a readable .pptx: %s (%s: %s)", path, type(e).__name__, e)
@@ -100,8 +100,8 @@ def check_libre_locale(result: Any, rules: Any = None) -> MetricResult:
     patterns = _rules_value(rules, "locale_set") or []
     locale = (libreoffice_setting(result, "/org.openoffice.Setup/L10N", "ooSetupSystemLocale")
               or libreoffice_setting(result, "/org.openoffice.Setup/L10N", "ooLocale"))
-    return verdict(bool(locale) and any(fnmatch.fnmatchcase(locale, str(pattern)) for pattern in patterns),
-                   f"LibreOffice's locale is {show(locale)}, expected one of {show(patterns)}")
+    matched = any(fnmatch.fnmatchcase(locale, str(pattern)) for pattern in patterns) if locale else False
+    return verdict(matched, f"LibreOffice's locale is {show(locale)}, expected one of {show(patterns)}")
 
 
 @metric("check_auto_saving_time")
@@ -185,7 +185,8 @@ def check_strikethrough(result: Any, rules: Any = None) -> MetricResult:
     shapes = _rules_value(rules, "shape_index_s")
     paragraphs = _rules_value(rules, "paragraph_index_s")
     if prs is None or not slides or not shapes or not paragraphs:
-        return failed(_unreadable(result) if prs is None else f"rules need slide, shape and paragraph indices: {show(rules)}")
+        return failed(_unreadable(result) if prs is None
+                      else f"rules need slide, shape and paragraph indices: {show(rules)}")
     try:
         for slide_index in slides:
             slide = prs.slides[slide_index]
@@ -343,7 +344,8 @@ def check_slide_numbers_color(result: Any, *_unused) -> MetricResult:
     if prs is None or not _shows_slide_numbers(prs):
         return failed(_unreadable(result) if prs is None else "no slide shows a slide number")
     colours = slide_number_colours(prs)
-    return verdict(all(c == ("srgb", "FF0000") for c in colours), f"slide number colours {show(colours)}, expected srgb FF0000")
+    return verdict(all(c == ("srgb", "FF0000") for c in colours),
+                   f"slide number colours {show(colours)}, expected srgb FF0000")
 
 
 def _colour_is(name: str, rgb: tuple[int, int, int], margin: int = 50) -> bool:
@@ -509,7 +511,7 @@ def _spans_differ(spans1: list[_Span], spans2: list[_Span], ex: dict) -> str | N
     paragraph goes and the rest is not looked at."""
     if ex["examine_run_count"] and len(spans1) != len(spans2):
         return f"number of differently formatted runs: {len(spans1)} vs {len(spans2)}"
-    for s1, s2 in zip(spans1, spans2):
+    for s1, s2 in zip(spans1, spans2, strict=False):
         for prop, option in RUN_PROPERTIES.items():
             v1, v2 = getattr(s1, prop), getattr(s2, prop)
             # Only explicit RGB colours are compared, as in OSWorld: theme colours are not resolved.
@@ -533,7 +535,7 @@ def _paragraphs_differ(frame1, frame2, ex: dict) -> str | None:
     paragraphs1, paragraphs2 = frame1.paragraphs, frame2.paragraphs
     if len(paragraphs1) != len(paragraphs2):
         return "number of paragraphs"
-    for p1, p2 in zip(paragraphs1, paragraphs2):
+    for p1, p2 in zip(paragraphs1, paragraphs2, strict=True):
         if ex["examine_alignment"] and _alignments_differ(p1, p2):
             return f"alignment of paragraph {p1.text!r}"
         if ex["examine_text"] and p1.text != p2.text:
@@ -684,7 +686,7 @@ def _slides_differ(slide1, slide2, slide_number: int, ex: dict, tolerance: float
         return f"{len(slide1.shapes)} shapes vs {len(slide2.shapes)}"
     if ex["examine_bullets"] and _bullets(slide1) != _bullets(slide2):
         return f"bullets (level, bullet, text) {first_difference(_bullets(slide1), _bullets(slide2))}"
-    for shape1, shape2 in zip(slide1.shapes, slide2.shapes):
+    for shape1, shape2 in zip(slide1.shapes, slide2.shapes, strict=True):
         problem = _positions_differ(shape1, shape2, slide_number, ex, tolerance)
         if problem:
             return problem
@@ -707,7 +709,7 @@ def _slides_differ(slide1, slide2, slide_number: int, ex: dict, tolerance: float
     if len(texts1) != len(texts2):
         return f"{len(texts1)} text shapes vs {len(texts2)}"
     if ex["examine_alignment"]:
-        for shape1, shape2 in zip(texts1, texts2):
+        for shape1, shape2 in zip(texts1, texts2, strict=True):
             problem = _grouped_text_differs(shape1.text_frame, shape2.text_frame, ex)
             if problem:
                 return problem
@@ -719,7 +721,7 @@ def _grouped_text_differs(frame1, frame2, ex: dict) -> str | None:
         return f"text {frame1.text.strip()!r} vs {frame2.text.strip()!r}"
     if len(frame1.paragraphs) != len(frame2.paragraphs):
         return "number of paragraphs"
-    for p1, p2 in zip(frame1.paragraphs, frame2.paragraphs):
+    for p1, p2 in zip(frame1.paragraphs, frame2.paragraphs, strict=True):
         if _alignments_differ(p1, p2):
             return f"alignment of paragraph {p1.text!r}"
     return None
@@ -781,7 +783,8 @@ def compare_pptx_files(result: Any, expected: Any = None, approximately_toleranc
     tolerance = float(approximately_tolerance)
     if ex["examine_number_of_slides"] and len(prs1.slides) != len(prs2.slides):
         return failed(f"{len(prs1.slides)} slides, expected {len(prs2.slides)}")
-    for number, (slide1, slide2) in enumerate(zip(prs1.slides, prs2.slides), start=1):
+    # With examine_number_of_slides off, the slides both files have are compared (OSWorld's zip).
+    for number, (slide1, slide2) in enumerate(zip(prs1.slides, prs2.slides, strict=False), start=1):
         problem = _slides_differ(slide1, slide2, number, ex, tolerance)
         if problem:
             return failed(f"slide {number} differs: {problem}")

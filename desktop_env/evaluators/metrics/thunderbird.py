@@ -186,7 +186,7 @@ def check_thunderbird_folder(result: Any, expected: Any = None, remove_deleted: 
         result, expected = [result], [expected]
     if not isinstance(result, list) or len(result) != len(expected):
         return failed(f"{len(result) if isinstance(result, list) else 1} result folders for {len(expected)} expected")
-    for produced, gold in zip(result, expected):
+    for produced, gold in zip(result, expected, strict=True):
         produced_text, gold_text = read_text(produced), read_text(gold)
         if produced_text is None or gold_text is None:
             return failed(missing_file(produced) if produced_text is None else missing_file(gold, "expected"))

@@ -24,7 +24,7 @@ import operator
 import os
 import re
 import subprocess
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 from xml.etree import ElementTree
 
@@ -309,10 +309,11 @@ def compare_images(image1_path: Any, image2_path: Any, reference_base_result: fl
     only improvement over doing nothing counts. Without it the SSIM itself is the
     score, a fraction, as in OSWorld.
     """
-    images = [open_image(image1_path), open_image(image2_path)]
-    if any(i is None for i in images):
-        path = image1_path if images[0] is None else image2_path
-        return failed(f"image {1 if images[0] is None else 2} {show(path)} is missing or unreadable")
+    first, second = open_image(image1_path), open_image(image2_path)
+    if first is None or second is None:
+        path = image1_path if first is None else image2_path
+        return failed(f"image {1 if first is None else 2} {show(path)} is missing or unreadable")
+    images = [first, second]
     size = min((i.size for i in images), key=lambda s: s[0] * s[1])
     a, b = (np.asarray(i.convert("L").resize(size, Image.Resampling.LANCZOS)) for i in images)
     similarity = _ssim_grey(a, b)
@@ -397,7 +398,7 @@ def mfcc_frames(samples: np.ndarray) -> np.ndarray:
     from scipy.fft import dct, rfft
     from scipy.signal import get_window
 
-    pad_mode = "reflect" if samples.size > _N_FFT // 2 else "constant"
+    pad_mode: Literal["reflect", "constant"] = "reflect" if samples.size > _N_FFT // 2 else "constant"
     padded = np.pad(samples, _N_FFT // 2, mode=pad_mode)  # centred frames, like librosa
     n_frames = 1 + max(0, (padded.size - _N_FFT) // _HOP)
     starts = _HOP * np.arange(n_frames)
@@ -528,7 +529,8 @@ def compare_videos(video_path1: Any, video_path2: Any, max_frames_to_check: int 
 def _value_matches_rule(value: str, rule: dict) -> bool:
     """OSWorld's rule forms: {"method": "eq"|"ne"|"lt"|"le"|"gt"|"ge"|"re[.FLAG...]"|
     "approx:TOLERANCE", "ref": ...}."""
-    method, ref = str(rule.get("method", "")), rule.get("ref")
+    method = str(rule.get("method", ""))
+    ref: Any = rule.get("ref")  # a task file's JSON value
     if method.startswith("re"):
         flags = 0
         for name in method.split(".")[1:]:
@@ -560,6 +562,7 @@ def check_mp3_meta(result: Any, meta: dict | None = None) -> MetricResult:
         return failed("no tag rules given")
     if not isinstance(result, (str, os.PathLike)) or not os.path.isfile(result):
         return failed(f"the MP3 file {show(result)} does not exist")
+    tags: EasyID3 | dict[str, list[str]]
     try:
         tags = EasyID3(result)
     except ID3NoHeaderError:

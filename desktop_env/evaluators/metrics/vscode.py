@@ -64,7 +64,9 @@ def _load_jsonc_file(path: Any) -> Any:
 
 
 def _no_json(path: Any, what: str) -> str:
-    return missing_file(path) if read_text(path) is None else f"the file {os.path.basename(str(path))} is not a JSON {what}"
+    if read_text(path) is None:
+        return missing_file(path)
+    return f"the file {os.path.basename(str(path))} is not a JSON {what}"
 
 
 @metric("check_json_settings")
@@ -85,9 +87,11 @@ def check_json_keybindings(result: Any, expected: dict | None = None) -> MetricR
     expected["expected"] ({key, command, when})."""
     bindings = _load_jsonc_file(result)
     if not isinstance(bindings, list) or expected is None:
-        return failed(_no_json(result, "list of keybindings") if expected is not None else "no expected binding given")
-    return verdict(expected["expected"] in bindings, f"a binding {show(expected['expected'])} among {len(bindings)} "
-                                                     f"(keys bound: {show([b.get('key') for b in bindings if isinstance(b, dict)])})")
+        return failed(_no_json(result, "list of keybindings") if expected is not None
+                      else "no expected binding given")
+    keys = [b.get("key") for b in bindings if isinstance(b, dict)]
+    return verdict(expected["expected"] in bindings,
+                   f"a binding {show(expected['expected'])} among {len(bindings)} (keys bound: {show(keys)})")
 
 
 def _collapse_blanks(text: str) -> str:
@@ -95,7 +99,8 @@ def _collapse_blanks(text: str) -> str:
 
 
 @metric("compare_text_file")
-def compare_text_file(result: Any, expected: Any = None, ignore_blanks: bool = False, ignore_case: bool = False) -> MetricResult:
+def compare_text_file(result: Any, expected: Any = None, ignore_blanks: bool = False,
+                      ignore_case: bool = False) -> MetricResult:
     """1 when the two text files are equal; `ignore_blanks` treats every run of whitespace
     as one space (and ignores it at the ends), `ignore_case` ignores letter case."""
     produced, gold = read_text(result), read_text(expected)
