@@ -236,10 +236,14 @@ class DockerProvider(Provider):
             _live.discard(self)
             raise
 
+    def _allocate_host_ports(self) -> dict[int, int]:
+        """A free host port for each of CONTAINER_PORTS."""
+        return dict(zip(CONTAINER_PORTS, self.ports.allocate(len(CONTAINER_PORTS), "docker"), strict=True))
+
     def _run_and_wait(self) -> None:
         """docker run (new ports on a port conflict), then wait for the env server."""
         if not self.host_ports:
-            self.host_ports = dict(zip(CONTAINER_PORTS, self.ports.allocate(len(CONTAINER_PORTS), "docker")))
+            self.host_ports = self._allocate_host_ports()
         for attempt in range(3):
             try:
                 proc = self._docker(*self.run_argv()[1:], timeout=self.run_timeout)
@@ -250,7 +254,7 @@ class DockerProvider(Provider):
                 if attempt < 2 and any(s in str(e).lower() for s in _PORT_CONFLICT):
                     log.warning("host port conflict for %s, retrying with other ports: %s", self.container_name, e)
                     old = list(self.host_ports.values())
-                    self.host_ports = dict(zip(CONTAINER_PORTS, self.ports.allocate(len(CONTAINER_PORTS), "docker")))
+                    self.host_ports = self._allocate_host_ports()
                     self.ports.release(old)
                     continue
                 raise

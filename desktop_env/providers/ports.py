@@ -148,8 +148,11 @@ class PortAllocator:
     def _stale(entry: dict, host: str) -> bool:
         if entry.get("host") != host:
             return False  # another machine's entry: never judged here
+        raw_pid = entry.get("pid")
+        if raw_pid is None:
+            return True
         try:
-            pid = int(entry.get("pid"))
+            pid = int(raw_pid)
         except (TypeError, ValueError):
             return True
         return not process_alive(pid, entry.get("start"))
@@ -190,12 +193,12 @@ class PortAllocator:
 
     def release(self, ports: Iterable[int]) -> None:
         """Gives ports back (only those this process holds)."""
-        ports = [str(p) for p in ports]
-        if not ports:
+        keys = [str(p) for p in ports]
+        if not keys:
             return
         me = os.getpid()
         with self._locked() as ledger:
-            for port in ports:
+            for port in keys:
                 entry = ledger.get(port)
                 if entry is not None and entry.get("pid") == me:
                     del ledger[port]

@@ -114,7 +114,8 @@ def docker_leftovers(docker: str = "docker", notes: list[str] | None = None) -> 
     return found
 
 
-def vm_leftovers(notes: list[str] | None = None, vmrun: str = "vmrun", vboxmanage: str = "VBoxManage") -> list[Leftover]:
+def vm_leftovers(notes: list[str] | None = None, vmrun: str = "vmrun",
+                 vboxmanage: str = "VBoxManage") -> list[Leftover]:
     """Running VMware / VirtualBox VMs (when those tools are installed), never judged."""
     notes = notes if notes is not None else []
     found = []

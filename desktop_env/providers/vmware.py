@@ -81,16 +81,16 @@ class VMwareProvider(Provider):
     # -- Provider interface ---------------------------------------------------------------------
     def start_emulator(self, path_to_vm: str | None = None, headless: bool = True, os_type: str = "Ubuntu") -> None:
         with self._lock:
-            self.vmx = self._check_vmx(path_to_vm or self.vmx)
+            self.vmx = vmx = self._check_vmx(path_to_vm or self.vmx)
             self.headless = headless
-            self._start_if_off()
-            self._wait_ready()
+            self._start_if_off(vmx)
+            self._wait_ready(vmx)
 
     def get_ip_address(self, path_to_vm: str | None = None) -> Endpoint:
         with self._lock:
             if self.ip is None:
-                self.vmx = self._check_vmx(path_to_vm or self.vmx)
-                self.ip = self._guest_ip()
+                self.vmx = vmx = self._check_vmx(path_to_vm or self.vmx)
+                self.ip = self._guest_ip(vmx)
             return Endpoint(url=f"http://{self.ip}:{self.server_port}")
 
     def save_state(self, path_to_vm: str | None = None, snapshot_name: str = "init_state") -> None:
@@ -99,12 +99,12 @@ class VMwareProvider(Provider):
 
     def revert_to_snapshot(self, path_to_vm: str | None = None, snapshot_name: str = "init_state") -> str | None:
         with self._lock:
-            self.vmx = self._check_vmx(path_to_vm or self.vmx)
+            self.vmx = vmx = self._check_vmx(path_to_vm or self.vmx)
             self.ip = None
-            self._vmrun("revertToSnapshot", self.vmx, snapshot_name)
-            self._start_if_off()  # a snapshot taken while powered off reverts to a stopped VM
-            self._wait_ready()
-            return self.vmx
+            self._vmrun("revertToSnapshot", vmx, snapshot_name)
+            self._start_if_off(vmx)  # a snapshot taken while powered off reverts to a stopped VM
+            self._wait_ready(vmx)
+            return vmx
 
     def stop_emulator(self, path_to_vm: str | None = None) -> None:
         with self._lock:
@@ -136,19 +136,19 @@ class VMwareProvider(Provider):
             raise ProviderError(f"VMware VM {path} does not exist")
         return path
 
-    def _start_if_off(self) -> None:
-        if self.is_running(self.vmx):
+    def _start_if_off(self, vmx: str) -> None:
+        if self.is_running(vmx):
             return
-        argv = ["start", self.vmx] + (["nogui"] if self.headless else [])
+        argv = ["start", vmx] + (["nogui"] if self.headless else [])
         self._vmrun(*argv)
 
-    def _guest_ip(self) -> str:
+    def _guest_ip(self, vmx: str) -> str:
         deadline = time.monotonic() + self.ip_timeout
         last = ""
         while True:
             remaining = deadline - time.monotonic()
             try:
-                proc = self._vmrun("getGuestIPAddress", self.vmx, "-wait", timeout=max(1.0, remaining), check=False)
+                proc = self._vmrun("getGuestIPAddress", vmx, "-wait", timeout=max(1.0, remaining), check=False)
             except MissingDependency:
                 raise
             except ProviderError as e:  # the -wait call outlived the deadline
@@ -159,18 +159,18 @@ class VMwareProvider(Provider):
                     return ip
                 last = (proc.stdout.strip() or proc.stderr.strip() or f"exit code {proc.returncode}")
             if time.monotonic() + self.poll_interval > deadline:
-                raise ProviderError(f"no guest IP for {self.vmx} within {self.ip_timeout:g} s (last: {last}); "
+                raise ProviderError(f"no guest IP for {vmx} within {self.ip_timeout:g} s (last: {last}); "
                                     f"are VMware Tools installed and running in the VM?")
             time.sleep(self.poll_interval)
 
-    def _wait_ready(self) -> None:
-        self.ip = self._guest_ip()
+    def _wait_ready(self, vmx: str) -> None:
+        self.ip = self._guest_ip(vmx)
         url = f"http://{self.ip}:{self.server_port}"
 
         def still_alive() -> str | None:
-            return None if self.is_running(self.vmx) else "the VM is not running any more"
+            return None if self.is_running(vmx) else "the VM is not running any more"
 
         self.last_ready_s = wait_for_env_server(url, self.ready_timeout, path=self.ready_path,
-                                                what=f"VMware VM {self.vmx}", still_alive=still_alive,
+                                                what=f"VMware VM {vmx}", still_alive=still_alive,
                                                 liveness_interval=self.liveness_interval)
-        log.info("VMware VM %s ready at %s", self.vmx, url)
+        log.info("VMware VM %s ready at %s", vmx, url)

@@ -28,9 +28,10 @@ import threading
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from ..a11y_namespaces import xmlns_declarations
-from .dbus_wire import CallFailed, Connection, DBusConnectionError, MethodCall, Pipeline
+from .dbus_wire import CallFailed, Connection, DBusConnectionError, MethodCall, Pipeline, Result, Task
 
 MAX_DEPTH = 50
 MAX_CHILDREN = 1024
@@ -62,6 +63,10 @@ _NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 _ATTRIBUTE_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
                                     "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
 _TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
+
+_T = TypeVar("_T")
+# A step of a task: yields batches of calls, is resumed with their results, returns a T.
+_Step = Generator[list[MethodCall], list[Result], _T]
 
 
 class AccessibilityUnavailable(RuntimeError):
@@ -186,10 +191,10 @@ class _Walk:
         self.apps: list[tuple[Node, _App]] = []
         self.app_names: list[str] = []
 
-    def desktop(self, root: Node) -> Generator:
+    def desktop(self, root: Node) -> Task:
         yield from self.node(None, root)
 
-    def application(self, app_node: Node, bus_name: str) -> Generator:
+    def application(self, app_node: Node, bus_name: str) -> Task:
         """Runs on the bus: finds the application's direct address, then walks it."""
         self.app_names.append(bus_name)
         (reply,) = yield [_call(_ROOT_PATH, "Application", "GetApplicationBusAddress")]
@@ -205,13 +210,13 @@ class _Walk:
         self.apps.append((app_node, app))
         self.pipeline.spawn(app.connection, self.node(app, app_node), app.destination)
 
-    def node(self, app: _App | None, node: Node) -> Generator:
+    def node(self, app: _App | None, node: Node) -> Task:
         """The task for one node: core facts, then details and children; spawns the children."""
         has_get_all = app is not None and app.has_get_all
         if (yield from self.core_facts(node, has_get_all)):
             yield from self.details_and_children(app, node, has_get_all)
 
-    def cell(self, app: _App, table: Node, cell: tuple[int, int], node: Node) -> Generator:
+    def cell(self, app: _App, table: Node, cell: tuple[int, int], node: Node) -> Task:
         """The task for a cell found by position: a reference kept from an earlier walk
         that no longer works (LibreOffice disposes of cells now and then) is asked anew."""
         if not (yield from self.core_facts(node, app.has_get_all)) or node.has_state(_STATE_DEFUNCT):
@@ -225,7 +230,7 @@ class _Walk:
                 return
         yield from self.details_and_children(app, node, app.has_get_all)
 
-    def details_and_children(self, app: _App | None, node: Node, has_get_all: bool) -> Generator:
+    def details_and_children(self, app: _App | None, node: Node, has_get_all: bool) -> Task:
         """Everything else the XML shows of `node`, then tasks for its children."""
         calls, readers = self.detail_calls(node, has_get_all) if self.limits.details else ([], [])
         if node.role == _ROLE_TERMINAL and node.implements("Text") and not self.limits.details:
@@ -234,7 +239,8 @@ class _Walk:
         if not self.limits.details and node.depth == 2 and not node.has_state(_STATE_ACTIVE):
             child_calls = []  # terminal_text() looks in the active window only
         results = yield calls + child_calls
-        for read, result in zip(readers, results):
+        # The children's results follow the detail calls' and have no reader.
+        for read, result in zip(readers, results, strict=False):
             if _ok(result):
                 read(node, result)
         if len(node.actions) > 1:
@@ -256,7 +262,7 @@ class _Walk:
                 self.pipeline.spawn(app.connection, self.cell(app, node, cell, child), app.destination)
 
     @staticmethod
-    def core_facts(node: Node, has_get_all: bool) -> Generator:
+    def core_facts(node: Node, has_get_all: bool) -> _Step[bool]:
         """Role, states, interfaces, name, child count (and attributes); False if it is gone."""
         path = node.path
         one_by_one = [_get_property(path, "Accessible", "Name"), _get_property(path, "Accessible", "ChildCount")]
@@ -319,7 +325,7 @@ class _Walk:
             return replies[0][:self.limits.max_children]
         return [reply for reply in replies if isinstance(reply, tuple)]
 
-    def visible_cells(self, app: _App, table: Node) -> Generator:
+    def visible_cells(self, app: _App, table: Node) -> _Step[list[tuple[tuple[int, int], tuple[str, str]]]]:
         """((row, column), reference) of the cells on screen, found from the cells under the
         table's corners; references from earlier dumps are reused (see _known_cells)."""
         extents, columns = yield [_call(table.path, "Component", "GetExtents", "u", _COORDS_SCREEN),
@@ -348,7 +354,7 @@ class _Walk:
             known.clear()
         missing = [cell for cell in cells if cell not in known]
         replies = yield [_call(table.path, "Table", "GetAccessibleAt", "ii", *cell) for cell in missing]
-        for cell, reply in zip(missing, replies):
+        for cell, reply in zip(missing, replies, strict=True):
             if _ok(reply) and reply[0][1] != _NULL_PATH:
                 known[cell] = reply[0]
         return [(cell, known[cell]) for cell in cells if cell in known]
@@ -437,9 +443,9 @@ class _Walk:
         if node.actions:
             node.actions[0][0] = reply[0]
 
-    def more_action_names(self, node: Node) -> Generator:
+    def more_action_names(self, node: Node) -> Task:
         replies = yield [_call(node.path, "Action", "GetName", "i", index) for index in range(1, len(node.actions))]
-        for action, reply in zip(node.actions[1:], replies):
+        for action, reply in zip(node.actions[1:], replies, strict=True):
             if _ok(reply):
                 action[0] = reply[0]
 

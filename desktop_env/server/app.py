@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import socketserver
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from . import routes_exec, routes_files, routes_observe, routes_windows
 from .access_policy import is_loopback
-from .httpd import Router, configure_access, make_server
+from .httpd import EnvServer, Router, configure_access, make_server
 from .relay import UnixToTcpRelay
 from .state import ServerState
 
@@ -33,7 +32,7 @@ def build_server(env: dict[str, str], unix_socket: str | None = None, host: str 
                  forward_ports: list[int] | None = None, runtime_dir: str | None = None,
                  client_password: str = "password", started: float | None = None,
                  children: dict[str, subprocess.Popen] | None = None,
-                 announced: set[str] | None = None) -> tuple[socketserver.BaseServer, ServerState]:
+                 announced: set[str] | None = None) -> tuple[EnvServer, ServerState]:
     runtime = runtime_dir or os.path.dirname(unix_socket or "") or "/tmp"
     state = ServerState(env=dict(env), runtime_dir=runtime, client_password=client_password,
                         started=started or time.monotonic(), children=children or {},

@@ -170,7 +170,7 @@ def _body_encoder(signature: str) -> Callable[[tuple], bytes]:
         if len(args) != len(types):
             raise ValueError(f"D-Bus signature {signature!r} does not match {len(args)} arguments")
         body = _Writer()
-        for type_code, value in zip(types, args):
+        for type_code, value in zip(types, args, strict=True):
             body.write(type_code, value)
         return bytes(body.data)
     return encode
@@ -623,7 +623,7 @@ class Pipeline:
             for connection in writable:
                 self._guard(connection, connection.flush)
             for connection in readable:
-                self._guard(connection, lambda c=connection: self._deliver(c, c.receive()))
+                self._guard(connection, functools.partial(self._receive, connection))
             now = time.monotonic()
             self._fail_peers([peer for peer, progress in waiting
                               if progress.waiting and now - progress.last_progress > progress.timeout])
@@ -668,6 +668,9 @@ class Pipeline:
         batch.remaining -= 1
         if batch.remaining == 0:
             self._ready.append((batch, batch.results))
+
+    def _receive(self, connection: Connection) -> None:
+        self._deliver(connection, connection.receive())
 
     def _deliver(self, connection: Connection, messages: Iterable[Message]) -> None:
         for message in messages:

@@ -162,6 +162,7 @@ class PersistentInterpreter:
                                                                    "was killed and a new one started"),
                                        -signal.SIGKILL)
             except _ChildExited:
+                assert self._process is not None  # spawned above; only _stop() clears it
                 status = self._process.wait()
                 output, error = self._stop_and_collect()
                 self._spawn()
@@ -226,7 +227,8 @@ class PersistentInterpreter:
         if self._process is not None:
             self._process.kill()
         self._stop()
-        return tuple(_take_capture(os.path.join(self._capture_dir, name)) for name in ("stdout", "stderr"))
+        output, error = (_take_capture(os.path.join(self._capture_dir, name)) for name in ("stdout", "stderr"))
+        return output, error
 
     def _send(self, message: dict) -> None:
         data = json.dumps(message).encode()
@@ -328,7 +330,7 @@ class _ProcessState:
 
 def _execute(code: str, namespace: dict, capture_dir: str, saved_fds: tuple[int, int], owner_pid: int) -> dict:
     paths = [os.path.join(capture_dir, name) for name in ("stdout", "stderr")]
-    for fd, path in zip((1, 2), paths):
+    for fd, path in zip((1, 2), paths, strict=True):
         capture = _create_capture(capture_dir, path)
         os.dup2(capture, fd)
         os.close(capture)
@@ -339,12 +341,13 @@ def _execute(code: str, namespace: dict, capture_dir: str, saved_fds: tuple[int,
         # The code may have replaced sys.stdout/err; the originals can hold its output too.
         for stream in {sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__}:
             with contextlib.suppress(Exception):
-                stream.flush()
+                if stream is not None:  # sys.__stdout__ is None without a stdout
+                    stream.flush()
         if os.getpid() != owner_pid:
             # The code forked and this is the fork: end it the way `python -c` would end, before
             # it touches the interpreter's capture files or pipes.
             os._exit(returncode)
-        for fd, saved in zip((1, 2), saved_fds):
+        for fd, saved in zip((1, 2), saved_fds, strict=True):
             os.dup2(saved, fd)
     output, error = (_take_capture(path) for path in paths)
     return {"output": output, "error": error, "returncode": returncode}
@@ -359,7 +362,8 @@ def _exec_like_python_c(code: str, namespace: dict) -> int:
         return _exit_status(exit_.code)
     except BaseException as error:
         # Drop this function's own frame so the traceback starts at <string>, like python -c's.
-        traceback.print_exception(type(error), error, error.__traceback__.tb_next, file=sys.stderr)
+        caught_here = error.__traceback__  # never None for a caught exception
+        traceback.print_exception(type(error), error, caught_here.tb_next if caught_here else None, file=sys.stderr)
         return 1
     return 0
 

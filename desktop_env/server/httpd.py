@@ -33,6 +33,7 @@ from __future__ import annotations
 import email.message
 import email.parser
 import email.policy
+import io
 import json
 import logging
 import math
@@ -46,7 +47,7 @@ import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from .access_policy import AccessPolicy, Refusal
 
@@ -88,7 +89,8 @@ class BodyReader:
 
     def __init__(self, rfile: BinaryIO, length: int | None):
         self._rfile = rfile
-        self._remaining = length  # of the body (Content-Length) or of the current chunk (chunked)
+        # Of the body (Content-Length) or of the current chunk (chunked; 0 before the first).
+        self._remaining = length or 0
         self.chunked = length is None
         self.done = length == 0
         self.broken = False
@@ -101,7 +103,7 @@ class BodyReader:
 
     @property
     def declared_length(self) -> int | None:
-        return None if self.chunked else self.consumed + (self._remaining or 0)
+        return None if self.chunked else self.consumed + self._remaining
 
     def read(self, size: int = -1) -> bytes:
         """Up to `size` bytes (all that is left when negative); b"" at the end of the body."""
@@ -188,7 +190,9 @@ class MultipartPart:
     def __init__(self, reader: _MultipartReader, headers: email.message.Message):
         self._reader = reader
         self.headers = headers
-        self.name: str | None = headers.get_param("name", header="content-disposition")
+        name = headers.get_param("name", header="content-disposition")
+        # The HTTP policy's headers come decoded: a str, never RFC 2231's (charset, language, value).
+        self.name: str | None = name if isinstance(name, str) else None
         self.filename: str | None = headers.get_filename()
 
     def read(self, size: int = _COPY_CHUNK) -> bytes:
@@ -342,12 +346,18 @@ class Request:
             if ctype.startswith("multipart/form-data"):
                 self.stream.limit = min(self.stream.limit, MAX_BUFFERED_BODY)
                 for part in self.multipart():
+                    # A part without a name is read (and held to the limits) all the same.
                     if part.filename is not None:
-                        self._files[part.name] = UploadedFile(part.filename, part.read_all(MAX_BUFFERED_BODY))
+                        upload = UploadedFile(part.filename, part.read_all(MAX_BUFFERED_BODY))
+                        if part.name is not None:
+                            self._files[part.name] = upload
                     else:
-                        self._fields[part.name] = part.text()
+                        text = part.text()
+                        if part.name is not None:
+                            self._fields[part.name] = text
             elif ctype.startswith("application/x-www-form-urlencoded"):
-                self._fields.update(urllib.parse.parse_qsl(self.body.decode("utf-8", "replace"), keep_blank_values=True))
+                form = self.body.decode("utf-8", "replace")
+                self._fields.update(urllib.parse.parse_qsl(form, keep_blank_values=True))
             elif self.body:
                 self._fields.update(self.json())
         return self._fields
@@ -381,7 +391,8 @@ class Request:
         value = self.fields().get(name)
         if value is None or value == "":
             raise HTTPError(400, f"missing required field '{name}'")
-        if not isinstance(value, kind) or isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if not isinstance(value, kind) or isinstance(value, bool) and bool not in kinds:
             names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
             raise _field_type_error(name, names, value)
         return value
@@ -582,7 +593,7 @@ class _HeadReader:
     """Reads a request's head for parse_request: every read within one deadline, so a client
     that sends a byte now and then cannot stretch the head past it."""
 
-    def __init__(self, rfile: BinaryIO, connection: socket.socket, deadline: float):
+    def __init__(self, rfile: io.BufferedReader, connection: socket.socket, deadline: float):
         self._rfile = rfile
         self._connection = connection
         self._deadline = deadline
@@ -621,8 +632,11 @@ class _HeadTimeout(Exception):
     """A request's head did not arrive within the server's head_timeout."""
 
 
-class _ServerMixin(socketserver.ThreadingMixIn):
-    """Threads per connection, capped (see _Connections); the server's access policy and timeouts."""
+class EnvServer(socketserver.ThreadingMixIn, socketserver.BaseServer):
+    """Threads per connection, capped (see _Connections); the server's access policy and timeouts.
+
+    A mixin for the socket servers below, which bring BaseServer after it in their MRO.
+    """
 
     daemon_threads = True
     access_policy = AccessPolicy()
@@ -670,6 +684,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the harness reuses one connection per thread
     server_version = "osworld-env-server"
     router: Router  # set on the subclass made by make_server
+    server: EnvServer
+    rfile: io.BufferedReader  # the socket's, as StreamRequestHandler makes it (buffered)
 
     def address_string(self) -> str:  # Unix sockets have no peer address
         return self.client_address[0] if isinstance(self.client_address, tuple) and self.client_address else "unix"
@@ -737,7 +753,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
         """Reads and parses the request line and headers (within head_timeout); False when
         there is no request to handle (answered, or the connection is to close)."""
         rfile = self.rfile
-        self.rfile = _HeadReader(rfile, self.connection, time.monotonic() + self.server.head_timeout)
+        # parse_request reads the head with readline() only, which _HeadReader provides.
+        self.rfile = cast(io.BufferedReader, _HeadReader(rfile, self.connection,
+                                                         time.monotonic() + self.server.head_timeout))
         try:
             self.raw_requestline = self.rfile.readline(65537)
             if len(self.raw_requestline) > 65536:
@@ -858,13 +876,13 @@ def _refused(refusal: Refusal) -> HTTPError:
     return HTTPError(refusal.status, refusal.message, headers=refusal.headers)
 
 
-class _ThreadingUnixServer(_ServerMixin, socketserver.UnixStreamServer):
+class _ThreadingUnixServer(EnvServer, socketserver.UnixStreamServer):
     def get_request(self):  # BaseHTTPRequestHandler expects a (host, port)-like address
         conn, _ = super().get_request()
         return conn, ("unix", 0)
 
 
-class _ThreadingTCPServer(_ServerMixin, socketserver.TCPServer):
+class _ThreadingTCPServer(EnvServer, socketserver.TCPServer):
     allow_reuse_address = True
 
 
@@ -881,7 +899,7 @@ class _TcpRequestHandler(_RequestHandler):
 def make_server(router: Router, unix_socket: str | None = None, host: str = "127.0.0.1", port: int = 5000, *,
                 sock: socket.socket | None = None, public: bool = False, token: str | None = None,
                 max_connections: int = MAX_CONNECTIONS, idle_timeout: float = IDLE_TIMEOUT_S,
-                head_timeout: float = HEAD_TIMEOUT_S) -> socketserver.BaseServer:
+                head_timeout: float = HEAD_TIMEOUT_S) -> EnvServer:
     """A threading HTTP server for `router`, not yet serving (call serve_forever).
 
     It listens on `sock` when given (a bound, listening AF_UNIX or AF_INET/AF_INET6
@@ -890,13 +908,14 @@ def make_server(router: Router, unix_socket: str | None = None, host: str = "127
     browser-facing rules of access_policy.py; `token` requires that token on every request.
     """
     if sock is not None:
-        server_class, handler_base = {
+        classes: dict[int, tuple[type[_ThreadingTCPServer] | type[_ThreadingUnixServer], type[_RequestHandler]]] = {
             socket.AF_UNIX: (_ThreadingUnixServer, _RequestHandler),
             socket.AF_INET: (_ThreadingTCPServer, _TcpRequestHandler),
             socket.AF_INET6: (_ThreadingTCP6Server, _TcpRequestHandler),
-        }.get(sock.family, (None, None))
-        if server_class is None:
+        }
+        if sock.family not in classes:
             raise ValueError(f"cannot serve on a socket of family {sock.family!r}")
+        server_class, handler_base = classes[sock.family]
         handler = type("RequestHandler", (handler_base,), {"router": router})
         server = server_class(sock.getsockname(), handler, bind_and_activate=False)
         server.socket.close()
@@ -929,6 +948,6 @@ def make_server(router: Router, unix_socket: str | None = None, host: str = "127
     return server
 
 
-def configure_access(server: socketserver.BaseServer, *, public: bool = False, token: str | None = None) -> None:
+def configure_access(server: EnvServer, *, public: bool = False, token: str | None = None) -> None:
     """Sets who may use `server` (see access_policy.py); for a server built elsewhere, before it serves."""
     server.access_policy = AccessPolicy(public=public, token=token or None)

@@ -12,10 +12,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from types import ModuleType
+from typing import Protocol
 
 
-def defer_pause(pyautogui: ModuleType, clock: Callable[[], float] = time.monotonic,
+class PyAutoGUIHooks(Protocol):
+    """The parts of the pyautogui module that defer_pause reads and replaces."""
+    PAUSE: float
+    failSafeCheck: Callable[[], None]
+    _handlePause: Callable[[bool], None]
+    osworld_new_action: Callable[[], None]  # added by defer_pause
+
+
+def defer_pause(pyautogui: PyAutoGUIHooks, clock: Callable[[], float] = time.monotonic,
                 sleep: Callable[[float], None] = time.sleep) -> None:
     original_check = pyautogui.failSafeCheck
     last_end = [float("-inf")]

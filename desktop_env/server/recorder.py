@@ -119,6 +119,7 @@ class ScreenRecorder:
     def _finish(process: subprocess.Popen) -> None:
         # 'q' makes ffmpeg flush the encoder and write the index; SIGTERM does the same
         # less politely; SIGKILL leaves an unplayable file but never hangs the server.
+        assert process.stdin is not None  # started with stdin=PIPE
         try:
             process.stdin.write(b"q")
             process.stdin.close()

@@ -107,7 +107,9 @@ def run_process(argv: list[str] | str, *, shell: bool, env: dict[str, str], cwd:
     """
     process = subprocess.Popen(argv, shell=shell, env=env, cwd=cwd, stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    streams = {process.stdout.fileno(): (bytearray(), [0]), process.stderr.fileno(): (bytearray(), [0])}
+    stdout, stderr = process.stdout, process.stderr
+    assert stdout is not None and stderr is not None  # both PIPE
+    streams = {stdout.fileno(): (bytearray(), [0]), stderr.fileno(): (bytearray(), [0])}
     # The process's own exit wakes the loop at once; without pidfds, it is polled.
     try:
         exit_fd = os.pidfd_open(process.pid)
@@ -161,7 +163,7 @@ def run_process(argv: list[str] | str, *, shell: bool, env: dict[str, str], cwd:
         selector.close()
         if exit_fd >= 0:
             os.close(exit_fd)
-        for pipe in (process.stdout, process.stderr):
+        for pipe in (stdout, stderr):
             fd = pipe.fileno()
             if fd in open_fds:  # a background child still writes there
                 _sink.adopt(os.dup(fd))
@@ -197,7 +199,8 @@ def prepare_argv(command: list[str] | str, shell: bool, home: str) -> list[str] 
     return [home + arg[1:] if arg.startswith("~/") else arg for arg in argv]
 
 
-def run_command(command: list[str] | str, shell: bool, state: ServerState, timeout: float = EXECUTE_TIMEOUT_S) -> dict[str, Any]:
+def run_command(command: list[str] | str, shell: bool, state: ServerState,
+                timeout: float = EXECUTE_TIMEOUT_S) -> dict[str, Any]:
     code = extract_pyautogui_code(command, shell)
     if code is not None:
         # pyautogui's PAUSE spaces the calls within this action; the previous action's

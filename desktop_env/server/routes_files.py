@@ -15,10 +15,13 @@ import tempfile
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING
 
 from .httpd import MAX_STREAMED_BODY, HTTPError, Request, Response, Router
 from .state import ServerState
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRead
 
 # /list_directory answers with the whole tree or, past these bounds, with a 413 saying
 # so: a silently truncated tree could make an evaluator compare the wrong listing, and
@@ -32,7 +35,7 @@ _COPY_CHUNK = 1 << 20
 def os_error(e: OSError, path: Path | str, doing: str) -> HTTPError:
     """The 4xx (or 507) a failed file operation on a client's path deserves."""
     status = {errno.ENOENT: 404, errno.ENOTDIR: 404, errno.EACCES: 403, errno.EPERM: 403, errno.EROFS: 403,
-              errno.ENOSPC: 507, errno.EDQUOT: 507}.get(e.errno, 400)
+              errno.ENOSPC: 507, errno.EDQUOT: 507}.get(e.errno or 0, 400)
     return HTTPError(status, f"cannot {doing} {str(path)!r:.300}: {e.strerror or e}")
 
 
@@ -50,7 +53,7 @@ def resolve_path(raw: str, state: ServerState, field: str = "path") -> Path:
     return path
 
 
-def write_atomically(path: Path, source: bytes | BinaryIO) -> None:
+def write_atomically(path: Path, source: bytes | SupportsRead[bytes]) -> None:
     """Writes `source` (bytes, or a stream read in chunks) to a temporary file beside
     `path`, then renames it into place: readers see the old file or the whole new one,
     and a failure (a client that vanishes mid-upload, a full disk) leaves nothing."""
@@ -171,7 +174,7 @@ def _receive_upload(request: Request, state: ServerState) -> Path:
             spooled.close()
 
 
-def _write(path: Path, source: bytes | BinaryIO) -> None:
+def _write(path: Path, source: bytes | SupportsRead[bytes]) -> None:
     try:
         write_atomically(path, source)
     except OSError as e:

@@ -38,7 +38,7 @@ def desktop_status(state: ServerState) -> tuple[bool, set[str], tuple[int, ...]]
         root = connection.screen().root
         check = root.get_full_property(connection.intern_atom("_NET_SUPPORTING_WM_CHECK"), X.AnyPropertyType)
         clients = root.get_full_property(connection.intern_atom("_NET_CLIENT_LIST"), X.AnyPropertyType)
-        classes = set()
+        classes: set[str] = set()
         for window_id in (clients.value if clients else []):
             try:
                 wm_class = connection.create_resource_object("window", window_id).get_wm_class()

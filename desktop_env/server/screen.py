@@ -437,9 +437,10 @@ class Screen:
 
     def _cursor(self) -> tuple[Image.Image, tuple[int, int]] | None:
         """The cursor sprite (straight RGBA) and where its top-left corner goes."""
-        if not self._has_xfixes:
+        xfixes = self._libs.xfixes
+        if not self._has_xfixes or xfixes is None:  # _has_xfixes: loaded, and the server has it
             return None
-        cursor_p = self._libs.xfixes.XFixesGetCursorImage(self._display)
+        cursor_p = xfixes.XFixesGetCursorImage(self._display)
         if not cursor_p:
             return None
         try:

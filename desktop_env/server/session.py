@@ -14,15 +14,18 @@ import logging
 import os
 import signal
 import socket
-import socketserver
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 from .state import ServerState
+
+if TYPE_CHECKING:
+    from .httpd import EnvServer
 
 log = logging.getLogger("osworld.session")
 
@@ -70,7 +73,8 @@ ACCESSIBILITY_ENV = {
 # gnome-shell/modes), and the settings daemons an idle Ubuntu desktop shows the effect of:
 # XSETTINGS (GTK apps take the theme and fonts from gsettings, live) and the media keys
 # (Ctrl+Alt+T opens a terminal). gnome-session is not run: it wants systemd.
-DESKTOP_COMPONENTS = ("gnome-shell", "gsd-xsettings", "gsd-media-keys")
+# Annotated: SessionConfig, above, refers to it before mypy reaches this line.
+DESKTOP_COMPONENTS: tuple[str, ...] = ("gnome-shell", "gsd-xsettings", "gsd-media-keys")
 SESSION_MODE = "ubuntu"
 DESKTOP_COMMANDS = {
     "gnome-shell": ["gnome-shell", "--x11", f"--mode={SESSION_MODE}"],
@@ -130,6 +134,8 @@ class Session:
         proc = subprocess.Popen(argv, env={**self.env, **(env or {})}, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.children[name] = proc
+        assert proc.stdout is not None  # stdout=PIPE
+        output_lines = proc.stdout
         pending: list[threading.Timer] = []
 
         def announce() -> None:
@@ -137,7 +143,7 @@ class Session:
 
         def copy() -> None:
             with open(self.logs / f"{name}.log", "ab", buffering=0) as log_file:
-                for output in proc.stdout:
+                for output in output_lines:
                     log_file.write(output)
                     if pending:
                         timer = pending.pop()
@@ -313,7 +319,16 @@ def _adopt(fd: int) -> socket.socket:
     return socket.socket(fileno=fd)
 
 
-def build_session_servers(session: Session) -> tuple[list[socketserver.BaseServer], ServerState]:
+class _StateArgs(TypedDict):
+    """What ServerState takes from the session (directly or through build_server)."""
+    runtime_dir: str
+    client_password: str
+    started: float
+    children: dict[str, subprocess.Popen]
+    announced: set[str]
+
+
+def build_session_servers(session: Session) -> tuple[list[EnvServer], ServerState]:
     """The env server on every listener the session has: the harness's private socket
     first, then the public one; port relays for the TCP services inside."""
     from .app import build_router, build_server  # imported after DISPLAY is set: Xlib reads it at import
@@ -321,8 +336,8 @@ def build_session_servers(session: Session) -> tuple[list[socketserver.BaseServe
     from .relay import UnixToTcpRelay
 
     config = session.config
-    common = dict(runtime_dir=str(session.runtime), client_password=config.client_password,
-                  started=session.started, children=session.children, announced=session.announced)
+    common = _StateArgs(runtime_dir=str(session.runtime), client_password=config.client_password,
+                        started=session.started, children=session.children, announced=session.announced)
     if not config.listen_fds:  # started by hand (inside a VM, say): a socket in the runtime folder
         server, state = build_server(session.env, unix_socket=str(session.runtime / "server.sock"),
                                      forward_ports=config.forward_ports, **common)

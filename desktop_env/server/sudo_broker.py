@@ -202,10 +202,13 @@ class Connection:
     def spawn(self, argv: list[str], target: pwd.struct_passwd, env: dict[str, str], cwd: str, fds: list[int]) -> None:
         groups = os.getgrouplist(target.pw_name, target.pw_gid)
         try:
-            process = subprocess.Popen(argv, stdin=fds[0], stdout=fds[1], stderr=fds[2], env=env,
-                                       cwd=cwd if os.path.isdir(cwd) else "/", user=target.pw_uid,
-                                       group=target.pw_gid, extra_groups=groups, process_group=0,
-                                       executable=_which(argv[0], env["PATH"]))
+            # process_group is new in Python 3.11, which the desktop's system Python (the only
+            # one the broker runs on) is; mypy checks the tree as 3.10, whose stub lacks it.
+            process = subprocess.Popen(  # type: ignore[call-overload]
+                argv, stdin=fds[0], stdout=fds[1], stderr=fds[2], env=env,
+                cwd=cwd if os.path.isdir(cwd) else "/", user=target.pw_uid,
+                group=target.pw_gid, extra_groups=groups, process_group=0,
+                executable=_which(argv[0], env["PATH"]))
         except FileNotFoundError:
             self.send({"error": f"{argv[0]}: command not found"})
             return
@@ -213,9 +216,10 @@ class Connection:
             self.send({"error": f"unable to execute {argv[0]}: {e.strerror}"})
             return
         pidfd = os.pidfd_open(process.pid)
+        watched: list[int | socket.socket] = [pidfd, self.sock]
         try:
             while True:
-                ready, _, _ = select.select([pidfd, self.sock], [], [])
+                ready, _, _ = select.select(watched, [], [])
                 if pidfd in ready:
                     break
                 if not self.sock.recv(1, socket.MSG_PEEK):  # the client is gone: so is its command

@@ -249,7 +249,8 @@ def _write_dbus(share_dbus: Path, configs: Path) -> None:
         if source.exists() and _service_is_gnomes(source):
             (services / name).symlink_to(source)
     configs.mkdir()
-    (configs / "session.conf").write_text(SESSION_BUS_CONFIG.format(services=f"{SANDBOX_DESKTOP}/share/dbus-1/services"))
+    session_services = f"{SANDBOX_DESKTOP}/share/dbus-1/services"
+    (configs / "session.conf").write_text(SESSION_BUS_CONFIG.format(services=session_services))
     (configs / "system.conf").write_text(SYSTEM_BUS_CONFIG)
 
 
@@ -264,7 +265,8 @@ def _write_gnome_shell(folder: Path) -> None:
     system = SYSTEM_SHARE / "gnome-shell"
     _link_all_but(system, folder, ("modes", "extensions", "search-providers"))
     (folder / "modes").mkdir()
-    (folder / "modes" / f"{vm_desktop.SESSION_MODE_NAME}.json").write_text(json.dumps(vm_desktop.SESSION_MODE, indent=2))
+    mode_file = folder / "modes" / f"{vm_desktop.SESSION_MODE_NAME}.json"
+    mode_file.write_text(json.dumps(vm_desktop.SESSION_MODE, indent=2))
     (folder / "extensions").mkdir()
     for uuid in vm_desktop.EXTENSIONS:
         if (system / "extensions" / uuid).is_dir():
@@ -300,8 +302,8 @@ WALLPAPER_LIST = """<?xml version="1.0"?>
 def _write_wallpaper(folder: Path, listing: Path) -> None:
     folder.mkdir()
     colour = vm_desktop.WALLPAPER_COLOUR.lstrip("#")
-    rgb = tuple(int(colour[i:i + 2], 16) for i in (0, 2, 4))
-    (folder / vm_desktop.WALLPAPER_NAME).write_bytes(solid_png(16, 9, rgb))
+    red, green, blue = (int(colour[i:i + 2], 16) for i in (0, 2, 4))
+    (folder / vm_desktop.WALLPAPER_NAME).write_bytes(solid_png(16, 9, (red, green, blue)))
     listing.mkdir()
     (listing / "ubuntu.xml").write_text(WALLPAPER_LIST.format(path=f"{SANDBOX_DESKTOP}/share/backgrounds/"
                                                               f"{vm_desktop.WALLPAPER_NAME}",

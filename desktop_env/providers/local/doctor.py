@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,17 +41,20 @@ def _probe_uid() -> int | None:
 def _bwrap_probe(args: list[str], command: list[str]) -> subprocess.CompletedProcess:
     """`command` in a minimal bwrap sandbox (with `args`), as the uid desktops run as."""
     uid = _probe_uid()
-
-    def drop() -> None:
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
-
     return subprocess.run(["bwrap", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib",
                            "/lib", "--symlink", "usr/lib64", "/lib64", "--dev", "/dev", "--proc", "/proc",
                            "--unshare-user", "--uid", "1000", "--unshare-pid", "--unshare-net", "--die-with-parent",
                            *args, *command], capture_output=True, text=True, timeout=30, cwd="/",
-                          preexec_fn=drop if uid is not None else None)
+                          preexec_fn=_become(uid) if uid is not None else None)
+
+
+def _become(uid: int) -> Callable[[], None]:
+    """A preexec_fn that makes the child `uid` (group too), with no supplementary groups."""
+    def drop() -> None:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    return drop
 
 
 def check_bubblewrap() -> Check:

@@ -22,18 +22,27 @@ TEMPLATE_VERSION = 10
 
 USER_FOLDERS = ("Desktop", "Documents", "Downloads", "Music", "Pictures", "Videos", "Templates", "Public")
 
+
+def _xcu_item(path: str, name: str, value: str) -> str:
+    """One setting of LibreOffice's registrymodifications.xcu."""
+    return f'<item oor:path="{path}"><prop oor:name="{name}" oor:op="fuse"><value>{value}</value></prop></item>\n'
+
+
 # LibreOffice: no first-start wizard, no tip of the day, no "what's new" bar,
 # no automatic update checks (the sandbox is offline).
-LIBREOFFICE_XCU = """<?xml version="1.0" encoding="UTF-8"?>
-<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-<item oor:path="/org.openoffice.Setup/Office"><prop oor:name="FirstStartWizardCompleted" oor:op="fuse"><value>true</value></prop></item>
-<item oor:path="/org.openoffice.Setup/Product"><prop oor:name="ooSetupLastVersion" oor:op="fuse"><value>7.4</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="ShowTipOfTheDay" oor:op="fuse"><value>false</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Misc"><prop oor:name="FirstRun" oor:op="fuse"><value>false</value></prop></item>
-<item oor:path="/org.openoffice.Office.Jobs/Jobs/org.openoffice.Office.Jobs:Job['UpdateCheck']/Arguments"><prop oor:name="AutoCheckEnabled" oor:op="fuse"><value>false</value></prop></item>
-<item oor:path="/org.openoffice.Office.Recovery/RecoveryInfo"><prop oor:name="Enabled" oor:op="fuse"><value>false</value></prop></item>
-</oor:items>
-"""
+LIBREOFFICE_XCU = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema"'
+    ' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">\n'
+    + _xcu_item("/org.openoffice.Setup/Office", "FirstStartWizardCompleted", "true")
+    + _xcu_item("/org.openoffice.Setup/Product", "ooSetupLastVersion", "7.4")
+    + _xcu_item("/org.openoffice.Office.Common/Misc", "ShowTipOfTheDay", "false")
+    + _xcu_item("/org.openoffice.Office.Common/Misc", "FirstRun", "false")
+    + _xcu_item("/org.openoffice.Office.Jobs/Jobs/org.openoffice.Office.Jobs:Job['UpdateCheck']/Arguments",
+                "AutoCheckEnabled", "false")
+    + _xcu_item("/org.openoffice.Office.Recovery/RecoveryInfo", "Enabled", "false")
+    + "</oor:items>\n"
+)
 
 # Only first-run choices: every other value is Chrome's default, as in the VM's profile, since
 # getters read this file (a site-setting default here once made "delete site data on close"

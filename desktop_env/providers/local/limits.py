@@ -150,14 +150,13 @@ class DesktopLimits:
                      disk: str | None = None) -> DesktopLimits:
         """From command-line strings ("4G", "1024", "unlimited"); an option left None keeps its default."""
         defaults = cls()
-        values = {
-            "memory_bytes": defaults.memory_bytes if memory is None else parse_size(memory),
-            "pids": defaults.pids if pids is None else _parse_count(pids, "pids"),
-            "cpu_weight": defaults.cpu_weight if cpu_weight is None else _parse_count(cpu_weight, "cpu_weight"),
-            "tmpfs_bytes": defaults.tmpfs_bytes if tmpfs is None else _parse_cap(tmpfs, "a tmpfs"),
-            "disk_bytes": defaults.disk_bytes if disk is None else _parse_cap(disk, "the home folder"),
-        }
-        return cls(**values)
+        return cls(
+            memory_bytes=defaults.memory_bytes if memory is None else parse_size(memory),
+            pids=defaults.pids if pids is None else _parse_count(pids, "pids"),
+            cpu_weight=defaults.cpu_weight if cpu_weight is None else _parse_count(cpu_weight, "cpu_weight"),
+            tmpfs_bytes=defaults.tmpfs_bytes if tmpfs is None else _parse_cap(tmpfs, "a tmpfs"),
+            disk_bytes=defaults.disk_bytes if disk is None else _parse_cap(disk, "the home folder"),
+        )
 
     @property
     def cpu_shares(self) -> int | None:
@@ -220,7 +219,7 @@ def _read(path: Path | str) -> str:
         return f.read()
 
 
-def _write(path: Path | str, value: str) -> None:
+def _write(path: Path | str | bytes, value: str) -> None:  # bytes: enter_fn's pre-encoded paths
     fd = os.open(path, os.O_WRONLY)
     try:
         os.write(fd, value.encode())
@@ -427,21 +426,21 @@ def _enable_v2(parent: Path, wanted: set[str], *, relocate: bool) -> tuple[set[s
                 log.warning("could not move the harness into the leaf group %s: %s", leaf, e.strerror)
                 break
             log.info("moved the harness into %s so that %s can hold limited desktop groups", leaf, parent)
-        for c, e in errors.items():
-            if e.errno == errno.EBUSY:
-                others = sorted(_procs(parent) - {os.getpid()})
-                if not others and not relocate:
+        for c, error in errors.items():
+            if error.errno == errno.EBUSY:
+                other_pids = _procs(parent) - {os.getpid()}
+                if not other_pids and not relocate:
                     reasons[c] = (f"{parent} holds processes, so cgroup v2 enables no controller for groups in it; "
                                   f"this process is the only one there, and a harness alone in its cgroup moves "
                                   f"itself into a leaf group first, so limits would be in force for it")
                     continue
-                reasons[c] = (f"{parent} holds processes ({len(others)} besides this one), and cgroup v2 enables "
+                reasons[c] = (f"{parent} holds processes ({len(other_pids)} besides this one), and cgroup v2 enables "
                               f"controllers only for groups without processes of their own: start the harness in "
                               f"a delegated cgroup of its own, e.g. `systemd-run --scope -p Delegate=yes osworld ...`")
-            elif e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-                reasons[c] = f"no write access to {parent}/cgroup.subtree_control ({e.strerror}): not delegated"
+            elif error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+                reasons[c] = f"no write access to {parent}/cgroup.subtree_control ({error.strerror}): not delegated"
             else:
-                reasons[c] = f"cannot enable {c} in {parent}/cgroup.subtree_control: {e.strerror}"
+                reasons[c] = f"cannot enable {c} in {parent}/cgroup.subtree_control: {error.strerror}"
     return wanted & enabled, reasons
 
 
@@ -614,8 +613,8 @@ class DesktopCgroup:
         for h in hierarchies:
             controllers = set(h.controllers)
             if h.version == 2 and controllers:
-                controllers, why = _enable_v2(h.parent, controllers, relocate=True)
-                reasons.update(why)
+                controllers, not_enabled = _enable_v2(h.parent, controllers, relocate=True)
+                reasons.update(not_enabled)
             plan.append((h, frozenset(controllers)))
         base = f"{_owner_prefix()}{_safe_name(name)}"
         for attempt in range(1, 101):

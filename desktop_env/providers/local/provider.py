@@ -127,7 +127,7 @@ class _Boot:
     generation: int
     listeners: dict[str, socket.socket]
     sudo_unavailable: str
-    sandbox: _Sandbox | None = None
+    sandbox: _Sandbox
     ready_s: float | None = None
     error: BaseException | None = None   # why a spare did not become ready
 
@@ -136,9 +136,11 @@ class LocalProvider(Provider):
     def __init__(self, screen_size: tuple[int, int] = (1920, 1080), network: bool = False,
                  client_password: str = "password", config: LocalDesktopConfig | None = None,
                  limits: DesktopLimits | None = None, warm_spare: bool = False, **_ignored):
-        self.config = config or LocalDesktopConfig(screen_size=tuple(screen_size), network=network,
-                                                   client_password=client_password,
-                                                   limits=limits or DesktopLimits(), warm_spare=warm_spare)
+        if config is None:
+            width, height = screen_size  # a list, too, from a JSON config
+            config = LocalDesktopConfig(screen_size=(width, height), network=network, client_password=client_password,
+                                        limits=limits or DesktopLimits(), warm_spare=warm_spare)
+        self.config = config
         self.env_dir: Path | None = None
         self._sandbox: _Sandbox | None = None
         # (socket name, host, port) -> relay; the name says which of this boot's sockets it reaches
@@ -383,7 +385,7 @@ class LocalProvider(Provider):
     def spare_process_ids(self) -> list[int]:
         """Host PIDs of the warm spare's sandbox (empty while none is booted)."""
         spare = self._spare
-        if spare is None or spare.sandbox is None:
+        if spare is None:
             return []
         return _namespace_pids(spare.sandbox)
 
@@ -460,7 +462,7 @@ class LocalProvider(Provider):
         """The spare desktop once its boot has finished (ready or not), or None. With `kill`,
         a spare still booting is killed rather than waited for."""
         thread, self._spare_thread = self._spare_thread, None
-        if kill and self._spare is not None and self._spare.sandbox is not None:
+        if kill and self._spare is not None:
             with contextlib.suppress(OSError):
                 self._spare.sandbox.process.kill()
         if thread is not None:
@@ -476,6 +478,7 @@ class LocalProvider(Provider):
         """Starts the sandbox of a new boot (home restored, sockets bound); returns without
         waiting for the desktop to be ready."""
         runtime_root()  # checked again: the desktop's uid must still be able to enter it
+        assert self.env_dir is not None  # boots follow start_emulator()'s _create_env_dir()
         root = root_inside_for(self.env_dir, self._identity)  # a new namespace per boot: nothing carries over
         try:
             return self._launch_sandbox(generation, root)
@@ -489,8 +492,8 @@ class LocalProvider(Provider):
         spec.runtime.mkdir(mode=0o700)
         if not (spec.env_dir / "passwd").exists():
             write_identity_files(spec)
-        boot = _Boot(generation, self._make_listeners(generation), root.reason)
-        fds = {name: listener.fileno() for name, listener in boot.listeners.items()}
+        listeners = self._make_listeners(generation)
+        fds = {name: listener.fileno() for name, listener in listeners.items()}
         width, height = self.config.screen_size
         session = SessionConfig(width=width, height=height, runtime_dir=SANDBOX_RUNTIME,
                                 forward_ports=list(self.config.forward_ports),
@@ -518,16 +521,16 @@ class LocalProvider(Provider):
                                                  *root.pass_fds()),
                                        env=bwrap_environment(), preexec_fn=self._child_setup(root))
         except BaseException:
-            self._close_listeners(boot.listeners)
+            self._close_listeners(listeners)
             raise
         finally:
             output.close_writer()
             os.close(info_write)
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
-        boot.sandbox = _Sandbox(process, output, started=started)
-        boot.sandbox.child_pid = self._read_child_pid(info_read)
-        return boot
+        sandbox = _Sandbox(process, output, started=started)
+        sandbox.child_pid = self._read_child_pid(info_read)
+        return _Boot(generation, listeners, root.reason, sandbox)
 
     @staticmethod
     def _seccomp_filter() -> int | None:
@@ -541,6 +544,7 @@ class LocalProvider(Provider):
         """One cgroup per desktop, kept across resets (its counters then cover every episode
         since creation; `resource_limit_hit` is read by the runner per task)."""
         if not self._cgroup_tried:
+            assert self.env_dir is not None  # called by _launch(), which checked
             self._cgroup_tried = True
             self._cgroup = DesktopCgroup.create(self.env_dir.name, self.config.limits)
         return self._cgroup
@@ -555,16 +559,21 @@ class LocalProvider(Provider):
         attach = root.attach_fn()
         if enter is None and identity is None:
             return None
-        uid = root.host_uid if root.enabled else identity.uid if identity is not None else None
+        become: tuple[int, int] | None = None  # the (uid, gid) the child takes
+        if identity is not None:
+            uid = root.host_uid if root.enabled else identity.uid
+            assert uid is not None  # root_inside_for gives an enabled root inside its host uid
+            become = (uid, identity.gid)
 
         def setup() -> None:
             if enter is not None:
                 enter()
             if attach is not None:
                 attach()
-            if identity is not None:
+            if become is not None:
+                uid, gid = become
                 os.setgroups([])
-                os.setresgid(identity.gid, identity.gid, identity.gid)
+                os.setresgid(gid, gid, gid)
                 os.setresuid(uid, uid, uid)
         return setup
 

@@ -3,10 +3,11 @@
 What a desktop sees is an allow-list: the system's programs and libraries (/usr and
 its merged-/usr links), the parts of /etc that apps read, the font cache, the env
 server's own code and venv (copies, never the checkout), and its private home and
-runtime folders, which live in capped memory (desktop_storage). Nothing else of the host exists inside: no homes, /root, /opt, /srv,
-/var/lib, no checkout, task files, expected files, solutions, caches or results,
-wherever the user keeps them. Every tmpfs has a size cap. /proc is the desktop's own
-(its PID namespace); /sys shows only the CPU topology that apps size themselves by.
+runtime folders, which live in capped memory (desktop_storage). Nothing else of the
+host exists inside: no homes, /root, /opt, /srv, /var/lib, no checkout, task files,
+expected files, solutions, caches or results, wherever the user keeps them. Every
+tmpfs has a size cap. /proc is the desktop's own (its PID namespace); /sys shows only
+the CPU topology that apps size themselves by.
 
 A desktop started by a root harness has a root of its own (for `sudo`, see userns and
 root_init): bwrap joins a user namespace the harness made (`--userns`), starts the

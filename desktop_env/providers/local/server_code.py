@@ -52,7 +52,7 @@ def _copy_files(staging: Path, files: list[Path]) -> None:
         destination = staging / relative
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(PACKAGE_DIR.parent / relative, destination)
-    for folder, dirs, names in os.walk(staging):
+    for folder, _dirs, names in os.walk(staging):
         os.chmod(folder, 0o755)  # mkdtemp made it 0700; the desktops' uid must read it
         for name in names:
             path = os.path.join(folder, name)

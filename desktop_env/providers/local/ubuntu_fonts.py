@@ -26,7 +26,8 @@ class FontsUnavailable(DesktopEnvError, RuntimeError):
 
 
 def fonts_dir() -> Path:
-    return sandbox_share_dir() / ("fonts-" + "-".join(package.rsplit("/", 1)[-1].replace("@", "-") for package in PACKAGES))
+    names = (package.rsplit("/", 1)[-1].replace("@", "-") for package in PACKAGES)
+    return sandbox_share_dir() / ("fonts-" + "-".join(names))
 
 
 def ensure_ubuntu_fonts() -> Path:
@@ -50,8 +51,9 @@ def _fetch(npm: str, staging: Path) -> None:
             with tarfile.open(archive) as tar:
                 for member in tar.getmembers():
                     if member.isfile() and member.name.endswith(".ttf"):
-                        source = tar.extractfile(member)
-                        (staging / Path(member.name).name).write_bytes(source.read())
+                        source = tar.extractfile(member)  # None only for what is not a regular file
+                        if source is not None:
+                            (staging / Path(member.name).name).write_bytes(source.read())
     if not any(staging.glob("*.ttf")):
         raise FontsUnavailable(f"npm's packages {' '.join(PACKAGES)} held no .ttf file")
     staging.chmod(0o755)
