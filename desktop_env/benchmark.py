@@ -157,7 +157,8 @@ def run_bench(screen_size: tuple[int, int] = (1920, 1080), resets: int = 5, scre
             boot_times.append(provider.last_ready_s)
         figures["reset_s"] = Figure.of(reset_times, "s")
         figures["boot_s"] = Figure.of(boot_times, "s")
-        provider.wait_for_spare()  # the next spare boots after a reset: the desktop's own figures come on a quiet machine
+        # the next spare boots after a reset: the desktop's own figures come on a quiet machine
+        provider.wait_for_spare()
         controller = PythonController(provider.get_ip_address())
         controller.get_screenshot()  # the first capture sets up shared memory
         progress(f"measuring screenshot x{screenshots}")

@@ -229,7 +229,8 @@ class DesktopEnv:
         """Python code for an action; None (with info['invalid_action']) when it is not valid here."""
         if self.action_space_name == "computer_13":
             if not isinstance(action, dict):
-                info["invalid_action"] = f"computer_13 expects an action dict, got {type(action).__name__}: {action!r:.200}"
+                info["invalid_action"] = (f"computer_13 expects an action dict, "
+                                          f"got {type(action).__name__}: {action!r:.200}")
                 return None
             try:
                 return to_pyautogui(validate_action(action, self.screen_size))

@@ -45,7 +45,8 @@ def experiment_command(experiment: experiments.Experiment, default_observations:
                 sys.exit(130)
             except RunOptionError as e:
                 raise OptionMistake(e.option, e.detail) from e
-            except (ValueError, TaskFileError, AgentLoadError) as e:  # bad options, a folder of other settings, a broken task
+            # bad options, a folder of other settings, a broken task
+            except (ValueError, TaskFileError, AgentLoadError) as e:
                 raise click.ClickException(str(e)) from e
 
         common = [

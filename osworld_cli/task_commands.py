@@ -16,8 +16,9 @@ from .errors import TASK_ERRORS, OptionMistake, selection_mistake
 
 console = Console()
 
-tasks_option = click.option("--tasks", "meta", type=click.Path(dir_okay=False), default=None,
-                            help="Meta file {domain: [ids]} with examples/ beside it (default: the built-in test_all.json).")
+tasks_option = click.option(
+    "--tasks", "meta", type=click.Path(dir_okay=False), default=None,
+    help="Meta file {domain: [ids]} with examples/ beside it (default: the built-in test_all.json).")
 
 
 def load_plugins(plugins: tuple[str, ...]) -> None:
@@ -48,8 +49,9 @@ def select_tasks(task_set: Any, domains: tuple[str, ...] = (), task_ids: tuple[s
         raise selection_mistake(e) from None
 
 
-plugin_option = click.option("--plugin", "plugins", multiple=True,
-                             help="Module or .py file registering extra getters, metrics, setup steps, providers or agents (repeatable).")
+plugin_option = click.option(
+    "--plugin", "plugins", multiple=True,
+    help="Module or .py file registering extra getters, metrics, setup steps, providers or agents (repeatable).")
 
 
 @click.group("tasks")

@@ -123,7 +123,8 @@ def check_prediction(prediction: Any) -> tuple[Any, list]:
     if actions is None:
         actions = []
     if not isinstance(actions, list):
-        raise AgentProtocolError(f"predict() must return a list of actions, got {type(actions).__name__}: {actions!r:.200}")
+        raise AgentProtocolError(f"predict() must return a list of actions, "
+                                 f"got {type(actions).__name__}: {actions!r:.200}")
     return response, actions
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -69,5 +69,5 @@ class Interrupted:
     pass
 
 
-Event = Union[Planned, Started, StepTaken, Finished, Retrying, Note, Stopped, Interrupted]
+Event = Planned | Started | StepTaken | Finished | Retrying | Note | Stopped | Interrupted
 Reporter = Callable[[Event], None]

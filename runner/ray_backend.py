@@ -113,7 +113,8 @@ def _check_capacity(config: RunConfig) -> int:
 
     total = ray.cluster_resources()
     by_cpu = total.get("CPU", 0) / config.ray_cpus_per_env if config.ray_cpus_per_env else float("inf")
-    by_memory = total.get("memory", 0) / (config.ray_memory_per_env * GIB) if config.ray_memory_per_env else float("inf")
+    by_memory = (total.get("memory", 0) / (config.ray_memory_per_env * GIB) if config.ray_memory_per_env
+                 else float("inf"))
     fits = int(min(by_cpu, by_memory))
     if fits < 1:
         raise RayUnavailable(

@@ -612,7 +612,7 @@ def task_section(views: list[TaskView], base: Path) -> str:
                + '<button type="button" id="collapse-all">collapse all</button>'
                + f'<span id="f-count" class="muted">{len(views)} tasks</span></div>')
     rows = []
-    for view, anchor in zip(views, anchors):
+    for view, anchor in zip(views, anchors, strict=True):
         r = view.record
         error = view.status.error if view.status else None
         error_text = error.text() if error else ""
@@ -630,7 +630,7 @@ def task_section(views: list[TaskView], base: Path) -> str:
     table = ('<table id="task-table"><thead><tr><th>run</th><th>domain</th><th>task</th><th>outcome</th>'
              '<th>score</th><th>steps</th><th>time s</th><th>error</th><th>why</th></tr></thead><tbody>'
              + "".join(rows) + "</tbody></table>")
-    details = "".join(task_details(view, anchor, base) for view, anchor in zip(views, anchors))
+    details = "".join(task_details(view, anchor, base) for view, anchor in zip(views, anchors, strict=True))
     return (f'<section id="tasks"><h2>tasks</h2>{filters}{table}'
             f'<h2>timelines</h2><p class="muted">Each task opens to its step-by-step timeline.</p>'
             '<noscript><p>The timelines need JavaScript to open.</p></noscript>'

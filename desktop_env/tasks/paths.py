@@ -4,7 +4,8 @@ The same rules the setup steps and getters apply when they run (desktop_env.safe
 applied to the task's JSON: cache names (`dest`, `stdout`/`stderr`, cache_file's `path`,
 the file name at the end of a download's or content_from_vm_file's desktop `path`) must
 stay in the task's cache folder; `file://` URLs and relative paths of download,
-upload_file, cloud_file and conference_city_in_order's `csv_path` must resolve, symlinks included, inside the task's tree.
+upload_file, cloud_file and conference_city_in_order's `csv_path` must resolve, symlinks
+included, inside the task's tree.
 """
 from __future__ import annotations
 

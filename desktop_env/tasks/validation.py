@@ -39,8 +39,9 @@ WARNING_KINDS = ("ignored option",)  # the task runs: what validation says of th
 class Problem:
     path: Path
     field: str
-    kind: str          # a name (NAME_KINDS), a metric's option (OPTION_KINDS), "path" (an unsafe host path), "missing file" (a local resource
-                       # that is not there), "missing field" (of a getter), "task file" (cannot be read), or of the meta file: "listing"
+    kind: str          # a name (NAME_KINDS), a metric's option (OPTION_KINDS), "path" (an unsafe host path),
+                       # "missing file" (a local resource that is not there), "missing field" (of a getter),
+                       # "task file" (cannot be read), or of the meta file: "listing"
     name: str          # the name, or the value as the task or meta file gives it
     reason: str        # "unknown", why it is unsupported, or what is wrong with the value
     close: tuple[str, ...] = ()
