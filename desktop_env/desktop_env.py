@@ -91,7 +91,8 @@ class DesktopEnv:
         self.cache_dir_base = cache_dir
         self.cache_dir = cache_dir
         self.task_dir: str | None = None
-        self.screen_size = tuple(screen_size)
+        width, height = screen_size  # a list (from JSON or the command line) is kept as a tuple
+        self.screen_size = (width, height)
         self.headless = headless
         self.require_a11y_tree = require_a11y_tree
         self.require_terminal = require_terminal

@@ -102,6 +102,7 @@ class OSWorldGymEnv(gymnasium.Env):
     """
 
     metadata = {"render_modes": ["rgb_array"]}
+    observation_space: spaces.Dict
 
     def __init__(self, tasks: str | Path | Task | Sequence[Task], max_steps: int = 15, pause: float = 2.0,
                  render_mode: str | None = None, desktop: DesktopEnv | None = None, **desktop_options: Any):
@@ -138,6 +139,7 @@ class OSWorldGymEnv(gymnasium.Env):
         super().reset(seed=seed)
         options = dict(options or {})
         task = self._pick_task(options.get("task"))
+        task_dir: str | None
         if isinstance(task, Task):
             config, task_dir = task.config, str(task.task_dir)
         else:

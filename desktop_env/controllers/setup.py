@@ -89,7 +89,7 @@ def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
     for index, step in enumerate(steps or []):
         kind = step.get("type") if isinstance(step, dict) else None
         try:
-            fn = extensions.get("setup_step", kind)
+            fn = extensions.get("setup_step", str(kind))  # a missing or non-string type names no step
         except extensions.UnsupportedName as e:
             raise SetupUnsupported(f"{phase} step {index} ({kind}) {e.reason}: not supported offline") from None
         except extensions.UnknownName:

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..errors import TaskFileError, UnsafeTaskPath
 
@@ -37,7 +37,7 @@ class Task:
 
     @property
     def instruction(self) -> str:
-        return self.config.get("instruction", "")
+        return cast(str, self.config.get("instruction", ""))  # load_task checked that it is a string
 
     @property
     def task_dir(self) -> Path:
