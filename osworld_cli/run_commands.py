@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -16,14 +16,19 @@ from .errors import INTERRUPTED, OK, RUN_STOPPED, TASK_ERRORS, option_mistakes
 from .limit_options import desktop_limit_options
 from .task_commands import load_plugins, plugin_option
 
+if TYPE_CHECKING:
+    from runner.plan import RunSummary
+    from runner.run import RunConfig
+    from runner.summary import TaskFailure
+
 # Piped output (CI logs, files) gets wide tables instead of 80 squeezed columns.
 console = Console() if sys.stdout.isatty() else Console(width=200)
 
 
-def parse_agent_args(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict:
+def parse_agent_args(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, Any]:
     import json
 
-    parsed = {}
+    parsed: dict[str, Any] = {}
     for item in values:
         key, sep, raw = item.partition("=")
         if not sep or not key:
@@ -91,7 +96,7 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False)
             print_failures(listed)
 
 
-def print_failures(listed) -> None:
+def print_failures(listed: list[TaskFailure]) -> None:
     """Each task that scored below 1 or ended in an error, with why (the texts are the files', never markup)."""
     from runner.summary import task_label
 
@@ -181,7 +186,7 @@ def print_failures(listed) -> None:
               help="Stop the run when this many tasks in a row fail with the same fatal model error (401/403/404, "
                    "a server that does not answer) or an agent that cannot be built. 0: never.")
 @plugin_option
-def run_command(plugins, **options) -> None:
+def run_command(plugins: tuple[str, ...], **options: Any) -> None:
     """Run an agent on tasks and score it; results go to RESULT_DIR/ACTION_SPACE/OBS/MODEL/DOMAIN/ID/.
 
     Exit status: 0 every selected task has a score; 1 some ended in an error record; 2 nothing ran
@@ -202,7 +207,7 @@ def run_command(plugins, **options) -> None:
     sys.exit(run_exit_status(summary))
 
 
-def print_invalid(summary) -> None:
+def print_invalid(summary: RunSummary) -> None:
     if summary.invalid:
         from runner.plan import once_per_task
 
@@ -213,7 +218,7 @@ def print_invalid(summary) -> None:
             console.print(f"  {planned.domain}/{planned.task_id}: {planned.error}", markup=False, highlight=False)
 
 
-def run_with_progress(config) -> Any:
+def run_with_progress(config: RunConfig) -> RunSummary:
     from runner.progress import RunProgress
     from runner.run import run_benchmark
 
@@ -225,7 +230,7 @@ def run_with_progress(config) -> Any:
         sys.exit(INTERRUPTED)
 
 
-def run_exit_status(summary) -> int:
+def run_exit_status(summary: RunSummary) -> int:
     """3 when the run stopped early; 1 when a selected task is left with an error record, run now or kept
     from before (see --retry-errors)."""
     if summary.stopped:
