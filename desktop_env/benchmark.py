@@ -26,6 +26,7 @@ import struct
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from .controllers.python import PythonController
 from .providers.local import LocalProvider
@@ -54,7 +55,7 @@ class BenchResult:
     figures: dict[str, Figure]
     screen_size: tuple[int, int]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         out = {name: asdict(fig) for name, fig in self.figures.items()}
         for name, fig in out.items():
             if name in TARGETS:
@@ -146,18 +147,26 @@ def run_bench(screen_size: tuple[int, int] = (1920, 1080), resets: int = 5, scre
               actions: int = 30, a11y_dumps: int = 5, progress: Callable[[str], None] = lambda _: None) -> BenchResult:
     provider = LocalProvider(screen_size=screen_size, warm_spare=True)
     figures: dict[str, Figure] = {}
+
+    def boot_seconds() -> float:
+        seconds = provider.last_ready_s
+        if seconds is None:  # set whenever a desktop became ready: after start_emulator and each reset
+            raise RuntimeError("the local provider recorded no boot time for its desktop")
+        return seconds
+
     try:
         progress("starting a desktop")
         provider.start_emulator()
         progress(f"measuring reset x{resets}")
-        reset_times, boot_times = [], [provider.last_ready_s]
+        reset_times, boot_times = [], [boot_seconds()]
         for _ in range(resets):
             provider.wait_for_spare()
             reset_times += _timed(provider.revert_to_snapshot, 1, scale=1.0)
-            boot_times.append(provider.last_ready_s)
+            boot_times.append(boot_seconds())
         figures["reset_s"] = Figure.of(reset_times, "s")
         figures["boot_s"] = Figure.of(boot_times, "s")
-        provider.wait_for_spare()  # the next spare boots after a reset: the desktop's own figures come on a quiet machine
+        # the next spare boots after a reset: the desktop's own figures come on a quiet machine
+        provider.wait_for_spare()
         controller = PythonController(provider.get_ip_address())
         controller.get_screenshot()  # the first capture sets up shared memory
         progress(f"measuring screenshot x{screenshots}")
@@ -179,7 +188,8 @@ def run_bench(screen_size: tuple[int, int] = (1920, 1080), resets: int = 5, scre
         controller.close()
     finally:
         provider.stop_emulator()
-    return BenchResult(figures, tuple(screen_size))
+    width, height = screen_size  # a list from JSON or the command line is stored as a tuple
+    return BenchResult(figures, (width, height))
 
 
 def machine_summary() -> str:

@@ -91,7 +91,8 @@ class DesktopEnv:
         self.cache_dir_base = cache_dir
         self.cache_dir = cache_dir
         self.task_dir: str | None = None
-        self.screen_size = tuple(screen_size)
+        width, height = screen_size  # a list (from JSON or the command line) is kept as a tuple
+        self.screen_size = (width, height)
         self.headless = headless
         self.require_a11y_tree = require_a11y_tree
         self.require_terminal = require_terminal
@@ -229,7 +230,8 @@ class DesktopEnv:
         """Python code for an action; None (with info['invalid_action']) when it is not valid here."""
         if self.action_space_name == "computer_13":
             if not isinstance(action, dict):
-                info["invalid_action"] = f"computer_13 expects an action dict, got {type(action).__name__}: {action!r:.200}"
+                info["invalid_action"] = (f"computer_13 expects an action dict, "
+                                          f"got {type(action).__name__}: {action!r:.200}")
                 return None
             try:
                 return to_pyautogui(validate_action(action, self.screen_size))

@@ -352,7 +352,7 @@ def unsupported_entries(kind: str) -> list[Unsupported]:
     return [u for name, u in sorted(_unsupported[kind].items()) if name not in _entries[kind]]
 
 
-class UnsupportedView(Mapping):
+class UnsupportedView(Mapping[str, str]):
     """name -> reason for the kind's unsupported names, as the registry has them now."""
 
     def __init__(self, kind: str):
@@ -368,7 +368,7 @@ class UnsupportedView(Mapping):
         return len(_unsupported[self.kind])
 
 
-class KindView(Mapping):
+class KindView(Mapping[str, Any]):
     """name -> object for one kind, looked up in the registry at each use (built-ins and plugins)."""
 
     def __init__(self, kind: str):

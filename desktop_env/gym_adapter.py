@@ -102,11 +102,13 @@ class OSWorldGymEnv(gymnasium.Env):
     """
 
     metadata = {"render_modes": ["rgb_array"]}
+    observation_space: spaces.Dict
 
     def __init__(self, tasks: str | Path | Task | Sequence[Task], max_steps: int = 15, pause: float = 2.0,
                  render_mode: str | None = None, desktop: DesktopEnv | None = None, **desktop_options: Any):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise GymAdapterError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+            raise GymAdapterError(f"render_mode must be one of {self.metadata['render_modes']} or None, "
+                                  f"got {render_mode!r}")
         if max_steps < 1:
             raise GymAdapterError(f"max_steps must be at least 1, got {max_steps!r}")
         self.tasks = load_tasks(tasks)
@@ -137,6 +139,7 @@ class OSWorldGymEnv(gymnasium.Env):
         super().reset(seed=seed)
         options = dict(options or {})
         task = self._pick_task(options.get("task"))
+        task_dir: str | None
         if isinstance(task, Task):
             config, task_dir = task.config, str(task.task_dir)
         else:
@@ -154,7 +157,8 @@ class OSWorldGymEnv(gymnasium.Env):
         if self.task is None or self._episode_over:
             raise GymAdapterError("step() called before reset() or after the episode ended; call reset() first")
         if not isinstance(action, str):
-            raise GymAdapterError(f"an action is a string (see action_space), got {type(action).__name__}: {action!r:.200}")
+            raise GymAdapterError(f"an action is a string (see action_space), "
+                                  f"got {type(action).__name__}: {action!r:.200}")
         self._steps += 1
         obs, _, done, desktop_info = self.desktop.step(self._desktop_action(action), pause=self.pause)
         info = dict(desktop_info)
@@ -191,8 +195,8 @@ class OSWorldGymEnv(gymnasium.Env):
             for task in self.tasks:
                 if task.id == chosen:
                     return task
-            raise GymAdapterError(f"options['task'] = {chosen!r} is not a task id of this env's set "
-                                  f"({', '.join(t.id for t in self.tasks[:10])}{', ...' if len(self.tasks) > 10 else ''})")
+            shown = ", ".join(t.id for t in self.tasks[:10]) + (", ..." if len(self.tasks) > 10 else "")
+            raise GymAdapterError(f"options['task'] = {chosen!r} is not a task id of this env's set ({shown})")
         raise GymAdapterError(f"options['task'] must be a Task, a task id or a task dict, got {type(chosen).__name__}")
 
     def _desktop_action(self, action: str) -> Any:

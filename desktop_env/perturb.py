@@ -183,7 +183,7 @@ def wait_until_placed(desktop, moved, timeout):
     deadline = time.monotonic() + timeout
     history = {wid: [] for wid in moved}
     while True:
-        for wid, (before, target) in moved.items():
+        for wid in moved:
             window = desktop.window(wid)
             seen = desktop.geometry(window) if desktop.is_viewable(window) else None
             history[wid] = (history[wid] + [seen])[-8:]
@@ -369,13 +369,13 @@ def perturb_layout(env: Any, rng: random.Random, desktop: dict) -> dict:
     # inside the work area: GNOME Shell pulls a window that a pager moves past the screen's edge back
     # on screen, so a target hanging off it would not be where the window ends up
     targets = [random_frame(rng, desktop["workarea"], (0.4, 0.9), overhang=0.0) for _ in windows]
-    moves = [{"id": w["id"], "target": t} for w, t in zip(windows, targets)]
-    applied = {"windows": []}
+    moves = [{"id": w["id"], "target": t} for w, t in zip(windows, targets, strict=True)]
+    applied: dict[str, Any] = {"windows": []}
     if moves:
         applied = run_on_desktop(env, "apply_layout", {"moves": moves, "timeout": SETTLE_TIMEOUT_S})
     by_id = {w["id"]: w for w in applied["windows"]}
     return {"windows": [{**public(w), "was_maximized": w["maximized"], "before": by_id[w["id"]]["before"],
-                         "target": t, "after": by_id[w["id"]]["after"]} for w, t in zip(windows, targets)]}
+                         "target": t, "after": by_id[w["id"]]["after"]} for w, t in zip(windows, targets, strict=True)]}
 
 
 def clutter_apps(desktop: dict) -> list[ClutterApp]:
@@ -402,7 +402,7 @@ def perturb_clutter(env: Any, rng: random.Random, desktop: dict) -> dict:
     picked = pick_clutter(rng, desktop)
     targets = [random_frame(rng, desktop["workarea"], (0.3, 0.5), overhang=0.0) for _ in picked]
     plans = [{"command": list(app.command), "classes": list(app.classes), "target": target}
-             for app, target in zip(picked, targets)]
+             for app, target in zip(picked, targets, strict=True)]
     params = {"windows": plans, "notes_file": NOTES_FILE, "notes_text": NOTES_TEXT,
               "timeout": SETTLE_TIMEOUT_S, "window_timeout": WINDOW_TIMEOUT_S}
     budget = len(plans) * (WINDOW_TIMEOUT_S + SETTLE_TIMEOUT_S) + SETTLE_TIMEOUT_S + 30
@@ -412,7 +412,7 @@ def perturb_clutter(env: Any, rng: random.Random, desktop: dict) -> dict:
             # no titles: a terminal's changes as its shell starts, and the record must not race it
             "opened": [{"app": app.name, "command": list(app.command), "class": window["class"],
                         "instance": window["instance"], "target": target, "after": window["geometry"]}
-                       for app, target, window in zip(picked, targets, opened)]}
+                       for app, target, window in zip(picked, targets, opened, strict=True)]}
 
 
 def apply_perturbation(env: Any, kind: str, seed: int, task_id: str) -> dict:

@@ -27,8 +27,8 @@ from typing import Any
 
 from .errors import UnsafeTaskPath
 
-__all__ = ["UnsafeTaskPath", "check_relative", "check_name", "check_basename", "join_under", "write_under", "open_for_write",
-           "task_tree", "resource_path", "cache_folder", "task_file_of"]
+__all__ = ["UnsafeTaskPath", "check_relative", "check_name", "check_basename", "join_under", "write_under",
+           "open_for_write", "task_tree", "resource_path", "cache_folder", "task_file_of"]
 
 
 def _within(path: Path, root: Path) -> bool:
@@ -136,7 +136,8 @@ def write_under(base: str | os.PathLike, value: Any, data: bytes, field: str | N
 
 
 def task_tree(task_dir: str | os.PathLike) -> Path:
-    """The folder a task's files must stay in: the task set's root for `<root>/examples/<domain>/`, else the task's folder."""
+    """The folder a task's files must stay in: the task set's root for `<root>/examples/<domain>/`,
+    else the task's folder."""
     folder = Path(os.path.abspath(task_dir))
     if folder.parent.name == "examples":
         return folder.parent.parent

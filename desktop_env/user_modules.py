@@ -25,6 +25,8 @@ def import_user_module(spec: str, name_prefix: str, what: str) -> ModuleType:
         raise FileNotFoundError(f"{what} file not found: {path}")
     module_name = f"{name_prefix}_{path.stem}"
     module_spec = importlib.util.spec_from_file_location(module_name, path)
+    if module_spec is None or module_spec.loader is None:  # a name without a suffix Python imports from
+        raise ImportError(f"{what} file {path} is not a Python source file")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[module_name] = module
     module_spec.loader.exec_module(module)

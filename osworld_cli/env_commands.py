@@ -98,8 +98,8 @@ def serve_command(port: int | None, host: str, vm_address: str | None, token: st
     from desktop_env.server.access_policy import is_loopback
 
     if port is not None and not is_loopback(host) and not token:
-        raise click.BadParameter(f"{host} is not a loopback address: serving it needs --token (or OSWORLD_SERVER_TOKEN)",
-                                 param_hint="--host")
+        raise click.BadParameter(f"{host} is not a loopback address: serving it needs --token "
+                                 "(or OSWORLD_SERVER_TOKEN)", param_hint="--host")
     limits = DesktopLimits.from_options(memory=desktop_memory, pids=desktop_pids, cpu_weight=desktop_cpu_weight,
                                         tmpfs=desktop_tmpfs, disk=desktop_disk)
     provider = LocalProvider(config=LocalDesktopConfig(screen_size=screen_size, network=network, limits=limits,

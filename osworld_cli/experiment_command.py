@@ -22,7 +22,7 @@ from .run_commands import console, run_command
 from .task_commands import load_plugins
 
 # Build the cells: (models, observation types, result root, osworld run options, the script's own options).
-CellBuilder = Callable[..., list]
+CellBuilder = Callable[..., list[experiments.Cell]]
 
 
 def experiment_command(experiment: experiments.Experiment, default_observations: tuple[str, ...],
@@ -32,7 +32,8 @@ def experiment_command(experiment: experiments.Experiment, default_observations:
     def decorate(build_cells: CellBuilder) -> click.Command:
         own = list(reversed(getattr(build_cells, "__click_params__", [])))
 
-        def main(models, observation_types, out, dry_run, table_only, plugins, **options: Any) -> None:
+        def main(models: tuple[str, ...], observation_types: tuple[str, ...], out: str | None, dry_run: bool,
+                 table_only: bool, plugins: tuple[str, ...], **options: Any) -> None:
             load_plugins(plugins)
             own_values = {param.name: options.pop(param.name) for param in own}
             options.update(domains=list(options["domains"]), task_ids=list(options["task_ids"]), plugins=list(plugins))
@@ -45,7 +46,8 @@ def experiment_command(experiment: experiments.Experiment, default_observations:
                 sys.exit(130)
             except RunOptionError as e:
                 raise OptionMistake(e.option, e.detail) from e
-            except (ValueError, TaskFileError, AgentLoadError) as e:  # bad options, a folder of other settings, a broken task
+            # bad options, a folder of other settings, a broken task
+            except (ValueError, TaskFileError, AgentLoadError) as e:
                 raise click.ClickException(str(e)) from e
 
         common = [

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
+Command = TypeVar("Command", bound=Callable[..., Any])
 
-def _checked(option: str) -> Callable:
+
+def _checked(option: str) -> Callable[[click.Context, click.Parameter, str], str]:
     def check(ctx: click.Context, param: click.Parameter, value: str) -> str:
         from desktop_env.providers.local.limits import DesktopLimits
 
@@ -18,7 +21,7 @@ def _checked(option: str) -> Callable:
     return check
 
 
-def desktop_limit_options(command: Callable) -> Callable:
+def desktop_limit_options(command: Command) -> Command:
     """Per-desktop resource limits of the local provider (a cgroup, tmpfs sizes and the home's size)."""
     options = [
         click.option("--desktop-memory", default="4G", show_default=True, callback=_checked("memory"),

@@ -37,8 +37,8 @@ def plugins_command(kinds: tuple[str, ...], external: bool, plugins: tuple[str, 
             table.add_column(column, overflow="fold")
         for entry in registered:
             table.add_row(entry.name, entry.source, entry.where)
-        for entry in unsupported:
-            table.add_row(entry.name, "unsupported", entry.reason, style="dim")
+        for refused in unsupported:
+            table.add_row(refused.name, "unsupported", refused.reason, style="dim")
         if registered or unsupported:
             console.print(table, soft_wrap=True)
         else:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -16,14 +16,19 @@ from .errors import INTERRUPTED, OK, RUN_STOPPED, TASK_ERRORS, option_mistakes
 from .limit_options import desktop_limit_options
 from .task_commands import load_plugins, plugin_option
 
+if TYPE_CHECKING:
+    from runner.plan import RunSummary
+    from runner.run import RunConfig
+    from runner.summary import TaskFailure
+
 # Piped output (CI logs, files) gets wide tables instead of 80 squeezed columns.
 console = Console() if sys.stdout.isatty() else Console(width=200)
 
 
-def parse_agent_args(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict:
+def parse_agent_args(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, Any]:
     import json
 
-    parsed = {}
+    parsed: dict[str, Any] = {}
     for item in values:
         key, sep, raw = item.partition("=")
         if not sep or not key:
@@ -91,7 +96,7 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False)
             print_failures(listed)
 
 
-def print_failures(listed) -> None:
+def print_failures(listed: list[TaskFailure]) -> None:
     """Each task that scored below 1 or ended in an error, with why (the texts are the files', never markup)."""
     from runner.summary import task_label
 
@@ -123,17 +128,25 @@ def print_failures(listed) -> None:
 @click.option("--path-to-vm", default=None,
               help="Provider-specific: remote: the env server URL; docker: the .qcow2 image; vmware: the .vmx file; "
                    "virtualbox: the .vbox file, VM name or UUID.")
-@click.option("--tasks", default=None, help="Meta file {domain: [ids]} with examples/ beside it (default: built-in test_all.json).")
+@click.option("--tasks", default=None,
+              help="Meta file {domain: [ids]} with examples/ beside it (default: built-in test_all.json).")
 @click.option("--domain", "domains", multiple=True, help="Only this domain (repeatable; default all).")
 @click.option("--task-id", "task_ids", multiple=True, help="Only this task (repeatable).")
-@click.option("--max-steps", default=15, show_default=True, type=click.IntRange(1), help="Agent predict calls per task.")
-@click.option("--max-trajectory-length", default=3, show_default=True, type=click.IntRange(0), help="Past steps the agent keeps in its prompt.")
-@click.option("--temperature", default=1.0, show_default=True, type=click.FloatRange(0), help="Sampling temperature for the model.")
-@click.option("--top-p", default=0.9, show_default=True, type=click.FloatRange(0, 1, min_open=True), help="Nucleus sampling for the model.")
-@click.option("--max-tokens", default=1500, show_default=True, type=click.IntRange(1), help="Maximum tokens per model answer.")
-@click.option("--sleep-after-execution", default=0.0, show_default=True, type=click.FloatRange(0), help="Seconds to wait after each action.")
+@click.option("--max-steps", default=15, show_default=True, type=click.IntRange(1),
+              help="Agent predict calls per task.")
+@click.option("--max-trajectory-length", default=3, show_default=True, type=click.IntRange(0),
+              help="Past steps the agent keeps in its prompt.")
+@click.option("--temperature", default=1.0, show_default=True, type=click.FloatRange(0),
+              help="Sampling temperature for the model.")
+@click.option("--top-p", default=0.9, show_default=True, type=click.FloatRange(0, 1, min_open=True),
+              help="Nucleus sampling for the model.")
+@click.option("--max-tokens", default=1500, show_default=True, type=click.IntRange(1),
+              help="Maximum tokens per model answer.")
+@click.option("--sleep-after-execution", default=0.0, show_default=True, type=click.FloatRange(0),
+              help="Seconds to wait after each action.")
 @screen_size_option
-@click.option("--num-envs", default=1, show_default=True, type=click.IntRange(1), help="Desktops running tasks in parallel.")
+@click.option("--num-envs", default=1, show_default=True, type=click.IntRange(1),
+              help="Desktops running tasks in parallel.")
 @click.option("--trials", default=1, show_default=True, type=click.IntRange(1),
               help="Run each task this many times, each from a fresh reset; trial 1 at the task's folder, "
                    "trial k in its trials/<k>/. Summaries then give pass@k, pass^k and the tasks that flip.")
@@ -143,10 +156,12 @@ def print_failures(listed) -> None:
 @click.option("--retry-errors", is_flag=True, help="Re-run tasks whose last run ended in an error.")
 @click.option("--force", is_flag=True,
               help="Run into a result folder whose results were made with other options (mixing them).")
-@click.option("--record/--no-record", default=True, show_default=True, help="Record each task's screen to recording.mp4.")
+@click.option("--record/--no-record", default=True, show_default=True,
+              help="Record each task's screen to recording.mp4.")
 @click.option("--network/--no-network", default=False, show_default=True, help="Give the desktops network access.")
 @desktop_limit_options
-@click.option("--wait-after-reset", default=0.0, show_default=True, type=click.FloatRange(0), help="Extra seconds after reset (for slow VMs).")
+@click.option("--wait-after-reset", default=0.0, show_default=True, type=click.FloatRange(0),
+              help="Extra seconds after reset (for slow VMs).")
 @click.option("--cache-dir", default="cache", show_default=True, help="Where task files are cached.")
 @click.option("--screenshot-scale", default=1.0, show_default=True, type=click.FloatRange(0, 1, min_open=True),
               help="Scale the screenshot by this factor before the model sees it (its coordinates are scaled back).")
@@ -156,7 +171,8 @@ def print_failures(listed) -> None:
 @click.option("--backend", default="local", show_default=True, type=click.Choice(["local", "ray"]),
               help="local: worker processes on this machine; ray: Ray workers on a cluster (pip install osworld[ray]).")
 @click.option("--ray-address", default=None,
-              help="Ray cluster to join (e.g. 10.0.0.5:6379); default RAY_ADDRESS or a running local cluster, else a new local one.")
+              help="Ray cluster to join (e.g. 10.0.0.5:6379); default RAY_ADDRESS or a running local cluster, "
+                   "else a new local one.")
 @click.option("--ray-cpus-per-env", default=1.0, show_default=True, type=click.FloatRange(0),
               help="CPUs each desktop declares to Ray (fractions pack more desktops per core).")
 @click.option("--ray-memory-per-env", default=1.5, show_default=True, type=click.FloatRange(0),
@@ -170,7 +186,7 @@ def print_failures(listed) -> None:
               help="Stop the run when this many tasks in a row fail with the same fatal model error (401/403/404, "
                    "a server that does not answer) or an agent that cannot be built. 0: never.")
 @plugin_option
-def run_command(plugins, **options) -> None:
+def run_command(plugins: tuple[str, ...], **options: Any) -> None:
     """Run an agent on tasks and score it; results go to RESULT_DIR/ACTION_SPACE/OBS/MODEL/DOMAIN/ID/.
 
     Exit status: 0 every selected task has a score; 1 some ended in an error record; 2 nothing ran
@@ -191,7 +207,7 @@ def run_command(plugins, **options) -> None:
     sys.exit(run_exit_status(summary))
 
 
-def print_invalid(summary) -> None:
+def print_invalid(summary: RunSummary) -> None:
     if summary.invalid:
         from runner.plan import once_per_task
 
@@ -202,7 +218,7 @@ def print_invalid(summary) -> None:
             console.print(f"  {planned.domain}/{planned.task_id}: {planned.error}", markup=False, highlight=False)
 
 
-def run_with_progress(config) -> Any:
+def run_with_progress(config: RunConfig) -> RunSummary:
     from runner.progress import RunProgress
     from runner.run import run_benchmark
 
@@ -214,7 +230,7 @@ def run_with_progress(config) -> Any:
         sys.exit(INTERRUPTED)
 
 
-def run_exit_status(summary) -> int:
+def run_exit_status(summary: RunSummary) -> int:
     """3 when the run stopped early; 1 when a selected task is left with an error record, run now or kept
     from before (see --retry-errors)."""
     if summary.stopped:
@@ -231,7 +247,8 @@ def run_exit_status(summary) -> int:
 
 @click.command("summarize")
 @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
-@click.option("--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "markdown", "json", "csv"]))
+@click.option("--format", "fmt", default="table", show_default=True,
+              type=click.Choice(["table", "markdown", "json", "csv"]))
 @click.option("--failures", "with_failures", is_flag=True,
               help="Also list each task that scored below 1 (or ended in an error) with why: its evaluation's "
                    "explanation from status.json.")

@@ -5,7 +5,7 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -14,10 +14,14 @@ from rich.text import Text
 
 from .errors import TASK_ERRORS, OptionMistake, selection_mistake
 
+if TYPE_CHECKING:
+    from desktop_env.tasks import Problem, TaskSet
+
 console = Console()
 
-tasks_option = click.option("--tasks", "meta", type=click.Path(dir_okay=False), default=None,
-                            help="Meta file {domain: [ids]} with examples/ beside it (default: the built-in test_all.json).")
+tasks_option = click.option(
+    "--tasks", "meta", type=click.Path(dir_okay=False), default=None,
+    help="Meta file {domain: [ids]} with examples/ beside it (default: the built-in test_all.json).")
 
 
 def load_plugins(plugins: tuple[str, ...]) -> None:
@@ -29,7 +33,7 @@ def load_plugins(plugins: tuple[str, ...]) -> None:
             raise OptionMistake("--plugin", str(e)) from None
 
 
-def open_task_set(meta: str | None) -> Any:
+def open_task_set(meta: str | None) -> TaskSet:
     """The meta file --tasks names (or the built-in one); a missing or broken one is the user's mistake."""
     from desktop_env.tasks import TaskFileError, load_task_set
 
@@ -39,7 +43,8 @@ def open_task_set(meta: str | None) -> Any:
         raise OptionMistake("--tasks", str(e)) from None
 
 
-def select_tasks(task_set: Any, domains: tuple[str, ...] = (), task_ids: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+def select_tasks(task_set: TaskSet, domains: tuple[str, ...] = (), task_ids: tuple[str, ...] = ()
+                 ) -> list[tuple[str, str]]:
     from desktop_env.tasks import UnknownSelection
 
     try:
@@ -48,8 +53,9 @@ def select_tasks(task_set: Any, domains: tuple[str, ...] = (), task_ids: tuple[s
         raise selection_mistake(e) from None
 
 
-plugin_option = click.option("--plugin", "plugins", multiple=True,
-                             help="Module or .py file registering extra getters, metrics, setup steps, providers or agents (repeatable).")
+plugin_option = click.option(
+    "--plugin", "plugins", multiple=True,
+    help="Module or .py file registering extra getters, metrics, setup steps, providers or agents (repeatable).")
 
 
 @click.group("tasks")
@@ -182,7 +188,7 @@ def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bo
     unsafe = missing = warned = 0
     valid = 0
 
-    def show(problem, style: str = "red") -> None:
+    def show(problem: Problem | str, style: str = "red") -> None:
         if not quiet:  # the value is the task's text: printed as it is, never as markup
             console.print(str(problem), style=style, markup=False, highlight=False, soft_wrap=True)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -15,10 +15,14 @@ from .env_commands import screen_size_option
 from .errors import INTERRUPTED, RUN_STOPPED, TASK_ERRORS, OptionMistake, option_mistakes
 from .task_commands import load_plugins, open_task_set, plugin_option, select_tasks
 
+if TYPE_CHECKING:
+    from desktop_env.tasks import TaskSet
+    from runner.verify import Verdict
+
 console = Console()
 
 
-def verify_task_set(meta: str | None) -> Any:
+def verify_task_set(meta: str | None) -> TaskSet:
     """The meta file --tasks names, or the test_all.json of the task folder it names (an OSWorld checkout,
     its evaluation_examples/, or a folder with test_all.json beside examples/)."""
     from runner.fidelity import find_meta_file
@@ -31,7 +35,7 @@ def verify_task_set(meta: str | None) -> Any:
     return open_task_set(meta)
 
 
-def runnable_offline(task_set: Any, selected: list[tuple[str, str]], cache_dir: str
+def runnable_offline(task_set: TaskSet, selected: list[tuple[str, str]], cache_dir: str
                      ) -> tuple[list[tuple[str, str]], int]:
     """(the selected tasks that run here with no network: offline ones and those whose downloads the cache
     holds, how many others were left out)."""
@@ -65,7 +69,9 @@ def runnable_offline(task_set: Any, selected: list[tuple[str, str]], cache_dir: 
 @click.option("--noop-only", is_flag=True,
               help="Only the no-op run, on the tasks that run here with no network (offline, or their downloads "
                    "prefetched into --cache-dir), listing every task doing nothing passes.")
-def verify_command(meta, domains, task_ids, num_envs, cache_dir, result_dir, screen_size, plugins, noop_only) -> None:
+def verify_command(meta: str | None, domains: tuple[str, ...], task_ids: tuple[str, ...], num_envs: int, cache_dir: str,
+                   result_dir: str | None, screen_size: tuple[int, int], plugins: tuple[str, ...],
+                   noop_only: bool) -> None:
     """Check that each task is sound: its reference solution scores 1 and doing nothing scores 0
     (for infeasible tasks: FAIL scores 1 and DONE scores 0). Both are ordinary runs of the reference
     and no-op agents. Exits 1 if any task is not sound.
@@ -91,7 +97,7 @@ def verify_command(meta, domains, task_ids, num_envs, cache_dir, result_dir, scr
                       "the reference solutions first, then the no-op")
     started = time.monotonic()
 
-    def report(verdict) -> None:
+    def report(verdict: Verdict) -> None:
         if noop_only:
             mark = "[red]FREE PASS[/]" if verdict.free_pass else ("[red]ERROR[/]" if verdict.error else "[green]ok[/]")
             console.print(f"{mark} {verdict.domain}/{verdict.task_id} noop={verdict.noop_score} "

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, Union
+from typing import Any, Protocol
 
 from .events import Reporter
 from .results import PreviousError
@@ -55,7 +55,7 @@ class BackendStopped:
     reason: str
 
 
-Outcome = Union[TaskDone, TaskLost, BackendStopped]
+Outcome = TaskDone | TaskLost | BackendStopped
 
 
 class TaskRunner(Protocol):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .episode import EpisodeConfig
 from .results import RunLayout
@@ -25,7 +25,7 @@ class RunOptionError(ValueError):
         self.option = option
         self.detail = message
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return type(self), (self.option, self.detail)
 
 
@@ -39,7 +39,7 @@ class ResumeMismatch(RunOptionError):
                          "them: use the recorded options, another --result-dir, or --force to mix them")
         self.folder, self.differences = folder, differences
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return type(self), (self.folder, self.differences)
 
 
@@ -79,7 +79,8 @@ class RunConfig:
     cache_dir: str = "cache"
     client_password: str = "password"
     screenshot_scale: float = 1.0            # what the model sees, for the paper's resolution analysis
-    perturb: str | None = None               # "layout" or "clutter", applied after setup (the paper's robustness analysis)
+    # "layout" or "clutter", applied after setup (the paper's robustness analysis)
+    perturb: str | None = None
     perturb_seed: int = 0
     backend: str = "local"                   # "local" (worker processes) or "ray" (a Ray cluster)
     ray_address: str | None = None           # None: connect to RAY_ADDRESS / a running local cluster, or start one
@@ -92,23 +93,24 @@ class RunConfig:
     force: bool = False                      # run into a folder whose results were made with other settings
 
     def __post_init__(self) -> None:
-        def refuse(option: str, message: str) -> None:
+        def refuse(option: str, message: str) -> NoReturn:
             raise RunOptionError(option, message)
 
         if self.observation_type not in OBSERVATION_TYPES:
             refuse("--obs", f"must be one of {', '.join(OBSERVATION_TYPES)}, got {self.observation_type!r}")
         if self.action_space not in ACTION_SPACES:
             refuse("--action-space", f"must be one of {', '.join(ACTION_SPACES)}, got {self.action_space!r}")
-        for option, value, least in (("--num-envs", self.num_envs, 1), ("--trials", self.trials, 1),
+        for option, count, least in (("--num-envs", self.num_envs, 1), ("--trials", self.trials, 1),
                                      ("--max-steps", self.max_steps, 1),
                                      ("--max-trajectory-length", self.max_trajectory_length, 0),
                                      ("--max-tokens", self.max_tokens, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                refuse(option, f"must be a whole number >= {least}, got {value!r}")
-        for option, value in (("--temperature", self.temperature), ("--sleep-after-execution", self.sleep_after_execution),
-                              ("--wait-after-reset", self.wait_after_reset)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                refuse(option, f"must be a number >= 0, got {value!r}")
+            if isinstance(count, bool) or not isinstance(count, int) or count < least:
+                refuse(option, f"must be a whole number >= {least}, got {count!r}")
+        for option, number in (("--temperature", self.temperature),
+                               ("--sleep-after-execution", self.sleep_after_execution),
+                               ("--wait-after-reset", self.wait_after_reset)):
+            if isinstance(number, bool) or not isinstance(number, (int, float)) or number < 0:
+                refuse(option, f"must be a number >= 0, got {number!r}")
         if isinstance(self.agent_time_budget, bool) or not isinstance(self.agent_time_budget, (int, float)) \
                 or self.agent_time_budget < 0:
             refuse("--agent-time-budget", f"must be a number of seconds >= 0 (0: no limit), "
@@ -131,11 +133,11 @@ class RunConfig:
             refuse("--path-to-vm", "provider remote needs the env server's URL, e.g. --path-to-vm http://VM_IP:5000")
         if self.backend not in BACKENDS:
             refuse("--backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
-        for option, value in (("--ray-cpus-per-env", self.ray_cpus_per_env),
-                              ("--ray-memory-per-env", self.ray_memory_per_env),
-                              ("--ray-task-retries", self.ray_task_retries)):
-            if value < 0:
-                refuse(option, f"cannot be negative, got {value!r}")
+        for option, amount in (("--ray-cpus-per-env", self.ray_cpus_per_env),
+                               ("--ray-memory-per-env", self.ray_memory_per_env),
+                               ("--ray-task-retries", self.ray_task_retries)):
+            if amount < 0:
+                refuse(option, f"cannot be negative, got {amount!r}")
 
     @property
     def layout(self) -> RunLayout:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from desktop_env.desktop_env import special_action
 from desktop_env.errors import ResourceLimitExceeded
@@ -35,7 +35,7 @@ class AgentProtocolError(Exception):
 class AgentOverBudget(Exception):
     """The agent used up its time for the task; the message says what it was waiting on, if a model call."""
 
-    def __init__(self, message: str, fatal_cause: dict | None = None):
+    def __init__(self, message: str, fatal_cause: dict[str, str] | None = None):
         super().__init__(message)
         self.fatal_cause = fatal_cause  # the model call it was stuck on failed in a way that will repeat
 
@@ -115,7 +115,7 @@ def settle(env: EpisodeEnv, config: EpisodeConfig) -> None:
         previous = current
 
 
-def check_prediction(prediction: Any) -> tuple[Any, list]:
+def check_prediction(prediction: Any) -> tuple[Any, list[Any]]:
     if not isinstance(prediction, tuple) or len(prediction) != 2:
         raise AgentProtocolError(f"predict() must return (response, actions), got {type(prediction).__name__}: "
                                  f"{prediction!r:.200}")
@@ -123,11 +123,12 @@ def check_prediction(prediction: Any) -> tuple[Any, list]:
     if actions is None:
         actions = []
     if not isinstance(actions, list):
-        raise AgentProtocolError(f"predict() must return a list of actions, got {type(actions).__name__}: {actions!r:.200}")
+        raise AgentProtocolError(f"predict() must return a list of actions, "
+                                 f"got {type(actions).__name__}: {actions!r:.200}")
     return response, actions
 
 
-def predict_within(agent: Any, instruction: str, obs: dict, seconds: float | None) -> Any:
+def predict_within(agent: Any, instruction: str, obs: dict[str, Any], seconds: float | None) -> Any:
     """agent.predict(), given up on after `seconds` (AgentOverBudget). The call runs in a thread of its own,
     which is left behind if it overruns (its model calls are told to stop before their next attempt)."""
     if seconds is None:
@@ -147,7 +148,7 @@ def predict_within(agent: Any, instruction: str, obs: dict, seconds: float | Non
     thread.start()
     thread.join(max(seconds, 0.0))
     if thread.is_alive():
-        waiting = in_flight(thread.ident)
+        waiting = in_flight(cast(int, thread.ident))  # set by start()
         cancel(thread)
         message = "the agent used up its time budget for the task (--agent-time-budget)"
         if waiting is None:
@@ -180,7 +181,7 @@ class Episode:
         self.steps = 0
         self.acted = False  # an action of the agent (not DONE, FAIL or WAIT) was sent to the desktop
 
-    def reset(self, task_config: dict, instruction: str, task: Any = None,
+    def reset(self, task_config: dict[str, Any], instruction: str, task: Any = None,
               task_dir_for_files: str | None = None, trial: int = 1) -> dict[str, Any]:
         """The agent and the desktop made ready for the task; returns the first observation."""
         with self.recorder.timed("reset"):
@@ -248,7 +249,7 @@ class Episode:
         self.log.info("step %d action %r -> done=%s info=%s", self.steps, action, done, info)
         return obs, done
 
-    def score(self, task_config: dict) -> float:
+    def score(self, task_config: dict[str, Any]) -> float:
         """The task's score once the screen settled, with the files a later `osworld rescore` needs."""
         with self.recorder.timed("evaluate"):
             settle(self.env, self.config)
@@ -306,7 +307,7 @@ class Episode:
         return EpisodeOutcome(status.status, None if error else score, self.steps, error, status.durations, fault)
 
 
-def run_episode(agent: Any, env: EpisodeEnv, task_config: dict, instruction: str, task_dir: Path,
+def run_episode(agent: Any, env: EpisodeEnv, task_config: dict[str, Any], instruction: str, task_dir: Path,
                 config: EpisodeConfig, task: Any = None, task_dir_for_files: str | None = None,
                 previous_errors: list[PreviousError] | None = None,
                 on_step: Callable[[int], None] = lambda n: None, trial: int = 1) -> EpisodeOutcome:

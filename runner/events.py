@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .plan import PlannedTask
 
 
 @dataclass(frozen=True)
 class Planned:
-    to_run: list = field(default_factory=list)      # runner.plan.PlannedTask
-    skipped: list = field(default_factory=list)
-    invalid: list = field(default_factory=list)
+    to_run: list[PlannedTask] = field(default_factory=list)
+    skipped: list[PlannedTask] = field(default_factory=list)
+    invalid: list[PlannedTask] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -69,5 +72,5 @@ class Interrupted:
     pass
 
 
-Event = Union[Planned, Started, StepTaken, Finished, Retrying, Note, Stopped, Interrupted]
+Event = Planned | Started | StepTaken | Finished | Retrying | Note | Stopped | Interrupted
 Reporter = Callable[[Event], None]

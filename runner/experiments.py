@@ -158,10 +158,10 @@ def image_tokens(width: int, height: int) -> int:
     """OpenAI's count for a high-detail image: fit in 2048x2048, shortest side down to 768, then
     85 + 170 per 512-pixel tile. Other providers count differently; this is an estimate."""
     scale = min(1.0, 2048 / max(width, height))
-    width, height = width * scale, height * scale
-    scale = min(1.0, 768 / min(width, height))
-    width, height = width * scale, height * scale
-    return 85 + 170 * math.ceil(width / 512) * math.ceil(height / 512)
+    fitted_width, fitted_height = width * scale, height * scale
+    scale = min(1.0, 768 / min(fitted_width, fitted_height))
+    tiled_width, tiled_height = fitted_width * scale, fitted_height * scale
+    return 85 + 170 * math.ceil(tiled_width / 512) * math.ceil(tiled_height / 512)
 
 
 def _text_tokens(text: str) -> int:

@@ -110,7 +110,8 @@ class FidelityReport:
     def to_markdown(self) -> str:
         lines = [f"# Fidelity suite: {self.meta_path}", "",
                  "| tasks | harness errors | free passes | minutes | desktops |", "|---|---|---|---|---|",
-                 f"| {self.tasks} | {len(self.errors)} | {len(self.free_passes)} | {self.minutes:.1f} | {self.num_envs} |",
+                 f"| {self.tasks} | {len(self.errors)} | {len(self.free_passes)} | {self.minutes:.1f} "
+                 f"| {self.num_envs} |",
                  ""]
         for title, items, text in (("Harness errors", self.errors, lambda o: o.error),
                                    ("Free passes (the no-op agent scored > 0)", self.free_passes,

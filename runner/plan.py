@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .breaker import FatalErrorBreaker
 from .config import RunConfig
@@ -53,7 +53,7 @@ class RunSummary:
     stopped: str | None = None       # why the run stopped before its end (the same fatal error, task after task)
     breaker: FatalErrorBreaker = field(default_factory=lambda: FatalErrorBreaker(0), repr=False)
 
-    def count(self, result: dict) -> None:
+    def count(self, result: dict[str, Any]) -> None:
         """Books one finished task ({status, score, ...}); sets `stopped` once the breaker trips."""
         self.ran += 1
         if result["status"] == "ok":

@@ -60,8 +60,9 @@ class RunProgress:
     def render(self) -> Group:
         elapsed = format_duration(time.monotonic() - self.started)
         rate = f"{self.score / self.ok:.1%}" if self.ok else "-"
-        head = Text(f"tasks {self.done}/{self.total} (skipped {self.skipped})   success {self.score:g}/{self.ok} = {rate}"
-                    f"   errors {self.errors}   elapsed {elapsed}   eta {self.eta()}")
+        head = Text(f"tasks {self.done}/{self.total} (skipped {self.skipped})   "
+                    f"success {self.score:g}/{self.ok} = {rate}   "
+                    f"errors {self.errors}   elapsed {elapsed}   eta {self.eta()}")
         table = Table("running task", "step", box=None)
         for name, step in sorted(self.running.items()):
             table.add_row(name, str(step))

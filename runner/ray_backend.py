@@ -51,8 +51,8 @@ class RayDesktopWorker:
         from .task_worker import DesktopWorker
 
         self.worker = DesktopWorker(config)
-        self.node = {"host": socket.gethostname(), "ray_node_id": ray.get_runtime_context().get_node_id(),
-                     "pid": os.getpid()}
+        self.node: dict[str, str | int] = {
+            "host": socket.gethostname(), "ray_node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
 
     def run_task(self, domain: str, task_id: str, previous_errors: list[PreviousError],
                  trial: int = 1) -> dict[str, Any]:
@@ -65,7 +65,7 @@ class RayDesktopWorker:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def ready(self) -> dict:
+    def ready(self) -> dict[str, str | int]:
         """Answers once Ray has placed this actor and built it."""
         return self.node
 
@@ -111,9 +111,10 @@ def _check_capacity(config: RunConfig) -> int:
     """How many desktops the cluster can hold at once; refuses a cluster that holds none."""
     import ray
 
-    total = ray.cluster_resources()
+    total = ray.cluster_resources()  # type: ignore[no-untyped-call]  # ray leaves it unannotated
     by_cpu = total.get("CPU", 0) / config.ray_cpus_per_env if config.ray_cpus_per_env else float("inf")
-    by_memory = total.get("memory", 0) / (config.ray_memory_per_env * GIB) if config.ray_memory_per_env else float("inf")
+    by_memory = (total.get("memory", 0) / (config.ray_memory_per_env * GIB) if config.ray_memory_per_env
+                 else float("inf"))
     fits = int(min(by_cpu, by_memory))
     if fits < 1:
         raise RayUnavailable(

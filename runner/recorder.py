@@ -115,7 +115,7 @@ class EpisodeRecorder:
         write_bytes_atomic(self.task_dir / name, png)
         return name
 
-    def step(self, step: int, stamp: str, action: Any, response: Any, info: dict, usage: Any = None,
+    def step(self, step: int, stamp: str, action: Any, response: Any, info: dict[str, Any], usage: Any = None,
              reward: float = 0, done: bool = False, screenshot: str | None = None) -> None:
         """One line of traj.jsonl (one per action, or one saying the answer had none), the file rewritten whole."""
         self._trajectory.append(json.dumps({
@@ -124,7 +124,7 @@ class EpisodeRecorder:
             ensure_ascii=False))
         write_trajectory(self.task_dir, self._trajectory)
 
-    def perturbation(self, record: dict) -> None:
+    def perturbation(self, record: dict[str, Any]) -> None:
         """What a perturbation did, in status.json at once (kept even if the episode fails later) and its own file."""
         self.log.info("perturbation: %s", json.dumps(record))
         self.status.perturbation = record

@@ -79,7 +79,7 @@ def outcome(record: TaskRecord) -> str:
 
 @dataclass
 class Step:
-    entry: dict
+    entry: dict[str, Any]
     screenshot: Path | None
 
 
@@ -93,7 +93,7 @@ class TaskView:
     bad_lines: int = 0
     initial_shot: Path | None = None
     recording: Path | None = None
-    rescore: dict | None = None
+    rescore: dict[str, Any] | None = None
 
     @property
     def outcome(self) -> str:
@@ -110,7 +110,7 @@ def _read_json(path: Path) -> Any:
 def read_task_view(run: RunResults, record: TaskRecord) -> TaskView:
     folder = run.folder(record)
     view = TaskView(run, record, folder, read_status(folder))
-    shots = {}
+    shots: dict[int, list[Path]] = {}
     try:
         names = sorted(p.name for p in folder.iterdir())
     except OSError:
@@ -125,8 +125,8 @@ def read_task_view(run: RunResults, record: TaskRecord) -> TaskView:
     trajectory = read_trajectory(folder)
     view.bad_lines = trajectory.bad_lines
     for entry in trajectory.entries:
-        name = entry.get("screenshot_file")
-        view.steps.append(Step(entry, folder / name if isinstance(name, str) and name in present else None))
+        shot = entry.get("screenshot_file")
+        view.steps.append(Step(entry, folder / shot if isinstance(shot, str) and shot in present else None))
     if (folder / "recording.mp4").is_file():
         view.recording = folder / "recording.mp4"
     rescore = _read_json(folder / "rescore.json")
@@ -174,7 +174,7 @@ def bar_chart(title: str, rows: list[GroupStats]) -> str:
 
 def _nice_step(raw: float) -> float:
     """The smallest of 1, 2, 2.5, 5 times a power of ten that is at least `raw`."""
-    power = 10 ** math.floor(math.log10(raw))
+    power: float = 10 ** math.floor(math.log10(raw))
     return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
 
 
@@ -189,10 +189,10 @@ def _bins(values: list[float], integer: bool) -> list[tuple[float, float, int]]:
             step = max(1.0, math.ceil(step))
         start = math.floor(low / step) * step
     count = int((high - start) // step) + 1
-    bins = [[start + i * step, start + (i + 1) * step, 0] for i in range(count)]
+    counts = [0] * count
     for v in values:
-        bins[min(int((v - start) // step), count - 1)][2] += 1
-    return [tuple(b) for b in bins]
+        counts[min(int((v - start) // step), count - 1)] += 1
+    return [(start + i * step, start + (i + 1) * step, n) for i, n in enumerate(counts)]
 
 
 def _fmt(value: float) -> str:
@@ -393,7 +393,8 @@ class Links:
         self.folder = folder
         self.base = base
         self.folder_url = rel_url(folder, base)
-        self._size: tuple[int, int] | None | bool = False
+        self._size: tuple[int, int] | None = None
+        self._size_read = False
 
     def url(self, path: Path) -> str:
         if path.parent == self.folder:
@@ -403,14 +404,15 @@ class Links:
     def image_size(self, path: Path) -> tuple[int, int] | None:
         """The first screenshot's size (read from its header), assumed for the task's others: it only
         reserves room before an image loads; a loaded image keeps its own aspect ratio."""
-        if self._size is False:
+        if not self._size_read:
+            self._size_read = True
             try:
                 from PIL import Image
                 with Image.open(path) as image:
                     self._size = image.size
             except Exception:
                 self._size = None
-        return self._size or None
+        return self._size
 
 
 def _img(path: Path, links: Links, alt: str) -> str:
@@ -429,7 +431,7 @@ def _error_block(error: ErrorRecord, title: str = "error") -> str:
     return "".join(out)
 
 
-def _step_info(entry: dict) -> str:
+def _step_info(entry: dict[str, Any]) -> str:
     info = entry.get("info")
     out = []
     if isinstance(info, dict):
@@ -612,7 +614,7 @@ def task_section(views: list[TaskView], base: Path) -> str:
                + '<button type="button" id="collapse-all">collapse all</button>'
                + f'<span id="f-count" class="muted">{len(views)} tasks</span></div>')
     rows = []
-    for view, anchor in zip(views, anchors):
+    for view, anchor in zip(views, anchors, strict=True):
         r = view.record
         error = view.status.error if view.status else None
         error_text = error.text() if error else ""
@@ -630,7 +632,7 @@ def task_section(views: list[TaskView], base: Path) -> str:
     table = ('<table id="task-table"><thead><tr><th>run</th><th>domain</th><th>task</th><th>outcome</th>'
              '<th>score</th><th>steps</th><th>time s</th><th>error</th><th>why</th></tr></thead><tbody>'
              + "".join(rows) + "</tbody></table>")
-    details = "".join(task_details(view, anchor, base) for view, anchor in zip(views, anchors))
+    details = "".join(task_details(view, anchor, base) for view, anchor in zip(views, anchors, strict=True))
     return (f'<section id="tasks"><h2>tasks</h2>{filters}{table}'
             f'<h2>timelines</h2><p class="muted">Each task opens to its step-by-step timeline.</p>'
             '<noscript><p>The timelines need JavaScript to open.</p></noscript>'
@@ -668,7 +670,8 @@ def render(summaries: list[tuple[RunResults, list[GroupStats]]], views: list[Tas
             f"<main>{runs}{comparison}{task_section(views, base)}</main><script>{JS}</script></body></html>\n")
 
 
-def build_report(paths: Iterable[str | os.PathLike], output: str | os.PathLike, title: str = "osworld report") -> Path:
+def build_report(paths: Iterable[str | os.PathLike[str]], output: str | os.PathLike[str],
+                 title: str = "osworld report") -> Path:
     """Writes the HTML report of every run under `paths` to `output`; returns its path."""
     sources = [str(p) for p in paths]
     runs = [run for path in sources for run in find_runs(path)]

@@ -55,7 +55,7 @@ class RescoreError(Exception):
     """Rescoring ran but the evaluator failed (a metric crashed, a task file is missing...)."""
 
 
-def metric_fingerprints(evaluator: dict) -> dict[str, str | None]:
+def metric_fingerprints(evaluator: dict[str, Any]) -> dict[str, str | None]:
     """A short hash of each metric's source code: shows whether a metric changed between run and rescore."""
     from desktop_env.evaluators.registry import get_metric
 
@@ -81,7 +81,7 @@ def osworld_version() -> str:
 
 # -- saving at the end of an episode --------------------------------------------------------------
 
-def save_rescore_inputs(env: Any, task_config: dict, task_dir: str | os.PathLike) -> dict:
+def save_rescore_inputs(env: Any, task_config: dict[str, Any], task_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """Writes the evaluation's recording to `<task_dir>/rescore/`; returns the manifest.
 
     Call it after `env.evaluate()`, with the desktop still up: getters the evaluation never
@@ -111,7 +111,7 @@ def save_rescore_inputs(env: Any, task_config: dict, task_dir: str | os.PathLike
 
 # -- rescoring ------------------------------------------------------------------------------------
 
-def read_manifest(task_dir: Path) -> dict | None:
+def read_manifest(task_dir: Path) -> dict[str, Any] | None:
     try:
         manifest = json.loads((task_dir / RESCORE_DIR / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -124,7 +124,8 @@ def last_action(task_dir: Path) -> Any:
     return read_trajectory(task_dir).last_action
 
 
-def evaluate_offline(task_dir: Path, task_config: dict, task_files_dir: str | os.PathLike | None = None) -> Evaluation:
+def evaluate_offline(task_dir: Path, task_config: dict[str, Any],
+                     task_files_dir: str | os.PathLike[str] | None = None) -> Evaluation:
     """The task's evaluation from its recording and trajectory (0 again for a desktop the agent broke);
     raises NotRescorable or RescoreError."""
     from desktop_env.desktop_env import decided_by_last_action
@@ -158,8 +159,8 @@ def _same(a: float | None, b: float | None) -> bool:
     return a is not None and b is not None and abs(a - b) < 1e-9
 
 
-def rescore_record(task_dir: str | os.PathLike, task_config: Any, task_files_dir: str | os.PathLike | None = None,
-                   write: bool = True) -> dict:
+def rescore_record(task_dir: str | os.PathLike[str], task_config: Any,
+                   task_files_dir: str | os.PathLike[str] | None = None, write: bool = True) -> dict[str, Any]:
     """Rescores one task folder and returns what rescore.json says (written beside result.txt, which is
     kept): old and new score, the new evaluation's explanation, or why there is no new score
     (`rescorable` false with a `reason`, or an `error`).
@@ -197,7 +198,8 @@ def rescore_record(task_dir: str | os.PathLike, task_config: Any, task_files_dir
     return result
 
 
-def rescore_task(task_dir: str | os.PathLike, task_config: Any, task_files_dir: str | os.PathLike | None = None,
+def rescore_task(task_dir: str | os.PathLike[str], task_config: Any,
+                 task_files_dir: str | os.PathLike[str] | None = None,
                  write: bool = True) -> tuple[float | None, float]:
     """rescore_record's (old score or None when it errored, new score); raises NotRescorable or
     RescoreError when there is no new score (rescore.json says so too)."""
@@ -233,7 +235,7 @@ class RescoreRow:
     def new_text(self) -> str:
         return f"{self.new:g}" if self.new is not None else "-"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -252,11 +254,11 @@ def find_task(task_set: Any, domain: str, task_id: str) -> Any | None:
     return None
 
 
-def rescore_results(paths: Iterable[str | os.PathLike], task_set: Any) -> list[RescoreRow]:
+def rescore_results(paths: Iterable[str | os.PathLike[str]], task_set: Any) -> list[RescoreRow]:
     """Rescores every finished task under `paths` (any level of the results layout), tasks from `task_set`."""
     rows = []
     for path in paths:
-        for run in find_runs(path):
+        for run in find_runs(Path(path)):
             for record in sorted(run.records, key=lambda r: (r.domain, r.task_id, r.trial)):
                 task_dir = run.folder(record)
                 row = RescoreRow(record.domain, record.task_id, str(task_dir), record.score, None, False,

@@ -22,9 +22,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from desktop_env.evaluators.outcome import Evaluation
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Record = TypeVar("Record", bound="DataclassInstance")  # a record with an `extra` field, read by _record_from_json
 
 
 @functools.lru_cache(maxsize=1)
@@ -128,13 +133,13 @@ def _of(*types: type) -> Callable[[Any], Any]:
 
 def _one_of(*values: str) -> Callable[[Any], str]:
     def read(value: Any) -> str:
-        if value not in values:
+        if not isinstance(value, str) or value not in values:
             raise ValueError(f"expected one of {values}, got {value!r}")
         return value
     return read
 
 
-def _list_of(read: Callable[[Any], Any]) -> Callable[[Any], list]:
+def _list_of(read: Callable[[Any], Any]) -> Callable[[Any], list[Any]]:
     return lambda value: [read(item) for item in _of(list)(value)]
 
 
@@ -157,17 +162,18 @@ def _record_to_json(record: Any, keep_empty: frozenset[str] = frozenset()) -> di
     return {**out, **{k: v for k, v in record.extra.items() if k not in out}}
 
 
-def _record_from_json(cls: type, data: dict[str, Any]) -> Any:
+def _record_from_json(cls: type[Record], data: dict[str, Any]) -> Record:
     """`cls` from a JSON object: each field through its reader; a value its reader refuses, and a
     key no field has, stay in `extra` as read, so writing the record back loses nothing."""
-    values, extra = {}, {}
+    values: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
     readers = {f.name: f.metadata["read"] for f in fields(cls) if "read" in f.metadata}
     for key, value in data.items():
         try:
             values[key] = readers[key](value)
         except (KeyError, TypeError, ValueError, AttributeError):
             extra[key] = value
-    return cls(**values, extra=extra)
+    return cls(**{**values, "extra": extra})  # `extra` has no reader, so it is never in `values`
 
 
 def _json_field(read: Callable[[Any], Any], default: Any = None, factory: Any = None) -> Any:
@@ -184,7 +190,8 @@ class ErrorRecord:
     message: str = _json_field(_of(str), "")
     traceback: str | None = _json_field(_of(str))
     fatal: dict[str, str] | None = _json_field(_of(dict))
-    problems: list[dict] | None = _json_field(_list_of(_of(dict)))  # why the plan refused the task (InvalidTask)
+    # why the plan refused the task (InvalidTask)
+    problems: list[dict[str, Any]] | None = _json_field(_list_of(_of(dict)))
     extra: dict[str, Any] = field(default_factory=dict)  # keys of a newer format, kept as read
 
     @classmethod
@@ -247,8 +254,7 @@ class AgentFault:
 
     @classmethod
     def from_json(cls, data: Any) -> AgentFault:
-        fault: AgentFault = _record_from_json(cls, _of(dict)(data))
-        return fault
+        return _record_from_json(cls, _of(dict)(data))
 
 
 StatusValue = Literal["running", "ok", "error"]
@@ -276,7 +282,7 @@ class TaskStatus:
     screen_size: list[int] | None = _json_field(_list_of(_of(int)))
     evaluation: Evaluation | None = _json_field(Evaluation.from_json)
     agent_fault: AgentFault | None = _json_field(AgentFault.from_json)
-    warnings: list[dict] = _json_field(_list_of(_of(dict)), factory=list)
+    warnings: list[dict[str, Any]] = _json_field(_list_of(_of(dict)), factory=list)
     perturbation: dict[str, Any] | None = _json_field(_of(dict))
     error: ErrorRecord | None = _json_field(ErrorRecord.from_json)
     previous_errors: list[PreviousError] = _json_field(_list_of(PreviousError.from_json), factory=list)
@@ -366,7 +372,7 @@ def _parse_time(value: str | None) -> dt.datetime | None:
 @dataclass
 class Trajectory:
     """traj.jsonl as read: its entries (one per action) and how many lines could not be read."""
-    entries: list[dict]
+    entries: list[dict[str, Any]]
     bad_lines: int = 0
     present: bool = True
 
@@ -484,7 +490,8 @@ def refused_by_plan(task_dir: Path) -> bool:
     return bool(status and status.status == "error" and status.error and status.error.type == INVALID_TASK)
 
 
-def record_invalid_task(task_dir: Path, task_id: str, problems: list[dict], message: str, trial: int = 1) -> None:
+def record_invalid_task(task_dir: Path, task_id: str, problems: list[dict[str, Any]], message: str,
+                        trial: int = 1) -> None:
     """The error record of a task that cannot run: each problem with its file, field and value.
     Refused again, the record is replaced, not stacked onto its history."""
     again = refused_by_plan(task_dir)

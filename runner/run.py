@@ -14,21 +14,26 @@ import platform
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from .backend import Backend
 from .breaker import FatalErrorBreaker
-from .config import ResumeMismatch, RunConfig, RunOptionError  # noqa: F401 (the library's names for a run)
+from .config import ResumeMismatch as ResumeMismatch  # `X as X`: re-exported, the library's names for a run
+from .config import RunConfig as RunConfig
+from .config import RunOptionError as RunOptionError
 from .events import Planned, Reporter
-from .plan import Plan, PlannedTask, RunSummary, plan_tasks  # noqa: F401 (the library's names for a run)
+from .plan import Plan, RunSummary, plan_tasks
+from .plan import PlannedTask as PlannedTask  # re-exported
 from .reproduce import observed, reproduce_command
 from .results import TaskState, now_iso, read_status, record_invalid_task, write_json_atomic
 from .scheduler import run_tasks
 from .settings import SettingsMismatch, recorded_differences, runs_recorded
 from .summary import task_set_digest
-from .worker_pool import LocalBackend, ThreadBackend  # noqa: F401 (the library's backends)
+from .worker_pool import LocalBackend as LocalBackend  # re-exported: the library's backends
+from .worker_pool import ThreadBackend as ThreadBackend
 
 
 def environment_versions() -> dict[str, Any]:
@@ -86,7 +91,7 @@ def check_resume(config: RunConfig) -> list[tuple[str, Any, Any]]:
 SECRET_ARGS = frozenset({"api_key", "grounder_api_key"})
 
 
-def write_args(config: RunConfig, forced: list[tuple[str, Any, Any]] = (), plan: Plan | None = None) -> None:
+def write_args(config: RunConfig, forced: Sequence[tuple[str, Any, Any]] = (), plan: Plan | None = None) -> None:
     """args.json: this run's options on top (as readers expect), and every run's in `runs`; with them
     what reproducing the run needs: the command, the model's price and its date, the task-set hash."""
     from mm_agents.llm.pricing import PriceTableError, price_for

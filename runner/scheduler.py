@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
+from typing import Any
 
 from .backend import Assignment, Backend, BackendStopped, TaskDone, TaskLost
 from .events import Finished, Interrupted, Reporter, Retrying, Started, Stopped
@@ -22,7 +23,7 @@ POLL_S = 0.5  # how long one wait for the backend lasts; nothing depends on it b
 INTERRUPTED = "the run was interrupted (Ctrl-C) while this task ran"
 
 
-def error_result(reason: str) -> dict:
+def error_result(reason: str) -> dict[str, Any]:
     return {"status": "error", "score": None, "steps": 0, "error": reason}
 
 
@@ -35,7 +36,7 @@ def run_tasks(to_run: Iterable[PlannedTask], layout: RunLayout, backend: Backend
     cut_off_reason = INTERRUPTED
     clean = False
 
-    def finish(worker: int, task: Assignment, result: dict) -> None:
+    def finish(worker: int, task: Assignment, result: dict[str, Any]) -> None:
         running.pop(task.key, None)
         summary.count(result)
         report(Finished(worker, task.domain, task.task_id, result, task.trial))

@@ -40,7 +40,7 @@ def flag(field: str) -> str:
 def settings_of(config: Any) -> dict[str, Any]:
     """The settings of a RunConfig, or of a dict of its fields, as JSON values (tuples as lists)."""
     values = config if isinstance(config, dict) else {name: getattr(config, name) for name in SETTING_FIELDS}
-    settings = json.loads(json.dumps({name: values[name] for name in SETTING_FIELDS}))
+    settings: dict[str, Any] = json.loads(json.dumps({name: values[name] for name in SETTING_FIELDS}))
     settings["agent_args"] = {k: v for k, v in sorted((settings["agent_args"] or {}).items())
                               if k not in TRANSPORT_ARGS}
     if settings["perturb"] is None:
@@ -53,8 +53,9 @@ def setting_differences(a: Any, b: Any) -> list[str]:
     return [name for name in SETTING_FIELDS if first[name] != second[name]]
 
 
-def read_args(model_dir: Path) -> dict[str, Any] | None:
-    """The folder's args.json, or None when there is none; SettingsMismatch when it cannot be read."""
+def read_args(model_dir: Path) -> Any:
+    """The folder's args.json as JSON (an object unless some other tool wrote it), or None when there is
+    none; SettingsMismatch when it cannot be read."""
     path = model_dir / "args.json"
     if not path.is_file():
         return None

@@ -36,7 +36,7 @@ class DesktopWorker:
             from desktop_env.desktop_env import DesktopEnv
 
             config = self.config
-            provider_options = {}
+            provider_options: dict[str, Any] = {}
             if config.provider == "local":
                 from desktop_env.providers.local.limits import DesktopLimits
 

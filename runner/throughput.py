@@ -14,6 +14,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from .run import RunConfig, run_benchmark
 
@@ -35,12 +36,12 @@ class ThroughputResult:
     cpu_busy_share: float             # 0..1 over all cores
     cores: int
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def used_memory_bytes() -> int:
-    fields = {}
+    fields: dict[str, int] = {}
     with open("/proc/meminfo") as f:
         for line in f:
             name, value = line.split(":", 1)
@@ -77,11 +78,12 @@ def measure(base: RunConfig, backend: str, num_envs: int, result_dir: Path) -> T
     """One run of `base`'s tasks with `num_envs` desktops on `backend`, into `result_dir` (emptied first)."""
     cores = os.cpu_count() or 1
     shutil.rmtree(result_dir, ignore_errors=True)
-    extra = {}
+    cpus_per_env = base.ray_cpus_per_env
     if backend == "ray" and base.ray_address is None:
         # A local Ray gets one CPU slot per core: fractions let N desktops share the cores.
-        extra["ray_cpus_per_env"] = min(1.0, cores / num_envs)
-    config = replace(base, backend=backend, num_envs=num_envs, resume=False, result_dir=str(result_dir), **extra)
+        cpus_per_env = min(1.0, cores / num_envs)
+    config = replace(base, backend=backend, num_envs=num_envs, resume=False, result_dir=str(result_dir),
+                     ray_cpus_per_env=cpus_per_env)
     before = used_memory_bytes()
     busy0, total0 = cpu_times()
     sampler = MemorySampler()

@@ -86,13 +86,17 @@ def verify(meta: str | None, options: VerifyOptions, on_verdict: Callable[[Verdi
     holder = nullcontext(options.result_dir) if options.result_dir else tempfile.TemporaryDirectory(
         prefix="osworld-verify-")
     with holder as root:
-        common = dict(observation_type="screenshot", tasks=meta, domains=list(options.domains),
-                      task_ids=list(options.task_ids), num_envs=options.num_envs,
-                      screen_size=tuple(options.screen_size), cache_dir=options.cache_dir, result_dir=str(root),
-                      record=False, resume=False, agent_time_budget=0, plugins=list(options.plugins))
-        reference = None if options.noop_only else RunConfig(agent="oracle", model="reference",
-                                                             max_steps=REFERENCE_MAX_STEPS, **common)
-        noop = RunConfig(agent="noop", model="noop", max_steps=1, **common)
+        def run_config(agent: str, model: str, max_steps: int) -> RunConfig:
+            """One of the two runs: the settings both share, with its agent."""
+            width, height = options.screen_size
+            return RunConfig(agent=agent, model=model, max_steps=max_steps, observation_type="screenshot",
+                             tasks=meta, domains=list(options.domains), task_ids=list(options.task_ids),
+                             num_envs=options.num_envs, screen_size=(width, height), cache_dir=options.cache_dir,
+                             result_dir=str(root), record=False, resume=False, agent_time_budget=0,
+                             plugins=list(options.plugins))
+
+        reference = None if options.noop_only else run_config("oracle", "reference", REFERENCE_MAX_STEPS)
+        noop = run_config("noop", "noop", 1)
         reported: set[tuple[str, str]] = set()
 
         def after_noop(event: Event) -> None:

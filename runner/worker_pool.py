@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing.process import BaseProcess
 from typing import Any
 
 from .backend import Assignment, BackendStopped, Outcome, TaskDone, TaskLost, TaskRunner
@@ -147,7 +148,8 @@ class WorkerPool:
         return worker
 
     def _on_event(self, event: Any) -> Outcome | None:
-        worker = self.workers.get(getattr(event, "worker", None))
+        worker_id = getattr(event, "worker", None)
+        worker = self.workers.get(worker_id) if isinstance(worker_id, int) else None
         if isinstance(event, StepTaken):
             self.report(event)
         elif isinstance(event, Began) and worker is not None:
@@ -186,7 +188,7 @@ def _die_with_parent() -> None:
         pass
 
 
-def _process_main(worker_id: int, config: Any, tasks: mp.Queue, events: mp.Queue) -> None:
+def _process_main(worker_id: int, config: Any, tasks: mp.Queue[Any], events: mp.Queue[Any]) -> None:
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and tells us to stop
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -196,7 +198,7 @@ def _process_main(worker_id: int, config: Any, tasks: mp.Queue, events: mp.Queue
 
 
 class ProcessWorker(PoolWorker):
-    def __init__(self, worker_id: int, tasks: Any, process: Any):
+    def __init__(self, worker_id: int, tasks: Any, process: BaseProcess):
         super().__init__(worker_id, tasks)
         self.process = process
 

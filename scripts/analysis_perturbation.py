@@ -21,7 +21,8 @@ from runner.config import PERTURBATIONS
 
 @experiment_command(experiments.PERTURBATION, ("screenshot",), sets_itself={"screenshot_scale", "perturb"})
 @click.option("--perturb", "perturbations", multiple=True, default=PERTURBATIONS, show_default=True,
-              type=click.Choice(PERTURBATIONS), help="Perturbations (repeatable); the unperturbed baseline always runs.")
+              type=click.Choice(PERTURBATIONS),
+              help="Perturbations (repeatable); the unperturbed baseline always runs.")
 def main(models, observation_types, root, options, perturbations):
     """Run (or reuse) the unperturbed and perturbed runs and render the success rate and its drop."""
     settings = experiments.perturbation_settings(list(perturbations))

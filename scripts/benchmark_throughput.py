@@ -7,7 +7,8 @@ on the local backend and on Ray, and how many desktops fit per core and per GiB.
 
 Every measurement is a full run into a fresh results folder (nothing is resumed). Without
 --ray-address, Ray runs as a local instance started for each measurement. Writes
-throughput.md, throughput.json and the runs themselves (runs/<backend>-<n>/) to --out (see scripts/README.md for measured figures).
+throughput.md, throughput.json and the runs themselves (runs/<backend>-<n>/) to --out
+(see scripts/README.md for measured figures).
 """
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ GAIN_WORTH_A_DESKTOP = 1.10  # one more desktop per core pays if it adds at leas
 
 
 def fit_summary(results: list[ThroughputResult]) -> str:
-    """How many desktops fit: per GiB from the memory each added, per core from where throughput stops growing."""
+    """How many desktops fit: per GiB from the memory each added, per core from where throughput
+    stops growing."""
     lines = []
     for backend in dict.fromkeys(r.backend for r in results):
         runs = sorted((r for r in results if r.backend == backend), key=lambda r: r.num_envs)
@@ -40,7 +42,8 @@ def fit_summary(results: list[ThroughputResult]) -> str:
                 best = run
         lines.append(f"- {backend}: {widest.memory_per_env_mib:g} MiB per desktop at {widest.num_envs} desktops "
                      f"(about {per_gib:.1f} desktops per GiB); throughput grows up to {best.num_envs} desktop(s) on "
-                     f"{best.cores} core(s) ({best.num_envs / best.cores:g} per core, {best.tasks_per_hour:g} tasks/hour)")
+                     f"{best.cores} core(s) ({best.num_envs / best.cores:g} per core, "
+                     f"{best.tasks_per_hour:g} tasks/hour)")
     return "\n".join(lines) + "\n"
 
 

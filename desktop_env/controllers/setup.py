@@ -89,12 +89,12 @@ def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
     for index, step in enumerate(steps or []):
         kind = step.get("type") if isinstance(step, dict) else None
         try:
-            fn = extensions.get("setup_step", kind)
+            fn = extensions.get("setup_step", str(kind))  # a missing or non-string type names no step
         except extensions.UnsupportedName as e:
             raise SetupUnsupported(f"{phase} step {index} ({kind}) {e.reason}: not supported offline") from None
         except extensions.UnknownName:
-            raise SetupUnsupported(f"{phase} step {index} has unknown type {kind!r}; known: {', '.join(step_names())}") \
-                from None
+            known = ', '.join(step_names())
+            raise SetupUnsupported(f"{phase} step {index} has unknown type {kind!r}; known: {known}") from None
         parameters = step.get("parameters") or {}
         started = time.monotonic()
         warnings = setup_warnings(env)
@@ -162,7 +162,7 @@ def download(env: Any, files: list[dict]) -> None:
         check_basename(path, f"files[{j}].path", task_file)
         name = cache_name(url, os.path.basename(path), f"files[{j}].path", task_file)
         targets.append(join_under(cache_folder(env), name, f"files[{j}].path", task_file))
-    for j, (entry, target) in enumerate(zip(files, targets)):
+    for j, (entry, target) in enumerate(zip(files, targets, strict=True)):
         cached = fetch(entry["url"], target, task_dir=task_dir, field=f"files[{j}].url", task_file=task_file,
                        cache_folder=cache_folder(env))
         env.controller.upload_file(entry["path"], cached.read_bytes())

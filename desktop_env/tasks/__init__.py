@@ -1,5 +1,6 @@
 """Task files (OSWorld's format): loading, indexing by meta files, validation."""
-from .loader import Task, TaskFileError, TaskSet, UnknownSelection, load_task, load_task_set
+from ..errors import TaskFileError
+from .loader import Task, TaskSet, UnknownSelection, load_task, load_task_set
 from .validation import Problem, listing_problems, refusals, selection_problems, task_problems, validate_task
 
 __all__ = ["Task", "TaskFileError", "TaskSet", "UnknownSelection", "load_task", "load_task_set", "Problem",

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..errors import TaskFileError, UnsafeTaskPath
 
@@ -37,7 +37,7 @@ class Task:
 
     @property
     def instruction(self) -> str:
-        return self.config.get("instruction", "")
+        return cast(str, self.config.get("instruction", ""))  # load_task checked that it is a string
 
     @property
     def task_dir(self) -> Path:
@@ -96,13 +96,16 @@ def load_task(path: str | Path, domain: str | None = None, check_paths: bool = T
     if task_id in (".", ".."):  # the id names the task's cache and result folders
         raise TaskFileError(f"task file {path}: field 'id' is {task_id!r}, which names a parent folder, not a task")
     if not isinstance(config.get("instruction"), str):
-        raise TaskFileError(f"task file {path}: field 'instruction' must be a string, got {config.get('instruction')!r:.80}")
+        raise TaskFileError(f"task file {path}: field 'instruction' must be a string, "
+                            f"got {config.get('instruction')!r:.80}")
     steps = config.get("config")
     if steps is not None and not isinstance(steps, list):
-        raise TaskFileError(f"task file {path}: field 'config' must be a list of setup steps, got {type(steps).__name__}")
+        raise TaskFileError(f"task file {path}: field 'config' must be a list of setup steps, "
+                            f"got {type(steps).__name__}")
     evaluator = config.get("evaluator")
     if not isinstance(evaluator, dict) or "func" not in evaluator:
-        raise TaskFileError(f"task file {path}: field 'evaluator' must be an object with 'func', got {evaluator!r:.120}")
+        raise TaskFileError(f"task file {path}: field 'evaluator' must be an object with 'func', "
+                            f"got {evaluator!r:.120}")
     if check_paths:
         from .paths import unsafe_paths
         problems = unsafe_paths(config, path, path.parent)

@@ -4,7 +4,8 @@ The same rules the setup steps and getters apply when they run (desktop_env.safe
 applied to the task's JSON: cache names (`dest`, `stdout`/`stderr`, cache_file's `path`,
 the file name at the end of a download's or content_from_vm_file's desktop `path`) must
 stay in the task's cache folder; `file://` URLs and relative paths of download,
-upload_file, cloud_file and conference_city_in_order's `csv_path` must resolve, symlinks included, inside the task's tree.
+upload_file, cloud_file and conference_city_in_order's `csv_path` must resolve, symlinks
+included, inside the task's tree.
 """
 from __future__ import annotations
 
@@ -20,6 +21,10 @@ BASENAME_FIELDS = {"content_from_vm_file": "path", "audio_in_slide": "ppt_file_p
                    "background_image_in_slide": "ppt_file_path"}
 
 
+# (a check of desktop_env.safe_paths, its positional arguments, the task field it names)
+Check = tuple[Callable[..., Any], tuple[Any, ...], str]
+
+
 def _items(value: Any, field: str) -> Iterator[tuple[str, Any]]:
     if isinstance(value, list):
         for i, item in enumerate(value):
@@ -28,8 +33,7 @@ def _items(value: Any, field: str) -> Iterator[tuple[str, Any]]:
         yield field, value
 
 
-def _step_checks(kind: Any, parameters: dict, prefix: str, task_dir: Path | None
-                 ) -> Iterator[tuple[Callable[..., Any], tuple, str]]:
+def _step_checks(kind: Any, parameters: dict[str, Any], prefix: str, task_dir: Path | None) -> Iterator[Check]:
     if kind in ("download", "upload_file"):
         files = parameters.get("files")
         for j, entry in enumerate(files if isinstance(files, list) else []):
@@ -49,7 +53,7 @@ def _step_checks(kind: Any, parameters: dict, prefix: str, task_dir: Path | None
                 yield check_relative, (parameters[key],), f"{prefix}.{key}"
 
 
-def _getter_checks(spec: dict, field: str, task_dir: Path | None) -> Iterator[tuple[Callable[..., Any], tuple, str]]:
+def _getter_checks(spec: dict[str, Any], field: str, task_dir: Path | None) -> Iterator[Check]:
     kind = spec.get("type")
     if "dest" in spec:  # every OSWorld getter's `dest` is a file name in the task's cache folder
         for dest_field, dest in _items(spec["dest"], f"{field}.dest"):
@@ -66,9 +70,11 @@ def _getter_checks(spec: dict, field: str, task_dir: Path | None) -> Iterator[tu
         yield check_basename, (spec[key],), f"{field}.{key}"
 
 
-def _all_checks(config: dict, task_dir: Path | None) -> list[tuple[Callable[..., Any], tuple, str]]:
-    checks: list[tuple[Callable[..., Any], tuple, str]] = []
-    evaluator = config.get("evaluator") if isinstance(config.get("evaluator"), dict) else {}
+def _all_checks(config: dict[str, Any], task_dir: Path | None) -> list[Check]:
+    checks: list[Check] = []
+    evaluator = config.get("evaluator")
+    if not isinstance(evaluator, dict):
+        evaluator = {}
     for section, steps in (("config", config.get("config")), ("evaluator.postconfig", evaluator.get("postconfig"))):
         for i, step in enumerate(steps if isinstance(steps, list) else []):
             if isinstance(step, dict) and isinstance(step.get("parameters"), dict):
@@ -80,7 +86,8 @@ def _all_checks(config: dict, task_dir: Path | None) -> list[tuple[Callable[...,
     return checks
 
 
-def unsafe_paths(config: dict, task_file: str | Path | None, task_dir: str | Path | None) -> list[UnsafeTaskPath]:
+def unsafe_paths(config: dict[str, Any], task_file: str | Path | None, task_dir: str | Path | None
+                 ) -> list[UnsafeTaskPath]:
     """Every host path in a task's JSON that would leave its folder, in file order.
 
     `task_dir` is the task file's folder (relative resources resolve against it and must
@@ -96,7 +103,7 @@ def unsafe_paths(config: dict, task_file: str | Path | None, task_dir: str | Pat
     return found
 
 
-def missing_resources(config: dict, task_file: str | Path | None, task_dir: str | Path | None
+def missing_resources(config: dict[str, Any], task_file: str | Path | None, task_dir: str | Path | None
                       ) -> list[tuple[str, str, Path]]:
     """(field, value, where it was looked for) of each local file the task uploads, downloads or compares
     with (a relative path or `file://` URL inside its tree) that is not there. Escaping paths are
@@ -107,7 +114,7 @@ def missing_resources(config: dict, task_file: str | Path | None, task_dir: str 
         if check is not resource_path:
             continue
         try:
-            local = resource_path(*args, field=field, task_file=task_file)
+            local = resource_path(args[0], task_dir, field=field, task_file=task_file)  # args: (the value, task_dir)
         except UnsafeTaskPath:
             continue
         if local is not None and not local.is_file():

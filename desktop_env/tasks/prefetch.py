@@ -142,7 +142,7 @@ def _place(source: Path, target: Path) -> None:
     os.replace(tmp, target)
 
 
-def prefetch(tasks: Iterable[Task], cache_dir: str | os.PathLike, progress: Progress | None = None,
+def prefetch(tasks: Iterable[Task], cache_dir: str | os.PathLike[str], progress: Progress | None = None,
              timeout: float = 60.0) -> PrefetchReport:
     """Puts every file the tasks name by URL into `cache_dir` and its manifest (see the module's doc).
     A URL is downloaded once, however many tasks name it; a failed file is reported and the others go on."""

@@ -43,7 +43,8 @@ def load_solution(task: Task) -> list[SolutionStep]:
                 raise TaskFileError(f"solution {path}: entry {i} field 'pause' must be a number >= 0, got {pause!r}")
             steps.append(SolutionStep(entry["code"], float(pause)))
         else:
-            raise TaskFileError(f"solution {path}: entry {i} must be a code string or {{code, pause}}, got {entry!r:.80}")
+            raise TaskFileError(f"solution {path}: entry {i} must be a code string or {{code, pause}}, "
+                                f"got {entry!r:.80}")
         try:
             if steps[-1].action not in SPECIAL:
                 compile(steps[-1].action, f"{path}[{i}]", "exec")

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import difflib
 import inspect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import TaskFileError
 from .loader import Task, TaskSet
@@ -39,8 +40,9 @@ WARNING_KINDS = ("ignored option",)  # the task runs: what validation says of th
 class Problem:
     path: Path
     field: str
-    kind: str          # a name (NAME_KINDS), a metric's option (OPTION_KINDS), "path" (an unsafe host path), "missing file" (a local resource
-                       # that is not there), "missing field" (of a getter), "task file" (cannot be read), or of the meta file: "listing"
+    kind: str          # a name (NAME_KINDS), a metric's option (OPTION_KINDS), "path" (an unsafe host path),
+                       # "missing file" (a local resource that is not there), "missing field" (of a getter),
+                       # "task file" (cannot be read), or of the meta file: "listing"
     name: str          # the name, or the value as the task or meta file gives it
     reason: str        # "unknown", why it is unsupported, or what is wrong with the value
     close: tuple[str, ...] = ()
@@ -62,7 +64,7 @@ class Problem:
     def about_names(self) -> bool:
         return self.kind in NAME_KINDS
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str]:
         """What an error record keeps of it: the file, the field, the value and what is wrong."""
         return {"file": str(self.path), "field": self.field, "value": self.name, "kind": self.kind,
                 "reason": str(self) if self.about_names else self.reason}
@@ -82,7 +84,7 @@ class Problem:
         return f"{self.path}: {self.field} = {self.name!r}: {what} {self.kind}{hint}"
 
 
-def _entries(value, field: str) -> Iterator[tuple[str, object]]:
+def _entries(value: Any, field: str) -> Iterator[tuple[str, object]]:
     if isinstance(value, list):
         for i, item in enumerate(value):
             yield f"{field}[{i}]", item
@@ -90,7 +92,8 @@ def _entries(value, field: str) -> Iterator[tuple[str, object]]:
         yield field, value
 
 
-def _check(path: Path, field: str, kind: str, name, known: list[str], unsupported: dict[str, str]) -> Problem | None:
+def _check(path: Path, field: str, kind: str, name: object, known: list[str], unsupported: Mapping[str, str]
+           ) -> Problem | None:
     if isinstance(name, str) and name in known:
         return None
     if isinstance(name, str) and name in unsupported:
@@ -99,7 +102,7 @@ def _check(path: Path, field: str, kind: str, name, known: list[str], unsupporte
     return Problem(path, field, kind, str(name), "unknown", close)
 
 
-def _metric_parameters(fn) -> tuple[list[str], bool]:
+def _metric_parameters(fn: Callable[..., Any]) -> tuple[list[str], bool]:
     """The names a metric takes by keyword, and whether it takes any name (`**options`)."""
     params = list(inspect.signature(fn).parameters.values())
     open_ended = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
@@ -108,7 +111,7 @@ def _metric_parameters(fn) -> tuple[list[str], bool]:
     return named, open_ended
 
 
-def option_problems(path: Path, field: str, func: str, options, positional: int) -> list[Problem]:
+def option_problems(path: Path, field: str, func: str, options: Any, positional: int) -> list[Problem]:
     """What is wrong with one metric call's options: not a dict, a name the metric does not take
     (it is called as metric(result[, expected], **options), so the first `positional` parameters
     are not options), or a value its `check_options` rejects. Names with a leading underscore
@@ -165,7 +168,7 @@ def _metric_option_problems(task: Task, known: list[str]) -> list[Problem]:
     return problems
 
 
-def _missing_getter_fields(path: Path, field: str, name: str, spec: dict) -> list[Problem]:
+def _missing_getter_fields(path: Path, field: str, name: str, spec: dict[str, Any]) -> list[Problem]:
     """A field the getter declares it needs (registry.requires) that its config lacks."""
     from ..evaluators import registry
 
