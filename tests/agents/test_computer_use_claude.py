@@ -177,7 +177,7 @@ def test_a_context_overflow_halves_the_screenshots_kept_for_the_rest_of_the_task
     step = reply_tool_calls(computer(action="key", text="Tab"))
     anthropic_server.script(step, step, step, reply_context_too_long(), step, step)
     claude = agent(anthropic_server, history=4)
-    for index in range(5):
+    for _ in range(5):
         assert claude.predict("t", obs(SHOT))[1] == ["pyautogui.press('tab')"]
     counts = [len(images(r.body)) for r in anthropic_server.requests]
     assert counts == [1, 2, 3, 4, 2, 2]

@@ -14,8 +14,9 @@ fails loudly instead of hanging.
         ...
         assert openai_server.requests[0].body["model"] == "gpt-4o"
 
-Fixtures `openai_server`, `anthropic_server`, `gemini_server` are re-exported by
-tests/agents/conftest.py. Pass `base_url` to `create_client` (any provider) with any api_key.
+The fixtures `openai_server`, `vllm_server`, `responses_server`, `anthropic_server`, `gemini_server`
+and `ollama_server` are in tests/conftest.py. Pass `base_url` to `create_client` (any provider) with
+any api_key.
 """
 from __future__ import annotations
 
@@ -28,8 +29,6 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-
-import pytest
 
 
 @dataclass(frozen=True)
@@ -465,7 +464,7 @@ class GeminiWireServer(WireServer):
             if [c.get("name") for c in calls] != [r.get("name") for r in responses]:
                 return (f"contents[{index + 1}]: the function responses {[r.get('name') for r in responses]} must "
                         f"answer the function calls {[c.get('name') for c in calls]} one for one, in order")
-            for call, response in zip(calls, responses):
+            for call, response in zip(calls, responses, strict=True):  # same names, checked above
                 decision = (call.get("args") or {}).get("safety_decision") or {}
                 if decision.get("decision") == "require_confirmation" and \
                         (response.get("response") or {}).get("safety_acknowledgement") != "true":
@@ -534,44 +533,3 @@ class OllamaWireServer(WireServer):
                             "done_reason": "stop", "prompt_eval_count": reply.input_tokens,
                             "eval_count": reply.output_tokens})
 
-
-@pytest.fixture
-def openai_server():
-    server = OpenAIWireServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def vllm_server():
-    server = VLLMWireServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def responses_server():
-    server = OpenAIResponsesServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def anthropic_server():
-    server = AnthropicWireServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def gemini_server():
-    server = GeminiWireServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def ollama_server():
-    server = OllamaWireServer()
-    yield server
-    server.close()

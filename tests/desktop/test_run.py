@@ -17,7 +17,7 @@ from desktop_env.tasks.loader import BUILTIN_ROOT
 from osworld_cli.errors import RUN_STOPPED
 from osworld_cli.main import cli
 from runner.run import RunConfig, run_benchmark
-from tests.agents.wire_servers import openai_server, reply_after, reply_error, reply_text  # noqa: F401
+from tests.agents.wire_servers import reply_after, reply_error, reply_text
 
 pytestmark = pytest.mark.desktop
 

@@ -16,7 +16,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 import requests
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,18 +74,6 @@ def serve(home: Path, *options: str):
             process.kill()
             process.wait()
         process.stdout.close()
-
-
-@pytest.fixture
-def server(tmp_path):
-    with serve(tmp_path / "home") as served:
-        yield served
-
-
-@pytest.fixture
-def public_server(tmp_path):
-    with serve(tmp_path / "home", "--public") as served:
-        yield served
 
 
 def raw_exchange(sock: socket.socket, data: bytes, timeout: float = 30) -> list[tuple[int, dict[str, str], bytes]]:

@@ -13,7 +13,7 @@ import time
 import pytest
 import requests
 
-from tests.server.serverproc import raw_exchange, read_responses, serve, server, wait_until  # noqa: F401
+from tests.server.serverproc import raw_exchange, read_responses, serve, wait_until
 
 MiB = 1 << 20
 BOUNDARY = "osworldtestboundary"
