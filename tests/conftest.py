@@ -29,7 +29,8 @@ def desktop_available() -> bool:
 def pytest_collection_modifyitems(config, items):
     if desktop_available():
         return
-    skip = pytest.mark.skip(reason="no local desktop here (bwrap, Xvfb, gnome-shell): run `make test`, which installs them")
+    skip = pytest.mark.skip(reason="no local desktop here (bwrap, Xvfb, gnome-shell): "
+                                   "run `make test`, which installs them")
     for item in items:
         if "desktop" in item.keywords:
             item.add_marker(skip)

@@ -275,7 +275,8 @@ class VLLMWireServer(OpenAIWireServer):
         body = request.body or {}
         unknown = sorted(set(body) - VLLM_CHAT_FIELDS)
         if unknown:
-            return f"[{{'type': 'extra_forbidden', 'loc': ('body', '{unknown[0]}'), 'msg': 'Extra inputs are not permitted'}}]"
+            return (f"[{{'type': 'extra_forbidden', 'loc': ('body', '{unknown[0]}'), "
+                    "'msg': 'Extra inputs are not permitted'}]")
         for index, message in enumerate(body.get("messages") or []):
             content = message.get("content")
             for part in content if isinstance(content, list) else []:
@@ -468,7 +469,8 @@ class GeminiWireServer(WireServer):
                 decision = (call.get("args") or {}).get("safety_decision") or {}
                 if decision.get("decision") == "require_confirmation" and \
                         (response.get("response") or {}).get("safety_acknowledgement") != "true":
-                    return f"contents[{index + 1}]: {call.get('name')} required confirmation; safety_acknowledgement missing"
+                    return (f"contents[{index + 1}]: {call.get('name')} required confirmation; "
+                            "safety_acknowledgement missing")
             if computer_use and index + 1 == len(contents) - 1:
                 for response in responses:
                     blobs = [p.get("inlineData", p.get("inline_data")) or {} for p in response.get("parts") or []]

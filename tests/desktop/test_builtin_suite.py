@@ -35,5 +35,6 @@ def test_reference_agent_run_over_test_small_scores_one_everywhere(tmp_path):
     assert summary.errors == 0 and summary.ok == summary.ran == len(load_task_set(SMALL))
     scores = {p.parent.name: p.read_text().strip() for p in config.layout.model_dir.rglob("result.txt")}
     assert set(scores.values()) == {"1.0"}, scores
-    statuses = {p.parent.name: json.loads(p.read_text())["status"] for p in config.layout.model_dir.rglob("status.json")}
+    statuses = {p.parent.name: json.loads(p.read_text())["status"]
+                for p in config.layout.model_dir.rglob("status.json")}
     assert set(statuses.values()) == {"ok"}

@@ -194,7 +194,8 @@ def test_osworld_run_drives_claude_computer_use_end_to_end(tmp_path):
     try:
         result = subprocess.run(
             [sys.executable, "-m", "osworld_cli.main", "run", "--agent", "claude-computer-use", "--model", model,
-             "--agent-arg", f"base_url={server.base_url}", "--obs", "screenshot", "--tasks", str(root / "test_click.json"),
+             "--agent-arg", f"base_url={server.base_url}", "--obs", "screenshot",
+             "--tasks", str(root / "test_click.json"),
              "--result-dir", str(tmp_path / "results"), "--max-steps", "4"],
             env={**os.environ, "ANTHROPIC_API_KEY": "test"}, capture_output=True, text=True, timeout=300)
     finally:

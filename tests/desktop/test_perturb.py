@@ -57,8 +57,10 @@ done"""
     assert reply["returncode"] == 0, reply
     windows = []
     for block in reply["output"].split("== ")[1:]:
-        def field(pattern: str) -> str:
-            return re.search(pattern, block, re.M).group(1)
+        def field(pattern: str, block: str = block) -> str:
+            found = re.search(pattern, block, re.M)
+            assert found is not None, f"no {pattern!r} in xprop's output: {block!r}"
+            return found.group(1)
         # windows that draw their own title bar (GTK's header bars under GNOME Shell) have no frame
         extents = re.search(r"_NET_FRAME_EXTENTS\(CARDINAL\) = (.*)$", block, re.M)
         left, right, top, bottom = (int(v) for v in extents.group(1).split(",")) if extents else (0, 0, 0, 0)

@@ -175,7 +175,8 @@ def test_ray_backend_gives_the_local_backends_results_on_test_small(ray_cluster,
     (task_id, local_record), = task_records(local.layout.model_dir).items()
     ray_record = records[task_id]
     assert ray_record["files"] == local_record["files"]
-    assert {k: ray_record[k] for k in ("status", "score", "steps")} == {k: local_record[k] for k in ("status", "score", "steps")}
+    compared = ("status", "score", "steps")
+    assert {k: ray_record[k] for k in compared} == {k: local_record[k] for k in compared}
     assert set(ray_record) - set(local_record) == {"ray_worker"}
 
 

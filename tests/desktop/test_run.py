@@ -111,7 +111,8 @@ def with_setup_step(step: dict):
 
 def test_a_setup_step_that_cannot_start_its_program_is_an_error_even_when_the_agent_does_the_work(tmp_path):
     """The reference agent solves each task; only the one whose non-zero setup exit is tolerated scores."""
-    meta = variants_of_a_task(tmp_path / "tasks", ["missing-program", "missing-launch", "not-executable", "exits-1"], **{
+    variants = ["missing-program", "missing-launch", "not-executable", "exits-1"]
+    meta = variants_of_a_task(tmp_path / "tasks", variants, **{
         "missing-program": with_setup_step({"type": "execute", "parameters": {
             "command": "no_such_program --prepare", "shell": True}}),
         "missing-launch": with_setup_step({"type": "launch", "parameters": {
@@ -131,7 +132,8 @@ def test_a_setup_step_that_cannot_start_its_program_is_an_error_even_when_the_ag
     assert "program not found (shell exit 127)" in results["missing-launch"]["error"]["message"]
     assert "cannot be executed (exit 126)" in results["not-executable"]["error"]["message"]
     assert results["exits-1"]["status"] == "ok"
-    assert (tmp_path / "pyautogui" / "screenshot" / "reference" / "os" / "exits-1" / "result.txt").read_text() == "1.0\n"
+    model_dir = tmp_path / "pyautogui" / "screenshot" / "reference"
+    assert (model_dir / "os" / "exits-1" / "result.txt").read_text() == "1.0\n"
     assert results["exits-1"]["warnings"] == [{"message": "'grep -q needle /dev/null' exited with code 1",
                                                 "returncode": 1, "field": "config[0]", "type": "execute"}]
 

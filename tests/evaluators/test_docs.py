@@ -63,7 +63,8 @@ def saved(tmp_path_factory):
         pytest.skip("LibreOffice (soffice) is not installed")
     src = tmp_path_factory.mktemp("typed")
     gold = write_docx(src / "gold.docx", ESSAY)
-    retyped = write_docx(src / "retyped.docx", [["Essay on ", "Rivers"], ESSAY[1], ["They shape ", "valleys over time."]])
+    retyped = write_docx(src / "retyped.docx",
+                         [["Essay on ", "Rivers"], ESSAY[1], ["They shape ", "valleys over time."]])
     wrong = write_docx(src / "wrong.docx", [ESSAY[0], "Rivers carry sand to the sea.", ESSAY[2]])
     doc = Document()
     doc.add_paragraph(ESSAY[0])
@@ -203,8 +204,10 @@ def table_doc(path: Path, cells: list[list[str]], tables: int = 1) -> str:
 def test_compare_docx_tables(tmp_path):
     cells = [["Task", "Hours"], ["Design", "12"]]
     gold = table_doc(tmp_path / "gold.docx", cells)
-    assert docs.compare_docx_tables(table_doc(tmp_path / "same.docx", [["Task ", "Hours"], ["Design", " 12"]]), gold).score == 1.0
-    assert docs.compare_docx_tables(table_doc(tmp_path / "cell.docx", [["Task", "Hours"], ["Design", "13"]]), gold).score == 0.0
+    same = table_doc(tmp_path / "same.docx", [["Task ", "Hours"], ["Design", " 12"]])
+    assert docs.compare_docx_tables(same, gold).score == 1.0
+    cell = table_doc(tmp_path / "cell.docx", [["Task", "Hours"], ["Design", "13"]])
+    assert docs.compare_docx_tables(cell, gold).score == 0.0
     assert docs.compare_docx_tables(table_doc(tmp_path / "two.docx", cells, tables=2), gold).score == 0.0
     assert docs.compare_docx_tables(table_doc(tmp_path / "shape.docx", [["Task"], ["Design"]]), gold).score == 0.0
 
@@ -230,7 +233,8 @@ def test_compare_docx_images(tmp_path):
 
 @needs_soffice
 def test_compare_docx_images_after_libreoffice_saves_the_file(saved):
-    assert docs.compare_docx_images(str(saved["docx"] / "figure.docx"), str(saved["typed"] / "figure.docx")).score == 1.0
+    assert docs.compare_docx_images(str(saved["docx"] / "figure.docx"),
+                                    str(saved["typed"] / "figure.docx")).score == 1.0
 
 
 def test_compare_contains_image(tmp_path):
@@ -245,7 +249,7 @@ def test_compare_contains_image(tmp_path):
 
 def spaced_doc(path: Path, spacings: list[float | None], texts: list[str] = ESSAY) -> str:
     doc = Document()
-    for text, spacing in zip(texts, spacings):
+    for text, spacing in zip(texts, spacings, strict=True):
         doc.add_paragraph(text).paragraph_format.line_spacing = spacing
     doc.save(path)
     return str(path)
@@ -389,7 +393,7 @@ def coloured_table(path: Path, colours: dict[str, RGBColor | None]) -> str:
     doc = Document()
     doc.add_paragraph("Words")
     table = doc.add_table(rows=1, cols=len(colours))
-    for cell, (word, colour) in zip(table.rows[0].cells, colours.items()):
+    for cell, (word, colour) in zip(table.rows[0].cells, colours.items(), strict=True):
         run = cell.paragraphs[0].add_run(word)
         if colour is not None:
             run.font.color.rgb = colour

@@ -600,7 +600,7 @@ def osworld_table_rules() -> list[tuple[str, dict]]:
         funcs = evaluator["func"] if isinstance(evaluator["func"], list) else [evaluator["func"]]
         options = evaluator.get("options") or {}
         options = options if isinstance(options, list) else [options] * len(funcs)
-        for func, option in zip(funcs, options):
+        for func, option in zip(funcs, options, strict=True):
             if func == "compare_table":
                 found += [(path.name, table_rule) for table_rule in (option or {}).get("rules", [])]
     return found

@@ -181,7 +181,8 @@ def test_rescore_reruns_real_metrics_on_the_recorded_files(tasks, tmp_path):
     task = load_task_set(tasks).load("multi_apps", "text-and-sheet")
     assert rescore_task(task_dir, task) == (1.0, 1.0)
     record = json.loads((task_dir / "rescore.json").read_text())
-    assert (record["old_score"], record["new_score"], record["changed"], record["rescorable"]) == (1.0, 1.0, False, True)
+    assert (record["old_score"], record["new_score"], record["changed"], record["rescorable"]) == \
+        (1.0, 1.0, False, True)
     assert record["evaluator_changed"] is False and record["rescored_at"]
     assert record["metrics"]["compare_table"]["now"] == record["metrics"]["compare_table"]["when_scored"]
     assert [m["func"] for m in record["evaluation"]["metrics"]] == ["compare_text_file", "compare_table"]

@@ -76,16 +76,19 @@ def serve(home: Path, *options: str):
         process.stdout.close()
 
 
-def raw_exchange(sock: socket.socket, data: bytes, timeout: float = 30) -> list[tuple[int, dict[str, str], bytes]]:
+Response = tuple[int, dict[str, str], bytes]  # status, headers (lower-case names), body
+
+
+def raw_exchange(sock: socket.socket, data: bytes, timeout: float = 30) -> list[Response]:
     """Sends `data` on a raw socket and reads back every response until the server closes or goes quiet."""
     sock.sendall(data)
     return read_responses(sock, timeout)
 
 
-def read_responses(sock: socket.socket, timeout: float = 30, count: int | None = None) -> list[tuple[int, dict[str, str], bytes]]:
+def read_responses(sock: socket.socket, timeout: float = 30, count: int | None = None) -> list[Response]:
     sock.settimeout(timeout)
     buffer = b""
-    responses = []
+    responses: list[Response] = []
     while count is None or len(responses) < count:
         while b"\r\n\r\n" not in buffer:
             try:

@@ -61,7 +61,7 @@ def test_a_message_that_is_not_a_json_object_gets_an_error(monkeypatch, line):
 
 
 def test_a_well_formed_request_still_runs(monkeypatch):
-    request = {"op": "run", "argv": ["true"], "user": "#%d" % os.getuid(), "cwd": "/", "env": {"LANG": "C"}}
+    request = {"op": "run", "argv": ["true"], "user": f"#{os.getuid()}", "cwd": "/", "env": {"LANG": "C"}}
     if os.getuid() != 0:
         pytest.skip("running a command as another user needs root")
     assert ask(monkeypatch, AUTH, request) == [{"ok": True}, {"status": 0}]

@@ -126,7 +126,8 @@ def _poll_vlc(address: str) -> int:
     status = 0
     for _ in range(30):
         try:
-            status = requests.get(f"http://{address}:8080/requests/status.xml", auth=("", "password"), timeout=5).status_code
+            status = requests.get(f"http://{address}:8080/requests/status.xml", auth=("", "password"),
+                                  timeout=5).status_code
             if status == 200:
                 break
         except requests.RequestException:

@@ -67,7 +67,8 @@ def test_bad_table_rules_are_errors_with_the_rule_and_field(tmp_path):
                              "evaluator.options.rules[1].sheet_ids1", "evaluator.options.rules[2].rules[0].ignore_cas",
                              "evaluator.options.rules[2].rules[1].type"}
     assert problems["evaluator.options.rules[0].type"].close[0] == "sheet_data"
-    assert "rules[1] = 'sheet_data': a sheet_data rule needs 'sheet_idx1'" in str(problems["evaluator.options.rules[1]"])
+    assert "rules[1] = 'sheet_data': a sheet_data rule needs 'sheet_idx1'" in \
+        str(problems["evaluator.options.rules[1]"])
     assert "sheet_idx1" in problems["evaluator.options.rules[1].sheet_ids1"].close
     assert problems["evaluator.options.rules[2].rules[0].ignore_cas"].close[0] == "ignore_case"
     assert "fuzzy_match" in problems["evaluator.options.rules[2].rules[1].type"].close
