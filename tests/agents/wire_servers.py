@@ -30,6 +30,8 @@ from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+HOST = "127.0.0.1"  # where every wire server listens, on a port of its own
+
 
 @dataclass(frozen=True)
 class ScriptedCall:
@@ -106,7 +108,7 @@ class WireServer:
         self._default: Reply | None = None
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = ThreadingHTTPServer((HOST, 0), self._handler_class())
         self._httpd.daemon_threads = True
         # A short poll interval keeps close() (fixture teardown) fast.
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
@@ -115,8 +117,7 @@ class WireServer:
 
     @property
     def root_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{HOST}:{self._httpd.server_port}"
 
     @property
     def base_url(self) -> str:
@@ -312,7 +313,8 @@ class OpenAIResponsesServer(WireServer):
                         return f"Missing required parameter: 'tools[{index}].{field_name}'."
                 if body.get("truncation") != "auto":
                     return "truncation must be set to 'auto' when using the computer use tool"
-        items = body.get("input") if isinstance(body.get("input"), list) else []
+        given = body.get("input")
+        items = given if isinstance(given, list) else []
         for item in items:
             content = item.get("content")
             for part in content if isinstance(content, list) else []:
@@ -351,6 +353,8 @@ class OpenAIResponsesServer(WireServer):
             output.append({"type": "message", "id": self.next_id("msg_"), "role": "assistant", "status": "completed",
                            "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
         for call in reply.calls:
+            if isinstance(call.arguments, str):
+                raise ValueError("the Responses API sends a computer call's fields as a JSON object, not a string")
             arguments = dict(call.arguments)
             checks = arguments.pop("pending_safety_checks", [])
             item = {"type": "computer_call", "id": self.next_id("cu_"), "call_id": self.next_id("call_"),

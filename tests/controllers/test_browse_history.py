@@ -40,7 +40,8 @@ class Desktop:
     """Files by path; `google-chrome` run headless makes `made` appear at HISTORY."""
 
     def __init__(self, files: dict[str, bytes], made: bytes | None = None):
-        self.files, self.made, self.commands = files, made, []
+        self.files, self.made = files, made
+        self.commands: list[list[str] | str] = []
 
     def get_file(self, path):
         return self.files.get(path)

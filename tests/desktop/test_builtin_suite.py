@@ -7,7 +7,8 @@ import pytest
 
 from desktop_env.tasks import load_task_set
 from desktop_env.tasks.loader import BUILTIN_ROOT
-from runner.run import RunConfig, run_benchmark
+from runner.config import RunConfig
+from runner.run import run_benchmark
 from runner.verify import VerifyOptions, verify
 
 pytestmark = pytest.mark.desktop

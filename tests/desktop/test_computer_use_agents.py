@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,7 +56,7 @@ root.bind("<Map>", lambda event: root.after(800, lambda: open("/tmp/target-ready
 root.mainloop()
 """
 
-TASK = {
+TASK: dict[str, Any] = {
     "id": "click-the-target", "snapshot": "os", "source": "osworld-test",
     "instruction": "Click the red box.",
     "config": [

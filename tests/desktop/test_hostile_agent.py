@@ -222,7 +222,9 @@ print(json.dumps(out))
 
 
 def _host_snapshot(provider) -> dict:
-    state = {path: Path(path).read_bytes() for path in ("/etc/hosts", "/etc/passwd", "/etc/shadow")}
+    # a file's bytes, or (mode, uid, size, mtime) of everything in the walked folders
+    state: dict[str, bytes | tuple[int, int, int, int]] = {
+        path: Path(path).read_bytes() for path in ("/etc/hosts", "/etc/passwd", "/etc/shadow")}
     # what the desktop's root sees of the host (the etc view is the copy its /etc starts from)
     for top in (provider._src, provider._venv, Path("/usr/bin"), Path("/usr/local"), ensure_etc_view(),
                 Path("/var/lib/dpkg")):

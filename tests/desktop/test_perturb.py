@@ -12,8 +12,9 @@ import pytest
 from desktop_env.desktop_env import DesktopEnv
 from desktop_env.perturb import PerturbationError, apply_perturbation, clutter_apps, run_on_desktop
 from desktop_env.tasks.loader import BUILTIN_ROOT
+from runner.config import RunConfig
 from runner.episode import EpisodeConfig, run_episode
-from runner.run import RunConfig, run_benchmark
+from runner.run import run_benchmark
 
 pytestmark = pytest.mark.desktop
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from docx import Document
+from openpyxl.worksheet.worksheet import Worksheet
 from PIL import Image
 
 from desktop_env.evaluators.metrics import (
@@ -38,6 +39,7 @@ def write(path: Path, text: str) -> str:
 def sales_book(path: Path, north: int, sheet: str = "Sales") -> str:
     book = openpyxl.Workbook()
     ws = book.active
+    assert isinstance(ws, Worksheet)  # a new workbook's one sheet
     ws.title = sheet
     for row in (["Region", "Sales"], ["North", north], ["South", 80]):
         ws.append(row)
@@ -85,7 +87,7 @@ def test_docs_name_the_first_differing_paragraph_and_table_cell(tmp_path):
         grid = doc.add_table(rows=2, cols=2)
         for (i, j), text in {(0, 0): "Name", (0, 1): "Age", (1, 0): "Ada", (1, 1): cell}.items():
             grid.cell(i, j).text = text
-        doc.save(path)
+        doc.save(str(path))  # python-docx takes a Path too; its annotation names only str and streams
         return str(path)
 
     tables = docs.compare_docx_tables(with_table(tmp_path / "t1.docx", "37"), with_table(tmp_path / "t2.docx", "36"))

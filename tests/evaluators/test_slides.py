@@ -72,7 +72,7 @@ def build_deck(path: Path, edit: Callable | None = None) -> str:
         "Elaborate on what you want to discuss."
     if edit is not None:
         edit(prs)
-    prs.save(path)
+    prs.save(str(path))  # python-pptx takes a Path too; its annotation names only str and streams
     return str(path)
 
 

@@ -11,7 +11,9 @@ from click.testing import CliRunner
 from osworld_cli.errors import CANNOT_START, OK, TASK_ERRORS
 from osworld_cli.main import cli
 from osworld_cli.run_commands import run_exit_status
-from runner.run import RunConfig, RunOptionError, RunSummary, check_agent
+from runner.config import RunConfig, RunOptionError
+from runner.plan import RunSummary
+from runner.run import check_agent
 
 AGENT_FILE = '''
 class Agent:

@@ -21,7 +21,7 @@ def module_level_imports(path: Path) -> set[str]:
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.level == 1:
             found.add(node.module or "")
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("runner."):
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("runner."):
             found.add(node.module.split(".", 1)[1])
         elif isinstance(node, ast.Import):
             found.update(a.name.split(".", 1)[1] for a in node.names if a.name.startswith("runner."))

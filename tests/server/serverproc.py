@@ -61,6 +61,7 @@ def serve(home: Path, *options: str):
     home.mkdir(parents=True, exist_ok=True)
     process = subprocess.Popen([SERVER_PYTHON, "-m", "tests.server.serve_bare", str(home), *options],
                                cwd=REPO, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None  # piped above
     try:
         line = process.stdout.readline()
         if not line.startswith("READY "):
