@@ -125,7 +125,9 @@ def activate(env, url_part: str) -> None:
     ctx = LiveContext(env)
     tab = next(tab for tab in chrome.DevTools.of(ctx).tabs() if url_part in tab.url)
     assert ctx.http("chrome_devtools", f"/json/activate/{tab.id}").status == 200
-    wait_for(lambda: url_part in chrome.active_url_from_accessTree(LiveContext(env), {}), 5, f"{url_part} to be active")
+    # None while Chrome shows no active tab yet: keep waiting
+    wait_for(lambda: url_part in (chrome.active_url_from_accessTree(LiveContext(env), {}) or ""), 5,
+             f"{url_part} to be active")
 
 
 @pytest.fixture(scope="module")
