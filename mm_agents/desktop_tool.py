@@ -255,4 +255,9 @@ def _computer_13(action_type: str, given: dict[str, Any], screen_size: tuple[int
 
 
 def _code(actions: list[dict[str, Any]]) -> str:
-    return "; ".join(to_pyautogui(action) for action in actions)
+    codes = []
+    for action in actions:
+        code = to_pyautogui(action)
+        assert code is not None  # only WAIT, DONE and FAIL have no code, and _computer_13 makes none of them
+        codes.append(code)
+    return "; ".join(codes)

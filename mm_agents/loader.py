@@ -73,7 +73,8 @@ def agent_in_module(spec: str) -> type:
     if cls is None:
         agents = sorted(name for name, value in vars(module).items() if inspect.isclass(value)
                         and callable(getattr(value, "predict", None)) and callable(getattr(value, "reset", None)))
-        hint = f"; agent classes there: {', '.join(agents)}" if agents else "; it defines no class with predict() and reset()"
+        hint = (f"; agent classes there: {', '.join(agents)}" if agents
+                else "; it defines no class with predict() and reset()")
         raise AgentLoadError(f"{module_spec!r} has no attribute {class_name!r}{hint}")
     return cls
 
@@ -94,7 +95,7 @@ def load_agent_class(spec: str) -> type:
     return cls
 
 
-def accepts_argument(cls: type, name: str) -> bool:
+def accepts_argument(cls: type[Any], name: str) -> bool:
     """Whether the agent's constructor takes `name` (named, or through **kwargs)."""
     if cls.__init__ is object.__init__:  # no constructor of its own: it takes no arguments at all
         return False

@@ -126,7 +126,7 @@ def scale_screenshot(png: bytes, scale: float) -> bytes:
         return png
     image = Image.open(io.BytesIO(png))
     size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
-    return _png(image.convert("RGB").resize(size, Image.LANCZOS))
+    return _png(image.convert("RGB").resize(size, Image.Resampling.LANCZOS))
 
 
 def set_of_marks(screenshot: bytes, xml: str, scale: float = 1.0,
@@ -138,10 +138,11 @@ def set_of_marks(screenshot: bytes, xml: str, scale: float = 1.0,
     image = Image.open(io.BytesIO(screenshot)).convert("RGB")
     if scale != 1:
         image = image.resize((max(1, round(image.width * scale)), max(1, round(image.height * scale))),
-                             Image.LANCZOS)
+                             Image.Resampling.LANCZOS)
     draw = ImageDraw.Draw(image)
     font = _mark_font()
-    rows, centers = [], {}
+    rows: list[str] = []
+    centers: dict[int, tuple[int, int]] = {}
     for node in visible_nodes(xml, include_unnamed_images=True):
         left, top = round(node.x * scale), round(node.y * scale)
         right, bottom = round((node.x + node.width) * scale) - 1, round((node.y + node.height) * scale) - 1

@@ -14,7 +14,8 @@ from desktop_env.tasks.solutions import SPECIAL, load_solution
 class OracleAgent:
     def __init__(self, action_space: str = "pyautogui", **kwargs: Any):
         if action_space != "pyautogui":
-            raise ValueError(f"the reference-solution agent plays pyautogui solutions; got action_space={action_space!r}")
+            raise ValueError("the reference-solution agent plays pyautogui solutions; "
+                             f"got action_space={action_space!r}")
         self._actions: list[str] = []
         self._next = 0
 

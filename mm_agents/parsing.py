@@ -175,10 +175,11 @@ def _split_specials(code: str) -> list[tuple[str, str]]:
     for statement in tree.body:
         if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Name) \
                 and statement.value.id in SPECIAL_CODES:
+            begin, end = _span(code, statement)
             if statements:
-                pieces.append(("code", _trim(code[start:_offset(code, statement.lineno, statement.col_offset)])))
+                pieces.append(("code", _trim(code[start:begin])))
             pieces.append(("special", statement.value.id))
-            start, statements = _offset(code, statement.end_lineno, statement.end_col_offset), 0
+            start, statements = end, 0
         else:
             statements += 1
     if statements:
@@ -201,10 +202,10 @@ def scale_coordinates(code: str, factor: float, notes: list[str] | None = None) 
     one is described in `notes` when given. Raises SyntaxError when `code` is not Python.
     """
     tree = _parse_python(code)
-    edits: list[tuple[ast.AST, str]] = []
+    edits: list[tuple[ast.expr, str]] = []
     for call in ast.walk(tree):
         name = _pyautogui_function(call)
-        if name not in _POINT_ARGUMENTS:
+        if name not in _POINT_ARGUMENTS or not isinstance(call, ast.Call):
             continue
         (x_index, y_index), keywords = _POINT_ARGUMENTS[name]
         for index, argument in enumerate(call.args):
@@ -228,7 +229,7 @@ def resolve_tags(code: str, centers: Mapping[int, tuple[int, int]]) -> str:
     """
     tree = _parse_python(code)
     positional = {id(argument) for node in ast.walk(tree) if isinstance(node, ast.Call) for argument in node.args}
-    edits: list[tuple[ast.AST, str]] = []
+    edits: list[tuple[ast.expr, str]] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load):
             continue
@@ -253,7 +254,7 @@ def _pyautogui_function(node: ast.AST) -> str | None:
 
 def _number(node: ast.AST) -> float | None:
     """The value of a literal number, or of a negated one."""
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return node.value
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         value = _number(node.operand)
@@ -262,7 +263,7 @@ def _number(node: ast.AST) -> float | None:
     return None
 
 
-def _scale_literal(code: str, node: ast.AST, factor: float, edits: list[tuple[ast.AST, str]],
+def _scale_literal(code: str, node: ast.expr, factor: float, edits: list[tuple[ast.expr, str]],
                    notes: list[str] | None, function: str) -> None:
     value = _number(node)
     if value is not None:
@@ -273,16 +274,23 @@ def _scale_literal(code: str, node: ast.AST, factor: float, edits: list[tuple[as
                      "so it was not scaled to the screen")
 
 
-def _apply_edits(code: str, edits: list[tuple[ast.AST, str]]) -> str:
-    spans = sorted(((_offset(code, node.lineno, node.col_offset), _offset(code, node.end_lineno, node.end_col_offset),
-                     replacement) for node, replacement in edits), reverse=True)
+def _apply_edits(code: str, edits: list[tuple[ast.expr, str]]) -> str:
+    spans = sorted(((*_span(code, node), replacement) for node, replacement in edits), reverse=True)
     for start, end, replacement in spans:
         code = code[:start] + replacement + code[end:]
     return code
 
 
-def _segment(code: str, node: ast.AST) -> str:
-    return code[_offset(code, node.lineno, node.col_offset):_offset(code, node.end_lineno, node.end_col_offset)]
+def _segment(code: str, node: ast.expr) -> str:
+    start, end = _span(code, node)
+    return code[start:end]
+
+
+def _span(code: str, node: ast.expr | ast.stmt) -> tuple[int, int]:
+    """The string indices where a parsed node's source starts and ends."""
+    # ast.parse sets the end positions; only nodes built by hand lack them.
+    assert node.end_lineno is not None and node.end_col_offset is not None
+    return _offset(code, node.lineno, node.col_offset), _offset(code, node.end_lineno, node.end_col_offset)
 
 
 def _offset(code: str, lineno: int, col_offset: int) -> int:
@@ -368,7 +376,7 @@ def _scale_action(action: Mapping[str, Any], factor: float) -> dict[str, Any]:
     if factor != 1:
         for name in ("x", "y"):
             value = parameters.get(name)
-            if type(value) in (int, float):
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
                 parameters[name] = round(value * factor)
     return copy
 

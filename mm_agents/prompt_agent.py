@@ -132,7 +132,7 @@ class PromptAgent:
         """The parts of the user message for `obs`, and the set-of-marks tag centres (None without marks)."""
         kind = self.observation_type
         needs_screenshot = kind in ("screenshot", "screenshot_a11y_tree", "som")
-        screenshot = obs.get("screenshot")
+        screenshot: bytes = obs.get("screenshot") or b""
         if needs_screenshot and not screenshot:
             raise ValueError(f"observation type {kind!r} needs a screenshot, but the observation has none")
         xml = obs.get("accessibility_tree")

@@ -190,16 +190,21 @@ class ToolAgent:
         exchange.observation = self._observation(intro, obs)
 
     def _messages(self, keep_full: int) -> list[Message]:
-        observations = [self._first] + [exchange.observation for exchange in self._exchanges]
+        # predict() observes before every request: the first observation and every exchange's are there.
+        assert self._first is not None
+        observations = [self._first]
+        for exchange in self._exchanges:
+            assert exchange.observation is not None
+            observations.append(exchange.observation)
         full = {id(o) for o in observations[-keep_full:]}
         first = self._first.message(id(self._first) in full)
         if self._dropped:
             first.content.append(TextPart(f"({self._dropped} earlier steps were removed to fit the context.)"))
         messages = [self.system, first]
-        for exchange in self._exchanges:
+        for exchange, observation in zip(self._exchanges, observations[1:], strict=True):
             messages.append(exchange.assistant)
             messages.extend(exchange.results)
-            messages.append(exchange.observation.message(id(exchange.observation) in full))
+            messages.append(observation.message(id(observation) in full))
         return messages
 
     def _complete(self) -> Completion:

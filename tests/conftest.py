@@ -1,14 +1,25 @@
 """Shared fixtures. `desktop` is a real sandboxed desktop driven over plain HTTP/TCP,
-the way an OSWorld client drives its VM; one per test worker process."""
+the way an OSWorld client drives its VM; one per test worker process. The `*_server` fixtures
+are local stand-ins for the model APIs (tests/agents/wire_servers.py), which agent, script and
+run tests talk to."""
 from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Iterator
 
 import pytest
 import requests
 
 from desktop_env.controllers.python import ACTION_PREFIX
+from tests.agents.wire_servers import (
+    AnthropicWireServer,
+    GeminiWireServer,
+    OllamaWireServer,
+    OpenAIResponsesServer,
+    OpenAIWireServer,
+    VLLMWireServer,
+)
 
 
 def desktop_available() -> bool:
@@ -18,7 +29,8 @@ def desktop_available() -> bool:
 def pytest_collection_modifyitems(config, items):
     if desktop_available():
         return
-    skip = pytest.mark.skip(reason="no local desktop here (bwrap, Xvfb, gnome-shell): run `make test`, which installs them")
+    skip = pytest.mark.skip(reason="no local desktop here (bwrap, Xvfb, gnome-shell): "
+                                   "run `make test`, which installs them")
     for item in items:
         if "desktop" in item.keywords:
             item.add_marker(skip)
@@ -73,3 +85,46 @@ def desktop():
     yield client
     client.http.close()
     provider.stop_emulator()
+
+
+
+@pytest.fixture
+def openai_server() -> Iterator[OpenAIWireServer]:
+    server = OpenAIWireServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def vllm_server() -> Iterator[VLLMWireServer]:
+    server = VLLMWireServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def responses_server() -> Iterator[OpenAIResponsesServer]:
+    server = OpenAIResponsesServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def anthropic_server() -> Iterator[AnthropicWireServer]:
+    server = AnthropicWireServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def gemini_server() -> Iterator[GeminiWireServer]:
+    server = GeminiWireServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def ollama_server() -> Iterator[OllamaWireServer]:
+    server = OllamaWireServer()
+    yield server
+    server.close()

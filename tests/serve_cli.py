@@ -22,6 +22,7 @@ def osworld(*args: str, **kwargs) -> subprocess.Popen:
 
 def wait_until_served(proc: subprocess.Popen, timeout: float) -> str:
     """What `env serve` printed up to its "Ctrl-C stops" line (the desktop is then up)."""
+    assert proc.stdout is not None  # osworld() pipes it
     lines: list[str] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -309,7 +309,7 @@ class ComputerUseAgent:
         scale = min(shot.size[0] / image.width, shot.size[1] / image.height)
         size = (max(1, int(image.width * scale)), max(1, int(image.height * scale)))
         buffer = io.BytesIO()
-        image.resize(size, Image.LANCZOS).save(buffer, format="PNG")
+        image.resize(size, Image.Resampling.LANCZOS).save(buffer, format="PNG")
         return buffer.getvalue()
 
     def _usage_dict(self, by_model: dict[str, Usage]) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from ..llm import create_client
-from ..llm.anthropic_client import usage_of
+from ..llm import sdk_client
+from ..llm.anthropic_client import AnthropicClient, usage_of
 from ..llm.base import sampling_of
 from .agent import INFEASIBLE, AgentSettings, Call, CallResult, ScreenshotWindow, Shot, Turn, base_prompt
 from .commands import Command
@@ -37,8 +37,9 @@ def image_block(png: bytes) -> dict[str, Any]:
                                         "data": base64.b64encode(png).decode("ascii")}}
 
 
-def command(action: str, args: dict[str, Any]) -> Command:
-    """A Claude computer action (beta `action` value or GA member name) with its input, as a Command."""
+def command(action: Any, args: dict[str, Any]) -> Command:
+    """A Claude computer action (beta `action` value or GA member name) with its input, as a Command.
+    `action` is as the model sent it: any JSON value, of which only the known names are actions."""
     if action in _CLICKS:
         button, clicks = _CLICKS[action]
         points = (_point(args, "coordinate"),) if args.get("coordinate") is not None else ()
@@ -121,7 +122,7 @@ class ClaudeAdapter:
                              f"got {self.variant!r}")
         self.thinking_budget = settings.options.get("thinking_budget")
         self.caching = bool(settings.options.get("prompt_caching", True))
-        self.client = create_client(settings.model, provider="anthropic", **settings.client)
+        self.client = sdk_client(AnthropicClient, settings.model, "anthropic", **settings.client)
 
     def begin(self, instruction: str, shot: Shot, space: Space) -> None:
         self.space = space

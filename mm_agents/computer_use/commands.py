@@ -8,6 +8,7 @@ desktop_env.actions, so text is always a correctly quoted literal. Commands that
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from desktop_env.actions import to_pyautogui
 
@@ -43,7 +44,7 @@ class Command:
     repeat: int = 1
     scroll: tuple[int, int] = (0, 0)        # wheel clicks (right, down); negative is left / up
     seconds: float = 0.0
-    region: tuple[float, float, float, float] = ()
+    region: tuple[float, ...] = ()          # zoom: (x0, y0, x1, y1), as the model gave it
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -111,8 +112,10 @@ def wheel_clicks(pixels: float) -> int:
     return clicks if pixels > 0 else -clicks
 
 
-def _code(action_type: str, parameters: dict) -> str:
-    return to_pyautogui({"action_type": action_type, "parameters": parameters})
+def _code(action_type: str, parameters: dict[str, Any]) -> str:
+    code = to_pyautogui({"action_type": action_type, "parameters": parameters})
+    assert code is not None  # only WAIT, DONE and FAIL have no code, and no command is written as them
+    return code
 
 
 def _chord(keys: tuple[str, ...]) -> str:

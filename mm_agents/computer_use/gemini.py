@@ -13,8 +13,8 @@ from typing import Any
 
 from google.genai import types
 
-from ..llm import LLMError, create_client
-from ..llm.google_client import config_sampling, usage_of
+from ..llm import LLMError, sdk_client
+from ..llm.google_client import GoogleClient, config_sampling, usage_of
 from .agent import INFEASIBLE, AgentSettings, Call, CallResult, ScreenshotWindow, Shot, Turn, base_prompt
 from .commands import Command, wheel_clicks
 from .errors import ToolError
@@ -90,7 +90,7 @@ class GeminiComputerUseAdapter:
         self.settings = settings
         self.environment = settings.profile.variant
         self.excluded = list(settings.options.get("excluded_functions") or BROWSER_ONLY)
-        self.client = create_client(settings.model, provider="google", **settings.client)
+        self.client = sdk_client(GoogleClient, settings.model, "google", **settings.client)
 
     def begin(self, instruction: str, shot: Shot, space: Space) -> None:
         self.space = space
@@ -107,7 +107,7 @@ class GeminiComputerUseAdapter:
         config = types.GenerateContentConfig(
             system_instruction=base_prompt(self.settings.password), max_output_tokens=params.max_tokens,
             temperature=params.temperature, top_p=params.top_p,
-            tools=[types.Tool(computer_use=types.ComputerUse(environment=self.environment,
+            tools=[types.Tool(computer_use=types.ComputerUse(environment=types.Environment(self.environment),
                                                              excluded_predefined_functions=self.excluded))])
         response = self.window.send(lambda keep: self.client.generate(bounded(self.contents, keep), config))
         if not response.candidates:

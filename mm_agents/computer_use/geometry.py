@@ -69,10 +69,11 @@ def fit_size(screen: tuple[int, int], limits: ImageLimits) -> tuple[int, int]:
         return w, h
     if limits.fits(width, height):
         return width, height
-    for scale in _SIMPLE_SCALES:
-        w, h = width * scale, height * scale
-        if w.denominator == 1 and h.denominator == 1 and limits.fits(int(w), int(h)):
-            return int(w), int(h)
+    for fraction in _SIMPLE_SCALES:
+        scaled_width, scaled_height = width * fraction, height * fraction
+        if scaled_width.denominator == 1 and scaled_height.denominator == 1 \
+                and limits.fits(int(scaled_width), int(scaled_height)):
+            return int(scaled_width), int(scaled_height)
     scale = 1.0
     if limits.max_long_edge:
         scale = min(scale, limits.max_long_edge / max(width, height))
@@ -88,7 +89,7 @@ def resize_png(png: bytes, size: tuple[int, int]) -> bytes:
     if image.size == tuple(size):
         return png
     buffer = io.BytesIO()
-    image.convert("RGB").resize(size, Image.LANCZOS).save(buffer, format="PNG")
+    image.convert("RGB").resize(size, Image.Resampling.LANCZOS).save(buffer, format="PNG")
     return buffer.getvalue()
 
 
@@ -106,11 +107,11 @@ class Space:
 
     @classmethod
     def image(cls, image_size: tuple[int, int], screen: tuple[int, int]) -> Space:
-        return cls(tuple(image_size), tuple(screen), "image")
+        return cls(_pair(image_size), _pair(screen), "image")
 
     @classmethod
     def grid(cls, screen: tuple[int, int]) -> Space:
-        return cls((GRID, GRID), tuple(screen), "grid")
+        return cls((GRID, GRID), _pair(screen), "grid")
 
     def describe(self) -> str:
         if self.kind == "grid":
@@ -137,3 +138,9 @@ class Space:
     def distance_to_screen(self, dx: float, dy: float) -> tuple[float, float]:
         (w, h), (sw, sh) = self.size, self.screen
         return dx * sw / w, dy * sh / h
+
+
+def _pair(size: tuple[int, int]) -> tuple[int, int]:
+    # A fresh tuple even when handed a list (a size read from JSON), so that equal Spaces compare equal.
+    width, height = size
+    return width, height

@@ -12,9 +12,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from ..llm import create_client
+from ..llm import sdk_client
 from ..llm.base import sampling_of
-from ..llm.openai_client import responses_usage
+from ..llm.openai_client import OpenAIClient, responses_usage
 from .agent import INFEASIBLE, AgentSettings, Call, CallResult, Shot, Turn, base_prompt
 from .commands import Command, wheel_clicks
 from .errors import ToolError
@@ -48,7 +48,7 @@ def command(action: dict[str, Any], space: Space) -> Command:
             raise ToolError(f"drag needs a path of at least two points, got {path!r:.80}")
         return Command("drag", tuple(_xy(point) for point in path), modifiers=modifiers)
     if kind == "scroll":
-        right, down = space.distance_to_screen(_int(action, "scroll_x"), _int(action, "scroll_y"))
+        right, down = space.distance_to_screen(_number(action, "scroll_x"), _number(action, "scroll_y"))
         return Command("scroll", (_xy(action),), scroll=(wheel_clicks(right), wheel_clicks(down)),
                        modifiers=modifiers)
     if kind == "keypress":
@@ -68,7 +68,7 @@ def command(action: dict[str, Any], space: Space) -> Command:
     raise ToolError(f"unknown action type {kind!r}")
 
 
-def _int(action: dict[str, Any], name: str) -> int:
+def _number(action: dict[str, Any], name: str) -> float:
     value = action.get(name)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ToolError(f"{name} must be a number, got {value!r:.40}")
@@ -76,7 +76,7 @@ def _int(action: dict[str, Any], name: str) -> int:
 
 
 def _xy(point: dict[str, Any]) -> tuple[float, float]:
-    return _int(point, "x"), _int(point, "y")
+    return _number(point, "x"), _number(point, "y")
 
 
 class OpenAIComputerUseAdapter:
@@ -91,7 +91,7 @@ class OpenAIComputerUseAdapter:
         if settings.options.get("reasoning_effort"):
             self.reasoning["effort"] = settings.options["reasoning_effort"]
         self.environment = settings.options.get("environment", "linux")
-        self.client = create_client(settings.model, provider="openai", **settings.client)
+        self.client = sdk_client(OpenAIClient, settings.model, "openai", **settings.client)
 
     def begin(self, instruction: str, shot: Shot, space: Space) -> None:
         self.space = space

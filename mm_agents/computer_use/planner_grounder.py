@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..llm import create_client
+from ..llm import create_client, sdk_client
 from ..llm.base import ImagePart, Message, TextPart, ToolResult, ToolSpec, sampling_of
-from ..llm.openai_client import chat_usage
+from ..llm.openai_client import OpenAIClient, chat_usage
 from .agent import AgentSettings, Call, CallResult, ScreenshotWindow, Shot, Turn, base_prompt
 from .commands import Command
 from .errors import ToolError
@@ -77,9 +77,9 @@ class PlannerGrounderAdapter:
                              "(an OpenAI-compatible server, its /v1 root)")
         self.grounder_model = options["grounder_model"]
         self.planner = create_client(settings.model, provider=options.get("model_provider"), **settings.client)
-        self.grounder = create_client(self.grounder_model, provider="openai", base_url=options["grounder_base_url"],
-                                      api_key=options.get("grounder_api_key"),
-                                      max_retries=settings.client["max_retries"], timeout=settings.client["timeout"])
+        self.grounder = sdk_client(OpenAIClient, self.grounder_model, "openai", base_url=options["grounder_base_url"],
+                                   api_key=options.get("grounder_api_key"),
+                                   max_retries=settings.client["max_retries"], timeout=settings.client["timeout"])
 
     def begin(self, instruction: str, shot: Shot, space: Space) -> None:
         self.space = space

@@ -114,7 +114,7 @@ def parse(text: str) -> tuple[list[Call], str | None]:
         calls.append(call)
         try:
             payload = json.loads(block.strip())
-        except ValueError as e:
+        except json.JSONDecodeError as e:
             call.error = f"the tool call is not valid JSON ({e.msg} at character {e.pos})"
             continue
         if not isinstance(payload, dict) or not isinstance(payload.get("arguments"), dict):

@@ -57,7 +57,7 @@ call_user() # The task cannot be done, or needs the user's help.
 def split_calls(text: str) -> list[tuple[str, str | None, str]]:
     """(name, argument source or None when unterminated, raw text) of each call in `text`, in order.
     Raw newlines inside quotes become \\n escapes, so the arguments parse as Python."""
-    calls = []
+    calls: list[tuple[str, str | None, str]] = []
     position = 0
     while True:
         match = _CALL_START.search(text, position)
@@ -94,7 +94,10 @@ def arguments(name: str, source: str) -> dict[str, Any]:
     """The keyword (and positional, as "_0", "_1") arguments of one call, all literals."""
     try:
         node = ast.parse(f"f({source})", mode="eval").body
-        values = {keyword.arg: ast.literal_eval(keyword.value) for keyword in node.keywords}
+        if not isinstance(node, ast.Call):  # split_calls gives balanced brackets, so never
+            raise ValueError("not the arguments of one call")
+        keywords = [(keyword.arg, ast.literal_eval(keyword.value)) for keyword in node.keywords]
+        values = {name: value for name, value in keywords if name is not None}  # a `**mapping` has no name
         values.update({f"_{i}": ast.literal_eval(arg) for i, arg in enumerate(node.args)})
     except (SyntaxError, ValueError) as e:
         raise ToolError(f"cannot read the arguments of {name}({source[:80]}): {e}") from None

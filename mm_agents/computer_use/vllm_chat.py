@@ -12,9 +12,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from ..llm import create_client
+from ..llm import sdk_client
 from ..llm.base import sampling_of
-from ..llm.openai_client import chat_usage
+from ..llm.openai_client import OpenAIClient, chat_usage
 from .agent import AgentSettings, Call, CallResult, ScreenshotWindow, Shot, Turn
 from .geometry import Space
 
@@ -37,7 +37,7 @@ class TextGrammarAdapter:
         self.variant = settings.profile.variant
         self.extra_body = {k: v for k, v in settings.options.items() if k in VLLM_SAMPLING}
         self.language = settings.options.get("system_prompt_language", "English")
-        self.client = create_client(settings.model, provider="openai", **settings.client)
+        self.client = sdk_client(OpenAIClient, settings.model, "openai", **settings.client)
 
     # -- the grammar ----------------------------------------------------------------------------------
     def prompt(self, instruction: str) -> list[dict[str, Any]]:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from desktop_env import extensions
 from mm_agents.llm.base import (
@@ -26,7 +26,7 @@ from mm_agents.llm.retry import RetryPolicy
 __all__ = [
     "Completion", "ContextTooLong", "GenerationParams", "ImagePart", "LLMClient", "LLMError", "Message", "Part",
     "TextPart", "ToolCall", "ToolResult", "ToolSpec", "Usage", "Price", "cost_usd", "price_for", "RetryPolicy",
-    "BUILTIN_CLIENTS", "model_client", "provider_for", "create_client",
+    "BUILTIN_CLIENTS", "model_client", "provider_for", "create_client", "sdk_client",
 ]
 
 # Model clients are a kind of the extension registry: the built-in ones under the names users reach
@@ -50,6 +50,7 @@ _FAMILIES = (
 _SDK_PACKAGES = {"google": "google-genai", "google.genai": "google-genai"}
 
 C = TypeVar("C", bound=type)
+S = TypeVar("S")
 
 
 def model_client(name: str) -> Callable[[C], C]:
@@ -93,3 +94,13 @@ def create_client(model: str, provider: str | None = None, base_url: str | None 
                        provider=name, model=model) from exc
     return client_class(model, api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout,
                         retry_policy=retry_policy)
+
+
+def sdk_client(client_class: type[S], model: str, provider: str, **settings: Any) -> S:
+    """create_client for a built-in provider, typed as its class: for agents that speak the vendor's own
+    API through it (its create, create_chat, create_response or generate), beyond LLMClient's complete."""
+    client = create_client(model, provider=provider, **settings)
+    if not isinstance(client, client_class):  # a built-in name is never a plugin's: not while it is registered
+        raise LLMError(f"model client {provider!r} is {type(client).__name__}, not {client_class.__name__}",
+                       provider=provider, model=model)
+    return client

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, Union
+from typing import Any, Literal, Protocol
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class ImagePart:
     mime_type: str = "image/png"
 
 
-Part = Union[TextPart, ImagePart]
+Part = TextPart | ImagePart
 
 
 @dataclass(frozen=True)
@@ -39,15 +39,18 @@ class ToolResult:
     is_error: bool = False
 
 
+Role = Literal["system", "user", "assistant", "tool"]
+
+
 @dataclass
 class Message:
-    role: Literal["system", "user", "assistant", "tool"]
+    role: Role
     content: list[Part] = field(default_factory=list)
     tool_calls: list[ToolCall] = field(default_factory=list)     # assistant turns that called tools
     tool_result: ToolResult | None = None                        # role "tool"
 
     @classmethod
-    def text(cls, role: str, text: str) -> Message:
+    def text(cls, role: Role, text: str) -> Message:
         return cls(role=role, content=[TextPart(text)])
 
 

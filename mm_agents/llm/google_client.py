@@ -118,8 +118,9 @@ class GoogleClient:
             # Turns alternate; parallel function responses belong in one user turn.
             if not parts:
                 return
-            if contents and contents[-1].role == role:
-                contents[-1].parts.extend(parts)
+            last = contents[-1] if contents else None
+            if last is not None and last.role == role and last.parts is not None:  # (add() always sets parts)
+                last.parts.extend(parts)
             else:
                 contents.append(types.Content(role=role, parts=parts))
 

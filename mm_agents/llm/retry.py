@@ -142,8 +142,8 @@ def cancel(thread: threading.Thread) -> None:
 
 def _root_cause(exc: BaseException) -> BaseException:
     seen = {id(exc)}
-    while (exc.__cause__ or exc.__context__) is not None and id(exc.__cause__ or exc.__context__) not in seen:
-        exc = exc.__cause__ or exc.__context__
+    while (cause := exc.__cause__ or exc.__context__) is not None and id(cause) not in seen:
+        exc = cause
         seen.add(id(exc))
     return exc
 

@@ -83,7 +83,8 @@ def test_every_tool_use_gets_a_tool_result_and_the_new_screen_follows_the_last(a
     assert anthropic_server.rejections == []
     second = anthropic_server.requests[1].body
     first_result, last_result = blocks(second, "tool_result")
-    assert [p["type"] for p in first_result["content"]] == [] and [p["type"] for p in last_result["content"]] == ["image"]
+    assert [p["type"] for p in first_result["content"]] == []
+    assert [p["type"] for p in last_result["content"]] == ["image"]
     assert images(second)[-1].getpixel((5, 5)) == (0, 90, 0)
 
 
@@ -101,7 +102,8 @@ def test_zoom_and_screenshot_are_answered_without_a_desktop_step(anthropic_serve
 
 def test_a_bad_action_is_a_tool_error_that_costs_a_step(anthropic_server):
     anthropic_server.script(
-        reply_tool_calls(computer(action="key", text="ctrl+hyperdrive"), computer(action="left_click", coordinate=[1, 1])),
+        reply_tool_calls(computer(action="key", text="ctrl+hyperdrive"),
+                         computer(action="left_click", coordinate=[1, 1])),
         reply_tool_calls(computer(action="left_click", coordinate=[5000, 1])),
         reply_tool_calls(computer(action="open_browser")),
         reply_text("Stopping."))
@@ -113,9 +115,11 @@ def test_a_bad_action_is_a_tool_error_that_costs_a_step(anthropic_server):
     assert errors[0]["is_error"] and "unknown key 'hyperdrive'" in errors[0]["content"][0]["text"]
     assert errors[1]["is_error"] and "not executed" in errors[1]["content"][0]["text"]
     assert claude.predict("t", obs(SHOT))[1] == []
-    assert "outside pixels of the 1280x720" in blocks(anthropic_server.requests[2].body, "tool_result")[-1]["content"][0]["text"]
+    assert "outside pixels of the 1280x720" in \
+        blocks(anthropic_server.requests[2].body, "tool_result")[-1]["content"][0]["text"]
     assert claude.predict("t", obs(SHOT))[1] == ["DONE"]
-    assert "unknown action 'open_browser'" in blocks(anthropic_server.requests[3].body, "tool_result")[-1]["content"][0]["text"]
+    assert "unknown action 'open_browser'" in \
+        blocks(anthropic_server.requests[3].body, "tool_result")[-1]["content"][0]["text"]
     assert anthropic_server.rejections == []
 
 
@@ -177,7 +181,7 @@ def test_a_context_overflow_halves_the_screenshots_kept_for_the_rest_of_the_task
     step = reply_tool_calls(computer(action="key", text="Tab"))
     anthropic_server.script(step, step, step, reply_context_too_long(), step, step)
     claude = agent(anthropic_server, history=4)
-    for index in range(5):
+    for _ in range(5):
         assert claude.predict("t", obs(SHOT))[1] == ["pyautogui.press('tab')"]
     counts = [len(images(r.body)) for r in anthropic_server.requests]
     assert counts == [1, 2, 3, 4, 2, 2]

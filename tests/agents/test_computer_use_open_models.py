@@ -131,7 +131,8 @@ def build(name, model, server, **kwargs):
 
 def ui_tars_pixels(request):
     x, y = red_centre(sent_images(request.body)[-1])
-    return reply_text(f"Thought: The red box.\nAction: click(start_box='<|box_start|>({round(x)},{round(y)})<|box_end|>')")
+    return reply_text("Thought: The red box.\n"
+                      f"Action: click(start_box='<|box_start|>({round(x)},{round(y)})<|box_end|>')")
 
 
 def ui_tars_1_grid(request):
@@ -254,7 +255,8 @@ def test_the_planner_names_the_target_and_the_grounder_points_at_it(openai_serve
     x, y = (int(v.split("=")[1]) for v in action.removesuffix(")").split(", ")[1:])
     assert TARGET[0] <= x <= TARGET[2] and TARGET[1] <= y <= TARGET[3]
     assert response["calls"][0]["arguments"]["target"] == "the red box"
-    assert agent.last_usage["input_tokens"] == 1500 and agent.last_usage["cost_usd"] is None   # the grounder's price is unknown
+    assert agent.last_usage["input_tokens"] == 1500
+    assert agent.last_usage["cost_usd"] is None   # the grounder's price is unknown
     assert agent.model_calls["calls"] == 2 and agent.model_calls["served"] == ["gpt-4o", "GTA1-7B"]
     assert {"max_tokens": 128, "temperature": 0.0} in agent.model_calls["sent"]
     assert agent.predict("Click the red box", obs(SHOT))[1] == ["DONE"]

@@ -48,7 +48,8 @@ def run(arguments: dict) -> list[tuple[str, tuple, dict]]:
 EXAMPLES = [
     ({"action_type": "click", "coordinate": [100, 200]}, [("click", (), {"x": 100, "y": 200})]),
     ({"action_type": "click"}, [("click", (), {})]),
-    ({"action_type": "click", "coordinate": [10.9, 20.2], "clicks": 3}, [("click", (), {"x": 10, "y": 20, "clicks": 3})]),
+    ({"action_type": "click", "coordinate": [10.9, 20.2], "clicks": 3},
+     [("click", (), {"x": 10, "y": 20, "clicks": 3})]),
     ({"action_type": "double_click", "coordinate": [5, 6]}, [("doubleClick", (), {"x": 5, "y": 6})]),
     ({"action_type": "double_click"}, [("doubleClick", (), {})]),
     ({"action_type": "right_click", "coordinate": [0, 0]}, [("rightClick", (), {"x": 0, "y": 0})]),
@@ -63,7 +64,8 @@ EXAMPLES = [
     ({"action_type": "hotkey", "keys": ["ctrl", "s"]}, [("hotkey", ("ctrl", "s"), {})]),
     ({"action_type": "hotkey", "keys": ["Control", "Shift", "T"]}, [("hotkey", ("ctrl", "shift", "T"), {})]),
     ({"action_type": "scroll", "clicks": -5}, [("vscroll", (-5,), {})]),
-    ({"action_type": "scroll", "clicks": 3, "coordinate": [640, 360]}, [("moveTo", (640, 360), {}), ("vscroll", (3,), {})]),
+    ({"action_type": "scroll", "clicks": 3, "coordinate": [640, 360]},
+     [("moveTo", (640, 360), {}), ("vscroll", (3,), {})]),
     ({"action_type": "pyautogui", "command": "pyautogui.press('tab')\npyautogui.press('tab')"},
      [("press", ("tab",), {}), ("press", ("tab",), {})]),
 ]
@@ -169,7 +171,8 @@ def test_arguments_that_are_not_an_object_are_rejected():
 
 def test_the_screen_edge_is_on_the_screen_and_bounds_follow_the_screen_size():
     assert to_action({"action_type": "move", "coordinate": [1279.9, 719.9]}, SCREEN) == "pyautogui.moveTo(1279, 719)"
-    assert to_action({"action_type": "move", "coordinate": [1900, 1000]}, (1920, 1080)) == "pyautogui.moveTo(1900, 1000)"
+    assert to_action({"action_type": "move", "coordinate": [1900, 1000]}, (1920, 1080)) == \
+        "pyautogui.moveTo(1900, 1000)"
 
 
 # --- the result format --------------------------------------------------------------------------

@@ -14,8 +14,9 @@ fails loudly instead of hanging.
         ...
         assert openai_server.requests[0].body["model"] == "gpt-4o"
 
-Fixtures `openai_server`, `anthropic_server`, `gemini_server` are re-exported by
-tests/agents/conftest.py. Pass `base_url` to `create_client` (any provider) with any api_key.
+The fixtures `openai_server`, `vllm_server`, `responses_server`, `anthropic_server`, `gemini_server`
+and `ollama_server` are in tests/conftest.py. Pass `base_url` to `create_client` (any provider) with
+any api_key.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import pytest
+HOST = "127.0.0.1"  # where every wire server listens, on a port of its own
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ class WireServer:
         self._default: Reply | None = None
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = ThreadingHTTPServer((HOST, 0), self._handler_class())
         self._httpd.daemon_threads = True
         # A short poll interval keeps close() (fixture teardown) fast.
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
@@ -116,8 +117,7 @@ class WireServer:
 
     @property
     def root_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{HOST}:{self._httpd.server_port}"
 
     @property
     def base_url(self) -> str:
@@ -276,7 +276,8 @@ class VLLMWireServer(OpenAIWireServer):
         body = request.body or {}
         unknown = sorted(set(body) - VLLM_CHAT_FIELDS)
         if unknown:
-            return f"[{{'type': 'extra_forbidden', 'loc': ('body', '{unknown[0]}'), 'msg': 'Extra inputs are not permitted'}}]"
+            return (f"[{{'type': 'extra_forbidden', 'loc': ('body', '{unknown[0]}'), "
+                    "'msg': 'Extra inputs are not permitted'}]")
         for index, message in enumerate(body.get("messages") or []):
             content = message.get("content")
             for part in content if isinstance(content, list) else []:
@@ -312,7 +313,8 @@ class OpenAIResponsesServer(WireServer):
                         return f"Missing required parameter: 'tools[{index}].{field_name}'."
                 if body.get("truncation") != "auto":
                     return "truncation must be set to 'auto' when using the computer use tool"
-        items = body.get("input") if isinstance(body.get("input"), list) else []
+        given = body.get("input")
+        items = given if isinstance(given, list) else []
         for item in items:
             content = item.get("content")
             for part in content if isinstance(content, list) else []:
@@ -351,6 +353,8 @@ class OpenAIResponsesServer(WireServer):
             output.append({"type": "message", "id": self.next_id("msg_"), "role": "assistant", "status": "completed",
                            "content": [{"type": "output_text", "text": reply.text, "annotations": []}]})
         for call in reply.calls:
+            if isinstance(call.arguments, str):
+                raise ValueError("the Responses API sends a computer call's fields as a JSON object, not a string")
             arguments = dict(call.arguments)
             checks = arguments.pop("pending_safety_checks", [])
             item = {"type": "computer_call", "id": self.next_id("cu_"), "call_id": self.next_id("call_"),
@@ -465,11 +469,12 @@ class GeminiWireServer(WireServer):
             if [c.get("name") for c in calls] != [r.get("name") for r in responses]:
                 return (f"contents[{index + 1}]: the function responses {[r.get('name') for r in responses]} must "
                         f"answer the function calls {[c.get('name') for c in calls]} one for one, in order")
-            for call, response in zip(calls, responses):
+            for call, response in zip(calls, responses, strict=True):  # same names, checked above
                 decision = (call.get("args") or {}).get("safety_decision") or {}
                 if decision.get("decision") == "require_confirmation" and \
                         (response.get("response") or {}).get("safety_acknowledgement") != "true":
-                    return f"contents[{index + 1}]: {call.get('name')} required confirmation; safety_acknowledgement missing"
+                    return (f"contents[{index + 1}]: {call.get('name')} required confirmation; "
+                            "safety_acknowledgement missing")
             if computer_use and index + 1 == len(contents) - 1:
                 for response in responses:
                     blobs = [p.get("inlineData", p.get("inline_data")) or {} for p in response.get("parts") or []]
@@ -534,44 +539,3 @@ class OllamaWireServer(WireServer):
                             "done_reason": "stop", "prompt_eval_count": reply.input_tokens,
                             "eval_count": reply.output_tokens})
 
-
-@pytest.fixture
-def openai_server():
-    server = OpenAIWireServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def vllm_server():
-    server = VLLMWireServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def responses_server():
-    server = OpenAIResponsesServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def anthropic_server():
-    server = AnthropicWireServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def gemini_server():
-    server = GeminiWireServer()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def ollama_server():
-    server = OllamaWireServer()
-    yield server
-    server.close()

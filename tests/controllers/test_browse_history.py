@@ -19,7 +19,8 @@ CREATE TABLE urls(id INTEGER PRIMARY KEY AUTOINCREMENT, url LONGVARCHAR, title L
   visit_count INTEGER DEFAULT 0 NOT NULL, typed_count INTEGER DEFAULT 0 NOT NULL,
   last_visit_time INTEGER NOT NULL, hidden INTEGER DEFAULT 0 NOT NULL);
 CREATE TABLE visits(id INTEGER PRIMARY KEY AUTOINCREMENT, url INTEGER NOT NULL, visit_time INTEGER NOT NULL,
-  from_visit INTEGER, transition INTEGER DEFAULT 0 NOT NULL, segment_id INTEGER, visit_duration INTEGER DEFAULT 0 NOT NULL);
+  from_visit INTEGER, transition INTEGER DEFAULT 0 NOT NULL, segment_id INTEGER,
+  visit_duration INTEGER DEFAULT 0 NOT NULL);
 CREATE TABLE keyword_search_terms (keyword_id INTEGER NOT NULL, url_id INTEGER NOT NULL, term LONGVARCHAR NOT NULL);
 INSERT INTO meta VALUES ('version', '70'), ('last_compatible_version', '16');
 """
@@ -39,7 +40,8 @@ class Desktop:
     """Files by path; `google-chrome` run headless makes `made` appear at HISTORY."""
 
     def __init__(self, files: dict[str, bytes], made: bytes | None = None):
-        self.files, self.made, self.commands = files, made, []
+        self.files, self.made = files, made
+        self.commands: list[list[str] | str] = []
 
     def get_file(self, path):
         return self.files.get(path)

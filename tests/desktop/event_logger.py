@@ -36,5 +36,13 @@ text.bind("<Double-Button-1>", lambda e: record("double", e, button=1))
 text.bind("<B1-Motion>", lambda e: record("drag", e))
 text.bind("<KeyPress>", lambda e: record("keydown", e, keysym=e.keysym, char=e.char))
 text.bind("<KeyRelease>", lambda e: record("keyup", e, keysym=e.keysym))
-root.after(100, lambda: (text.focus_force(), open(log_path, "a").write(json.dumps({"kind": "ready"}) + "\n")))
+
+
+def ready():
+    text.focus_force()
+    with open(log_path, "a") as f:
+        f.write(json.dumps({"kind": "ready"}) + "\n")
+
+
+root.after(100, ready)
 root.mainloop()

@@ -7,7 +7,8 @@ import pytest
 
 from desktop_env.tasks import load_task_set
 from desktop_env.tasks.loader import BUILTIN_ROOT
-from runner.run import RunConfig, run_benchmark
+from runner.config import RunConfig
+from runner.run import run_benchmark
 from runner.verify import VerifyOptions, verify
 
 pytestmark = pytest.mark.desktop
@@ -35,5 +36,6 @@ def test_reference_agent_run_over_test_small_scores_one_everywhere(tmp_path):
     assert summary.errors == 0 and summary.ok == summary.ran == len(load_task_set(SMALL))
     scores = {p.parent.name: p.read_text().strip() for p in config.layout.model_dir.rglob("result.txt")}
     assert set(scores.values()) == {"1.0"}, scores
-    statuses = {p.parent.name: json.loads(p.read_text())["status"] for p in config.layout.model_dir.rglob("status.json")}
+    statuses = {p.parent.name: json.loads(p.read_text())["status"]
+                for p in config.layout.model_dir.rglob("status.json")}
     assert set(statuses.values()) == {"ok"}

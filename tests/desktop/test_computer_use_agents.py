@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,7 +56,7 @@ root.bind("<Map>", lambda event: root.after(800, lambda: open("/tmp/target-ready
 root.mainloop()
 """
 
-TASK = {
+TASK: dict[str, Any] = {
     "id": "click-the-target", "snapshot": "os", "source": "osworld-test",
     "instruction": "Click the red box.",
     "config": [
@@ -85,6 +86,12 @@ def grid(request) -> tuple[int, int]:
     return int(x / width * 1000), int(y / height * 1000)
 
 
+def point_text(point: tuple[int, int]) -> str:
+    """A point the way UI-TARS and grounding models write it: (x,y)."""
+    x, y = point
+    return f"({x},{y})"
+
+
 def qwen_call(arguments) -> str:
     return f"<tool_call>\n{json.dumps({'name': 'computer_use', 'arguments': arguments})}\n</tool_call>"
 
@@ -98,18 +105,18 @@ AGENTS = {
     # The OpenAI and Gemini clicks come with a safety check, which must be acknowledged and recorded.
     "openai-computer-use": ("computer-use-preview", OpenAIResponsesServer,
                             lambda r: Reply("tool_calls", calls=(ScriptedCall("computer_call", {
-                                "action": dict(zip(("x", "y"), pixels(r)), type="click", button="left"),
+                                "action": dict(zip(("x", "y"), pixels(r), strict=True), type="click", button="left"),
                                 "pending_safety_checks": [{"id": "cu_sc_1", "code": "malicious_instructions",
                                                            "message": "Check the page."}]}),)),
                             reply_text("Done.")),
     "gemini-computer-use": ("gemini-2.5-computer-use-preview-10-2025", GeminiWireServer,
                             lambda r: reply_tool_calls(("click_at", {
-                                **dict(zip(("x", "y"), grid(r))),
+                                **dict(zip(("x", "y"), grid(r), strict=True)),
                                 "safety_decision": {"decision": "require_confirmation", "explanation": "A click."}})),
                             reply_text("Done.")),
     "ui-tars": ("UI-TARS-1.5-7B", VLLMWireServer,
-                lambda r: reply_text("Thought: The red box.\nAction: click(start_box='<|box_start|>(%d,%d)<|box_end|>')"
-                                     % pixels(r)),
+                lambda r: reply_text("Thought: The red box.\n"
+                                     f"Action: click(start_box='<|box_start|>{point_text(pixels(r))}<|box_end|>')"),
                 reply_text("Thought: Clicked.\nAction: finished(content='done')")),
     "qwen-vl": ("Qwen3-VL-8B-Instruct", VLLMWireServer,
                 lambda r: reply_text(qwen_call({"action": "left_click", "coordinate": list(grid(r))})),
@@ -166,7 +173,7 @@ def test_planner_and_grounder_click_the_target(env, tmp_path):
     try:
         planner.script(reply_tool_calls(("act", {"action": "click", "target": "the red box"})),
                        reply_tool_calls(("act", {"action": "done"})))
-        grounder.script(lambda r: reply_text("(%d,%d)" % pixels(r)))
+        grounder.script(lambda r: reply_text(point_text(pixels(r))))
         agent = build_agent("planner-grounder", model="gpt-4o", base_url=planner.base_url, api_key="test",
                             screen_size=SCREEN, max_retries=0, observation_type="screenshot",
                             grounder_model="GTA1-7B", grounder_base_url=grounder.base_url)
@@ -188,7 +195,8 @@ def test_osworld_run_drives_claude_computer_use_end_to_end(tmp_path):
     try:
         result = subprocess.run(
             [sys.executable, "-m", "osworld_cli.main", "run", "--agent", "claude-computer-use", "--model", model,
-             "--agent-arg", f"base_url={server.base_url}", "--obs", "screenshot", "--tasks", str(root / "test_click.json"),
+             "--agent-arg", f"base_url={server.base_url}", "--obs", "screenshot",
+             "--tasks", str(root / "test_click.json"),
              "--result-dir", str(tmp_path / "results"), "--max-steps", "4"],
             env={**os.environ, "ANTHROPIC_API_KEY": "test"}, capture_output=True, text=True, timeout=300)
     finally:

@@ -151,7 +151,7 @@ def test_infeasible_tasks_score_one_only_when_the_agent_says_fail(env):
     assert env.evaluate() == 0.0
 
 
-calls = []
+calls: list[str] = []
 
 
 @metric("test_records_its_call")

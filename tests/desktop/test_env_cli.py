@@ -21,7 +21,8 @@ def test_serve_forwards_the_server_over_tcp_and_ctrl_c_cleans_up():
         assert f"http://127.0.0.1:{port}" in output
         sockets = re.search(r"env server: unix:(\S+)/server-\d+\.sock", output).group(1)
         assert requests.get(f"http://127.0.0.1:{port}/platform", timeout=10).text == "Linux"
-        assert requests.post(f"http://127.0.0.1:{port}/screen_size", timeout=10).json() == {"width": 1024, "height": 768}
+        assert requests.post(f"http://127.0.0.1:{port}/screen_size", timeout=10).json() == \
+            {"width": 1024, "height": 768}
         df = requests.post(f"http://127.0.0.1:{port}/execute", json={"command": "df -B1 --output=size ~ | tail -1",
                                                                      "shell": True}, timeout=30).json()
         assert df["output"].strip() == str(96 << 20)
@@ -58,7 +59,8 @@ def test_bench_reports_every_figure_as_json():
     import json
     report = json.loads(output)
     figures = report["figures"]
-    assert set(figures) == {"reset_s", "boot_s", "screenshot_ms", "action_ms", "idle_rss_mb", "spare_rss_mb", "a11y_ms", "calc_rss_mb"}
+    assert set(figures) == {"reset_s", "boot_s", "screenshot_ms", "action_ms", "idle_rss_mb", "spare_rss_mb",
+                            "a11y_ms", "calc_rss_mb"}
     for name, figure in figures.items():
         assert figure["median"] > 0 and figure["p95"] >= figure["median"], name
     assert figures["screenshot_ms"]["samples"] == 3 and figures["reset_s"]["samples"] == 1

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from desktop_env.tasks.loader import BUILTIN_ROOT
 from osworld_cli.main import cli
-from runner.run import RunConfig, run_benchmark
+from runner.config import RunConfig
+from runner.run import run_benchmark
 
 pytestmark = pytest.mark.desktop
 

@@ -79,7 +79,8 @@ def test_max_steps_truncates_and_scores_the_desktop_as_it_is(env):
 def test_a_task_dict_runs_and_an_unknown_task_id_is_refused(env):
     with pytest.raises(GymAdapterError, match="not a task id"):
         env.reset(options={"task": "no-such-task"})
-    obs, info = env.reset(options={"task": {"id": "free", "instruction": "anything", "evaluator": {"func": "infeasible"}}})
+    obs, info = env.reset(options={"task": {"id": "free", "instruction": "anything",
+                                            "evaluator": {"func": "infeasible"}}})
     assert obs["instruction"] == "anything" and info["task_id"] == "free"
     _, reward, terminated, _, _ = env.step("FAIL")
     assert (reward, terminated) == (1.0, True)

@@ -97,7 +97,8 @@ def test_agent_code_changes_no_host_setting(provider):
 
 def test_no_file_made_inside_is_setuid_on_the_host(provider):
     result = shell(provider, "cp /bin/true ~/escalate; chmod u+s ~/escalate; chmod g+s ~/escalate; "
-                             "python3 -c \"import os; os.open('/home/user/made-setuid', os.O_CREAT | os.O_WRONLY, 0o6755)\"")
+                             "python3 -c \"import os; "
+                             "os.open('/home/user/made-setuid', os.O_CREAT | os.O_WRONLY, 0o6755)\"")
     assert result["error"].count("Operation not permitted") == 3, result
     home = Path(f"/proc/{provider._sandbox.child_pid}/root/home/user")  # the home lives in the sandbox's memory
     for name in ("escalate", "made-setuid"):
@@ -135,7 +136,7 @@ def test_no_checkout_task_file_cache_or_result_is_visible(provider, tmp_path):
     named = [str(REPO), str(REPO / "evaluation_examples"), str(results), str(Path.home()), "/work", "/root", "/opt",
              "/srv", "/var/lib", "/mnt", "/media", "/var/cache/osworld", os.path.expanduser("~/.cache/osworld")]
     probe = agent(provider, "import os, json\nprint(json.dumps({p: os.path.exists(p) and (sorted(os.listdir(p)) "
-                            "if os.access(p, os.R_OK) else 'closed') for p in %r}))" % named)
+                            f"if os.access(p, os.R_OK) else 'closed') for p in {named!r}}}))")
     # A desktop with a root of its own has its own /root (closed to the user; root finds it
     # empty: test_root_inside_cannot_reach_or_change_the_host) and dpkg's and apt's state.
     own = {"/root": "closed", "/var/lib": ["apt", "dpkg"]} if not provider.sudo_unavailable else {}
@@ -221,7 +222,9 @@ print(json.dumps(out))
 
 
 def _host_snapshot(provider) -> dict:
-    state = {path: Path(path).read_bytes() for path in ("/etc/hosts", "/etc/passwd", "/etc/shadow")}
+    # a file's bytes, or (mode, uid, size, mtime) of everything in the walked folders
+    state: dict[str, bytes | tuple[int, int, int, int]] = {
+        path: Path(path).read_bytes() for path in ("/etc/hosts", "/etc/passwd", "/etc/shadow")}
     # what the desktop's root sees of the host (the etc view is the copy its /etc starts from)
     for top in (provider._src, provider._venv, Path("/usr/bin"), Path("/usr/local"), ensure_etc_view(),
                 Path("/var/lib/dpkg")):
@@ -264,8 +267,10 @@ def test_root_inside_cannot_reach_or_change_the_host(provider, tmp_path):
 # -- the harness never follows what the desktop plants ------------------------------------------
 
 def test_a_planted_socket_or_log_symlink_is_never_followed(provider):
-    planted = shell(provider, "ln -sf /etc/shadow /run/osworld/logs/Xvfb.log; ln -s /etc/shadow /run/osworld/logs/a.log; "
-                              "rm -f /run/osworld/server.sock; ln -s /run/osworld/bus /run/osworld/server.sock; echo ok")
+    planted = shell(provider, "ln -sf /etc/shadow /run/osworld/logs/Xvfb.log; "
+                              "ln -s /etc/shadow /run/osworld/logs/a.log; "
+                              "rm -f /run/osworld/server.sock; "
+                              "ln -s /run/osworld/bus /run/osworld/server.sock; echo ok")
     assert planted["output"].strip() == "ok"
     assert "root:" not in provider._log_tail(provider._sandbox)
     # the harness still talks to its own server: the socket it uses lives where the desktop cannot write
@@ -501,7 +506,8 @@ try:
         "checkout": run("ls -d %(repo)s /root /work 2>&1")["output"],
         "pyautogui": run("python -c 'import pyautogui' 2>/dev/null; echo rc=$?")["output"].strip(),
         "sudo": run("echo password | sudo -S true; echo rc=$?"),
-        "home": run("df -B1 --output=size,fstype ~ | tail -1; dd if=/dev/zero of=$HOME/fill bs=1M count=100 2>&1")["output"],
+        "home": run("df -B1 --output=size,fstype ~ | tail -1; "
+                    "dd if=/dev/zero of=$HOME/fill bs=1M count=100 2>&1")["output"],
         "limit": provider.resource_limit_hit(),
     }))
 finally:

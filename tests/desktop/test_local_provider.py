@@ -99,15 +99,16 @@ def host_service():
 
 
 def reach_from_inside(provider: LocalProvider, port: int) -> dict:
-    code = ("import socket\ntry:\n    socket.create_connection(('127.0.0.1', %d), timeout=3).close(); print('reached')\n"
-            "except OSError as e:\n    print('blocked', e)\n" % port)
+    code = (f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {port}), timeout=3).close(); "
+            "print('reached')\nexcept OSError as e:\n    print('blocked', e)\n")
     return controller_of(provider).run_python_script(code)
 
 
 def test_no_network_inside_by_default(provider, host_service):
     assert reach_from_inside(provider, host_service)["output"].startswith("blocked")
     # /proc/net is per network namespace (/sys/class/net would show the host's sysfs)
-    devices = controller_of(provider).run_command("tail -n +3 /proc/net/dev | cut -d: -f1", shell=True)["output"].split()
+    devices = controller_of(provider).run_command("tail -n +3 /proc/net/dev | cut -d: -f1",
+                                                  shell=True)["output"].split()
     assert devices == ["lo"]
 
 
@@ -192,7 +193,8 @@ def test_a_warm_spare_makes_a_reset_a_switch_to_a_fresh_ready_desktop():
         all_pids = provider.process_ids() + provider.spare_process_ids()
     finally:
         provider.stop_emulator()
-    alive = [pid for pid in all_pids if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
+    alive = [pid for pid in all_pids
+             if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
     assert alive == []
 
 
@@ -204,7 +206,8 @@ def test_close_leaves_no_process_or_folder_behind():
     env_dir = provider.env_dir
     assert len(pids) > 5 and env_dir.is_dir()
     provider.stop_emulator()
-    alive = [pid for pid in pids if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
+    alive = [pid for pid in pids
+             if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
     assert alive == []
     assert not env_dir.exists()
 

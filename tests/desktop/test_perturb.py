@@ -12,8 +12,9 @@ import pytest
 from desktop_env.desktop_env import DesktopEnv
 from desktop_env.perturb import PerturbationError, apply_perturbation, clutter_apps, run_on_desktop
 from desktop_env.tasks.loader import BUILTIN_ROOT
+from runner.config import RunConfig
 from runner.episode import EpisodeConfig, run_episode
-from runner.run import RunConfig, run_benchmark
+from runner.run import run_benchmark
 
 pytestmark = pytest.mark.desktop
 
@@ -57,8 +58,10 @@ done"""
     assert reply["returncode"] == 0, reply
     windows = []
     for block in reply["output"].split("== ")[1:]:
-        def field(pattern: str) -> str:
-            return re.search(pattern, block, re.M).group(1)
+        def field(pattern: str, block: str = block) -> str:
+            found = re.search(pattern, block, re.M)
+            assert found is not None, f"no {pattern!r} in xprop's output: {block!r}"
+            return found.group(1)
         # windows that draw their own title bar (GTK's header bars under GNOME Shell) have no frame
         extents = re.search(r"_NET_FRAME_EXTENTS\(CARDINAL\) = (.*)$", block, re.M)
         left, right, top, bottom = (int(v) for v in extents.group(1).split(",")) if extents else (0, 0, 0, 0)

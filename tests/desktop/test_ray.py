@@ -25,8 +25,9 @@ import pytest
 
 from desktop_env.tasks import load_task_set
 from desktop_env.tasks.loader import BUILTIN_ROOT
+from runner.config import RunConfig
 from runner.results import TaskState, task_state
-from runner.run import RunConfig, run_benchmark
+from runner.run import run_benchmark
 from tests.serve_cli import free_port
 
 pytest.importorskip("ray")
@@ -175,7 +176,8 @@ def test_ray_backend_gives_the_local_backends_results_on_test_small(ray_cluster,
     (task_id, local_record), = task_records(local.layout.model_dir).items()
     ray_record = records[task_id]
     assert ray_record["files"] == local_record["files"]
-    assert {k: ray_record[k] for k in ("status", "score", "steps")} == {k: local_record[k] for k in ("status", "score", "steps")}
+    compared = ("status", "score", "steps")
+    assert {k: ray_record[k] for k in compared} == {k: local_record[k] for k in compared}
     assert set(ray_record) - set(local_record) == {"ray_worker"}
 
 

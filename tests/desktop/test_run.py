@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -16,8 +17,9 @@ from click.testing import CliRunner
 from desktop_env.tasks.loader import BUILTIN_ROOT
 from osworld_cli.errors import RUN_STOPPED
 from osworld_cli.main import cli
-from runner.run import RunConfig, run_benchmark
-from tests.agents.wire_servers import openai_server, reply_after, reply_error, reply_text  # noqa: F401
+from runner.config import RunConfig
+from runner.run import run_benchmark
+from tests.agents.wire_servers import reply_after, reply_error, reply_text
 
 pytestmark = pytest.mark.desktop
 
@@ -45,8 +47,8 @@ def results_of(result_dir: Path, model: str) -> dict[str, dict]:
 
 
 def config(meta: str, result_dir: Path, **overrides) -> RunConfig:
-    options = dict(agent="oracle", model="reference", observation_type="screenshot", tasks=meta,
-                   result_dir=str(result_dir), cache_dir=str(result_dir / "cache"))
+    options: dict[str, Any] = dict(agent="oracle", model="reference", observation_type="screenshot", tasks=meta,
+                                   result_dir=str(result_dir), cache_dir=str(result_dir / "cache"))
     options.update(overrides)
     return RunConfig(**options)
 
@@ -111,7 +113,8 @@ def with_setup_step(step: dict):
 
 def test_a_setup_step_that_cannot_start_its_program_is_an_error_even_when_the_agent_does_the_work(tmp_path):
     """The reference agent solves each task; only the one whose non-zero setup exit is tolerated scores."""
-    meta = variants_of_a_task(tmp_path / "tasks", ["missing-program", "missing-launch", "not-executable", "exits-1"], **{
+    variants = ["missing-program", "missing-launch", "not-executable", "exits-1"]
+    meta = variants_of_a_task(tmp_path / "tasks", variants, **{
         "missing-program": with_setup_step({"type": "execute", "parameters": {
             "command": "no_such_program --prepare", "shell": True}}),
         "missing-launch": with_setup_step({"type": "launch", "parameters": {
@@ -131,7 +134,8 @@ def test_a_setup_step_that_cannot_start_its_program_is_an_error_even_when_the_ag
     assert "program not found (shell exit 127)" in results["missing-launch"]["error"]["message"]
     assert "cannot be executed (exit 126)" in results["not-executable"]["error"]["message"]
     assert results["exits-1"]["status"] == "ok"
-    assert (tmp_path / "pyautogui" / "screenshot" / "reference" / "os" / "exits-1" / "result.txt").read_text() == "1.0\n"
+    model_dir = tmp_path / "pyautogui" / "screenshot" / "reference"
+    assert (model_dir / "os" / "exits-1" / "result.txt").read_text() == "1.0\n"
     assert results["exits-1"]["warnings"] == [{"message": "'grep -q needle /dev/null' exited with code 1",
                                                 "returncode": 1, "field": "config[0]", "type": "execute"}]
 
@@ -328,7 +332,7 @@ def test_a_clean_run_leaves_no_env_folder_behind(meta, tmp_path):
 
 
 def test_resuming_with_options_that_change_results_is_refused(meta, tmp_path):
-    from runner.run import ResumeMismatch
+    from runner.config import ResumeMismatch
 
     run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]], record=False))
     with pytest.raises(ResumeMismatch, match="--max-steps was 15, now 1"):
@@ -337,7 +341,7 @@ def test_resuming_with_options_that_change_results_is_refused(meta, tmp_path):
 
 def test_a_python_caller_runs_tasks_on_its_own_environments_in_threads(meta, tmp_path):
     from desktop_env.desktop_env import DesktopEnv
-    from runner.run import ThreadBackend
+    from runner.worker_pool import ThreadBackend
 
     made = []
 

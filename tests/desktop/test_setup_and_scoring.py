@@ -52,7 +52,8 @@ def test_download_from_the_task_folder_and_file_urls_and_execute_with_placeholde
         {"type": "download", "parameters": {"files": [
             {"url": "files/input.txt", "path": "/home/user/Desktop/input.txt"},
             {"url": (task_dir / "expected.txt").as_uri(), "path": "/home/user/expected.txt"}]}},
-        {"type": "execute", "parameters": {"command": "echo {SCREEN_WIDTH}x{SCREEN_HEIGHT} > ~/size.txt", "shell": True}},
+        {"type": "execute", "parameters": {"command": "echo {SCREEN_WIDTH}x{SCREEN_HEIGHT} > ~/size.txt",
+                                           "shell": True}},
         {"type": "command", "parameters": {"command": ["bash", "-c", "cat ~/size.txt"], "stdout": "size.out"}},
     ], "evaluator": {"func": "test_text_equals"}}
     env.reset(task, options={"task_dir": str(task_dir)})
@@ -139,7 +140,8 @@ def test_update_browse_history_on_a_fresh_profile_is_the_history_chromium_then_s
     from desktop_env.evaluators.context import LiveContext
     from desktop_env.evaluators.getters.chrome import history
 
-    visits = [{"url": "https://www.youtube.com/watch?v=1", "title": "Video one", "visit_time_from_now_in_seconds": 3600},
+    visits = [{"url": "https://www.youtube.com/watch?v=1", "title": "Video one",
+               "visit_time_from_now_in_seconds": 3600},
               {"url": "https://www.bbc.co.uk/", "title": "BBC", "visit_time_from_now_in_seconds": 300}]
     task = {"id": "browse-history", "instruction": "", "evaluator": {"func": "infeasible"},
             "config": [{"type": "update_browse_history", "parameters": {"history": visits}}]}

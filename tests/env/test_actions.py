@@ -28,6 +28,7 @@ class RecordingPyautogui:
 
 def run_generated(action) -> list[tuple[str, tuple, dict]]:
     code = to_pyautogui(action)
+    assert code is not None, f"{action!r} has no code"
     recorder = RecordingPyautogui()
     # No builtins: the code may do nothing but call pyautogui.
     exec(compile(code, "<action>", "exec"), {"__builtins__": {}, "pyautogui": recorder})

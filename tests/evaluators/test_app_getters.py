@@ -125,7 +125,9 @@ def activate(env, url_part: str) -> None:
     ctx = LiveContext(env)
     tab = next(tab for tab in chrome.DevTools.of(ctx).tabs() if url_part in tab.url)
     assert ctx.http("chrome_devtools", f"/json/activate/{tab.id}").status == 200
-    wait_for(lambda: url_part in chrome.active_url_from_accessTree(LiveContext(env), {}), 5, f"{url_part} to be active")
+    # None while Chrome shows no active tab yet: keep waiting
+    wait_for(lambda: url_part in (chrome.active_url_from_accessTree(LiveContext(env), {}) or ""), 5,
+             f"{url_part} to be active")
 
 
 @pytest.fixture(scope="module")
@@ -232,8 +234,8 @@ def test_info_from_website_reads_elements_and_follows_clicks(env, browser):
              {"action": "click_and_inner_text", "selector": ["#back", "p"]},
              {"action": "click_and_attribute", "selector": ["#back", "script"], "attribute": "src"},
              {"action": "inner_text", "selector": ".route"}]
-    assert chrome.info_from_website(LiveContext(env), {"url": f"{SITE}/b.html", "infos": infos, "backups": ["stale"]}) == \
-        ["Paris", " Ada ", "first page", None, "SEA-NYC"]
+    config = {"url": f"{SITE}/b.html", "infos": infos, "backups": ["stale"]}
+    assert chrome.info_from_website(LiveContext(env), config) == ["Paris", " Ada ", "first page", None, "SEA-NYC"]
     assert len(chrome.open_tabs_info(LiveContext(env), {})) == 2
 
 
@@ -403,8 +405,8 @@ def test_history_reads_the_last_committed_state_of_a_database_chrome_died_writin
                        [(f"https://site{i}.example/", i) for i in range(2000)])
     # A writer that dies mid-transaction after its small page cache spilled into the file.
     subprocess.run([sys.executable, "-c", (
-        "import os, sqlite3; db = sqlite3.connect(%r); db.execute('PRAGMA cache_size=2'); "
-        "db.execute(\"UPDATE urls SET title = 'uncommitted'\"); os._exit(0)") % str(live)], check=True)
+        f"import os, sqlite3; db = sqlite3.connect({str(live)!r}); db.execute('PRAGMA cache_size=2'); "
+        "db.execute(\"UPDATE urls SET title = 'uncommitted'\"); os._exit(0)")], check=True)
     profile = "/home/user/.config/google-chrome/Default/History"
     env = SimpleNamespace(cache_dir=str(tmp_path / "cache"), controller=FilesOnlyController({
         profile: live.read_bytes(), profile + "-journal": Path(f"{live}-journal").read_bytes()}))
@@ -485,7 +487,8 @@ def test_macys_filters_read_the_filter_segments_of_the_path():
     assert chrome.macys_filters(MACYS, ["Men_regular_size_t", "Price_discount_range", "Sleeve_length", "Brand"]) == {
         "mens_clothing": True, "shirts": True, "short_sleeve": True,
         "Men_regular_size_t": "M", "Price_discount_range": "50_PERCENT_ off & more", "Sleeve_length": "Short Sleeve"}
-    several = MACYS.replace("50_PERCENT_%20off%20%26%20more", "50_PERCENT_%20off%20%26%20more|30_PERCENT_%20off%20%26%20more")
+    several = MACYS.replace("50_PERCENT_%20off%20%26%20more",
+                            "50_PERCENT_%20off%20%26%20more|30_PERCENT_%20off%20%26%20more")
     assert chrome.macys_filters(several, ["Price_discount_range"])["Price_discount_range"] == \
         "not_50_PERCENT_ off & more"
     plain = chrome.macys_filters("https://www.macys.com/shop/kids-clothes/dresses", ["Men_regular_size_t", "Brand"])

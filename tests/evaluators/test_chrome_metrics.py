@@ -83,14 +83,16 @@ def test_is_expected_active_tab_approximate_ignores_the_query():
 
 def test_is_expected_url_pattern_match_needs_every_pattern():
     rules = {"type": "url", "url": "?hl=en&", "expected": ["https://scholar.google.com/citations", "user=qRAQ5BsAAAAJ"]}
-    assert is_expected_url_pattern_match("https://scholar.google.com/citations?hl=en&user=qRAQ5BsAAAAJ", rules).score == 1.0
+    assert is_expected_url_pattern_match("https://scholar.google.com/citations?hl=en&user=qRAQ5BsAAAAJ",
+                                         rules).score == 1.0
     assert is_expected_url_pattern_match("https://scholar.google.com/citations?hl=en&user=other", rules).score == 0.0
     assert is_expected_url_pattern_match(None, rules).score == 0.0
 
 
 def test_is_expected_url_pattern_match_on_an_active_tab_dict():
     rules = {"expected": [r"united\.com/en/us/checked-bag-fee-calculator(/.*)?"]}
-    assert is_expected_url_pattern_match(tab("https://www.united.com/en/us/checked-bag-fee-calculator/any"), rules).score == 1.0
+    assert is_expected_url_pattern_match(tab("https://www.united.com/en/us/checked-bag-fee-calculator/any"),
+                                         rules).score == 1.0
     assert is_expected_url_pattern_match(tab("https://www.united.com/en/us/"), rules).score == 0.0
 
 
@@ -202,8 +204,10 @@ def history_rows(path, urls: list[str]) -> list[tuple]:
 
 def test_check_history_deleted(tmp_path):
     rule = {"type": "keywords", "keywords": ["youtube"]}
-    assert check_history_deleted(history_rows(tmp_path / "a_History", ["https://www.wikipedia.org/"]), rule).score == 1.0
-    assert check_history_deleted(history_rows(tmp_path / "b_History", ["https://www.youtube.com/watch?v=1"]), rule).score == 0.0
+    kept = history_rows(tmp_path / "a_History", ["https://www.wikipedia.org/"])
+    assert check_history_deleted(kept, rule).score == 1.0
+    left = history_rows(tmp_path / "b_History", ["https://www.youtube.com/watch?v=1"])
+    assert check_history_deleted(left, rule).score == 0.0
     assert check_history_deleted(None, rule).score == 0.0
 
 
@@ -327,7 +331,8 @@ def test_compare_archive_of_pdfs_in_a_subfolder(exported, tmp_path):
     edited = tarball(tmp_path / "edited.tar.gz", {**both, "agenda.pdf": "agenda_edited.pdf"})
     assert 0.75 < compare_archive(edited, gold, **options).score < 1.0  # the mean of the members' scores
     assert compare_archive(tarball(tmp_path / "one.tar.gz", {"agenda.pdf": "agenda.pdf"}), gold, **options).score == 0.0
-    assert compare_archive(tarball(tmp_path / "other.tar.gz", both), gold, file_path="slides", file_type="pdf").score == 0.0
+    assert compare_archive(tarball(tmp_path / "other.tar.gz", both), gold, file_path="slides",
+                           file_type="pdf").score == 0.0
 
 
 def test_compare_archive_unknown_file_type_is_a_task_error(tmp_path):

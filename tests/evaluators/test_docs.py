@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,8 @@ def libreoffice_convert(sources: list[Path], fmt: str, outdir: Path) -> None:
                    check=True, capture_output=True, timeout=180)
 
 
-def write_docx(path: Path, paragraphs: list[str | list[str]]) -> Path:
+# Documents are saved at str(path): python-docx takes a Path too, but its annotation names only str and streams.
+def write_docx(path: Path, paragraphs: Sequence[str | list[str]]) -> Path:
     """A document of plain paragraphs; a list item is one paragraph made of several runs."""
     doc = Document()
     for paragraph in paragraphs:
@@ -41,7 +43,7 @@ def write_docx(path: Path, paragraphs: list[str | list[str]]) -> Path:
         p = doc.add_paragraph()
         for text in runs:
             p.add_run(text)
-    doc.save(path)
+    doc.save(str(path))
     return path
 
 
@@ -63,7 +65,8 @@ def saved(tmp_path_factory):
         pytest.skip("LibreOffice (soffice) is not installed")
     src = tmp_path_factory.mktemp("typed")
     gold = write_docx(src / "gold.docx", ESSAY)
-    retyped = write_docx(src / "retyped.docx", [["Essay on ", "Rivers"], ESSAY[1], ["They shape ", "valleys over time."]])
+    retyped = write_docx(src / "retyped.docx",
+                         [["Essay on ", "Rivers"], ESSAY[1], ["They shape ", "valleys over time."]])
     wrong = write_docx(src / "wrong.docx", [ESSAY[0], "Rivers carry sand to the sea.", ESSAY[2]])
     doc = Document()
     doc.add_paragraph(ESSAY[0])
@@ -196,15 +199,17 @@ def table_doc(path: Path, cells: list[list[str]], tables: int = 1) -> str:
         for i, row in enumerate(cells):
             for j, text in enumerate(row):
                 table.cell(i, j).text = text
-    doc.save(path)
+    doc.save(str(path))
     return str(path)
 
 
 def test_compare_docx_tables(tmp_path):
     cells = [["Task", "Hours"], ["Design", "12"]]
     gold = table_doc(tmp_path / "gold.docx", cells)
-    assert docs.compare_docx_tables(table_doc(tmp_path / "same.docx", [["Task ", "Hours"], ["Design", " 12"]]), gold).score == 1.0
-    assert docs.compare_docx_tables(table_doc(tmp_path / "cell.docx", [["Task", "Hours"], ["Design", "13"]]), gold).score == 0.0
+    same = table_doc(tmp_path / "same.docx", [["Task ", "Hours"], ["Design", " 12"]])
+    assert docs.compare_docx_tables(same, gold).score == 1.0
+    cell = table_doc(tmp_path / "cell.docx", [["Task", "Hours"], ["Design", "13"]])
+    assert docs.compare_docx_tables(cell, gold).score == 0.0
     assert docs.compare_docx_tables(table_doc(tmp_path / "two.docx", cells, tables=2), gold).score == 0.0
     assert docs.compare_docx_tables(table_doc(tmp_path / "shape.docx", [["Task"], ["Design"]]), gold).score == 0.0
 
@@ -216,7 +221,7 @@ def image_doc(path: Path, image: Path | None, before: int = 0) -> str:
     if image is not None:
         doc.add_picture(str(image))
     doc.add_paragraph("Caption")
-    doc.save(path)
+    doc.save(str(path))
     return str(path)
 
 
@@ -230,7 +235,8 @@ def test_compare_docx_images(tmp_path):
 
 @needs_soffice
 def test_compare_docx_images_after_libreoffice_saves_the_file(saved):
-    assert docs.compare_docx_images(str(saved["docx"] / "figure.docx"), str(saved["typed"] / "figure.docx")).score == 1.0
+    assert docs.compare_docx_images(str(saved["docx"] / "figure.docx"),
+                                    str(saved["typed"] / "figure.docx")).score == 1.0
 
 
 def test_compare_contains_image(tmp_path):
@@ -245,9 +251,9 @@ def test_compare_contains_image(tmp_path):
 
 def spaced_doc(path: Path, spacings: list[float | None], texts: list[str] = ESSAY) -> str:
     doc = Document()
-    for text, spacing in zip(texts, spacings):
+    for text, spacing in zip(texts, spacings, strict=True):
         doc.add_paragraph(text).paragraph_format.line_spacing = spacing
-    doc.save(path)
+    doc.save(str(path))
     return str(path)
 
 
@@ -288,7 +294,7 @@ def tab_doc(path: Path, lines: list[str], stops_pt: list[int]) -> str:
         p = doc.add_paragraph(line)
         for stop in stops_pt:
             p.paragraph_format.tab_stops.add_tab_stop(Pt(stop))
-    doc.save(path)
+    doc.save(str(path))
     return str(path)
 
 
@@ -339,7 +345,7 @@ def formula_doc(path: Path, subscript: bool = False, equation: bool = False) -> 
     p = doc.add_paragraph("Energy: ")
     if equation:
         p._p.append(parse_xml(f'<m:oMath {M_NS}><m:r><m:t>E=mc2</m:t></m:r></m:oMath>'))
-    doc.save(path)
+    doc.save(str(path))
     return str(path)
 
 
@@ -361,7 +367,7 @@ def highlight_doc(path: Path, highlighted: list[str]) -> str:
         run = doc.add_paragraph().add_run(text)
         if text in highlighted:
             run.font.highlight_color = WD_COLOR_INDEX.YELLOW
-    doc.save(path)
+    doc.save(str(path))
     return str(path)
 
 
@@ -389,11 +395,11 @@ def coloured_table(path: Path, colours: dict[str, RGBColor | None]) -> str:
     doc = Document()
     doc.add_paragraph("Words")
     table = doc.add_table(rows=1, cols=len(colours))
-    for cell, (word, colour) in zip(table.rows[0].cells, colours.items()):
+    for cell, (word, colour) in zip(table.rows[0].cells, colours.items(), strict=True):
         run = cell.paragraphs[0].add_run(word)
         if colour is not None:
             run.font.color.rgb = colour
-    doc.save(path)
+    doc.save(str(path))
     return str(path)
 
 
@@ -450,7 +456,7 @@ def breaks_doc(path: Path, breaks: int) -> str:
         p = doc.add_paragraph(f"Section {i}")
         if i < breaks:
             p.add_run().add_break(WD_BREAK.PAGE)
-    doc.save(path)
+    doc.save(str(path))
     return str(path)
 
 

@@ -9,7 +9,8 @@ def make_epub(path, chapters: list[str]) -> str:
         book.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
         book.writestr("META-INF/container.xml", '<?xml version="1.0"?><container version="1.0" '
                       'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile '
-                      'full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>')
+                      'full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+                      '</rootfiles></container>')
         for i, text in enumerate(chapters, 1):
             book.writestr(f"OEBPS/chapter{i}.xhtml", f'<?xml version="1.0" encoding="utf-8"?><html '
                           f'xmlns="http://www.w3.org/1999/xhtml"><body><h1>Chapter {i}</h1><p>{text}</p></body></html>')

@@ -9,6 +9,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from docx import Document
+from openpyxl.worksheet.worksheet import Worksheet
 from PIL import Image
 
 from desktop_env.evaluators.metrics import (
@@ -38,6 +39,7 @@ def write(path: Path, text: str) -> str:
 def sales_book(path: Path, north: int, sheet: str = "Sales") -> str:
     book = openpyxl.Workbook()
     ws = book.active
+    assert isinstance(ws, Worksheet)  # a new workbook's one sheet
     ws.title = sheet
     for row in (["Region", "Sales"], ["North", north], ["South", 80]):
         ws.append(row)
@@ -54,7 +56,8 @@ def test_table_names_the_sheet_the_first_differing_cell_and_both_values(tmp_path
                                    "cell B2 125 vs expected 120")
     renamed = table.compare_table(sales_book(tmp_path / "renamed.xlsx", 120, sheet="Data"), gold, rules=rules)
     assert "sheet 'RNSales' (sheet_idx0) does not exist in the result workbook" in renamed.explanation
-    check = [{"type": "check_cell", "sheet_idx": 0, "coordinate": "B3", "props": {"value": {"method": "eq", "ref": 90}}}]
+    check = [{"type": "check_cell", "sheet_idx": 0, "coordinate": "B3",
+              "props": {"value": {"method": "eq", "ref": 90}}}]
     assert "Sales!B3 value is 80.0, expected eq 90" in table.compare_table(gold, None, rules=check).explanation
     missing = table.compare_table(str(tmp_path / "never-saved.xlsx"), gold, rules=rules)
     assert missing.score == 0.0 and "never-saved.xlsx" in missing.explanation and "missing" in missing.explanation
@@ -73,7 +76,8 @@ def test_docs_name_the_first_differing_paragraph_and_table_cell(tmp_path):
     agent = write_docx(tmp_path / "agent.docx", ["Dear Ada,", "The meeting is on Tuesday.", "Regards"])
     outcome = docs.compare_docx_files(str(agent), str(gold), ignore_blanks=False)
     assert outcome.score == 0.0
-    assert "paragraph item 1: 'The meeting is on Tuesday.' vs expected 'The meeting is on Monday.'" in outcome.explanation
+    assert "paragraph item 1: 'The meeting is on Tuesday.' vs expected 'The meeting is on Monday.'" \
+        in outcome.explanation
     assert "does not exist" in docs.compare_docx_files(str(tmp_path / "none.docx"), str(gold)).explanation
     # a formatting check first requires the same text, and says so
     assert docs.compare_line_spacing(str(agent), str(gold)).explanation.startswith("the text is not the gold file's")
@@ -83,7 +87,7 @@ def test_docs_name_the_first_differing_paragraph_and_table_cell(tmp_path):
         grid = doc.add_table(rows=2, cols=2)
         for (i, j), text in {(0, 0): "Name", (0, 1): "Age", (1, 0): "Ada", (1, 1): cell}.items():
             grid.cell(i, j).text = text
-        doc.save(path)
+        doc.save(str(path))  # python-docx takes a Path too; its annotation names only str and streams
         return str(path)
 
     tables = docs.compare_docx_tables(with_table(tmp_path / "t1.docx", "37"), with_table(tmp_path / "t2.docx", "36"))
@@ -124,7 +128,8 @@ def test_general_text_and_json_metrics_show_expected_and_actual(tmp_path):
         "got 'uint32 300\\n', expected 'uint32 0\\n'"
     assert general.file_contains(str(tmp_path / "gone.txt"), {"expected": ["x"]}).explanation.endswith(
         "gone.txt' does not exist")
-    lines = general.diff_text_file(write(tmp_path / "a.py", "a = 1\nb = 2\n"), write(tmp_path / "b.py", "a = 1\nb = 3\n"))
+    lines = general.diff_text_file(write(tmp_path / "a.py", "a = 1\nb = 2\n"),
+                                   write(tmp_path / "b.py", "a = 1\nb = 3\n"))
     assert 0 < lines.score < 1 and "item 1: 'b = 2' vs expected 'b = 3'" in lines.explanation
 
 
@@ -147,7 +152,8 @@ def test_app_settings_metrics_name_the_setting_and_its_value(tmp_path):
 
 def test_browser_and_html_metrics_say_what_the_page_or_tab_was(tmp_path):
     tab = chrome.is_expected_active_tab({"url": "https://www.example.org/b"}, {"type": "url", "url": "example.org/a"})
-    assert tab.score == 0.0 and "'https://www.example.org/b'" in tab.explanation and "'example.org/a'" in tab.explanation
+    assert tab.score == 0.0
+    assert "'https://www.example.org/b'" in tab.explanation and "'example.org/a'" in tab.explanation
     html = chrome.compare_htmls(write(tmp_path / "a.html", "<html><body><p>Hi</p><p>Ada</p></body></html>"),
                                 write(tmp_path / "b.html", "<html><body><p>Hi</p><p>Bob</p></body></html>"))
     assert html.score == 0.0 and "'Ada'" in html.explanation and "'Bob'" in html.explanation

@@ -133,8 +133,10 @@ def test_check_direct_json_object_with_relative_time_rules_as_the_getter_fills_t
     # rule_relativeTime returns the task's rules with the dates put into "expected".
     rules = {"relativeTime": {"from": "next Monday"}, "expect_in_result": True,
              "expected": {"fromStation": ["BOM"], "toStation": ["STO", "ARN"], "time": ["2024-06-03"]}}
-    assert check_direct_json_object({"fromStation": "BOM", "toStation": "ARN", "time": "2024-06-03"}, rules).score == 1.0
-    assert check_direct_json_object({"fromStation": "BOM", "toStation": "CPH", "time": "2024-06-03"}, rules).score == 0.0
+    to_stockholm = {"fromStation": "BOM", "toStation": "ARN", "time": "2024-06-03"}
+    assert check_direct_json_object(to_stockholm, rules).score == 1.0
+    to_copenhagen = {"fromStation": "BOM", "toStation": "CPH", "time": "2024-06-03"}
+    assert check_direct_json_object(to_copenhagen, rules).score == 0.0
 
 
 def test_check_direct_json_object_expect_in_result_takes_substrings_and_list_members():
@@ -160,7 +162,8 @@ def test_check_direct_json_object_parses_a_string_result():
 
 def test_check_direct_json_object_ignore_list_order():
     assert check_direct_json_object({"k": ["b", "a"]}, {"expected": {"k": ["a", "b"]}}).score == 0.0
-    assert check_direct_json_object({"k": ["b", "a"]}, {"expected": {"k": ["a", "b"]}, "ignore_list_order": True}).score == 1.0
+    assert check_direct_json_object({"k": ["b", "a"]},
+                                    {"expected": {"k": ["a", "b"]}, "ignore_list_order": True}).score == 1.0
 
 
 def test_is_included_all_json_objects(tmp_path):
@@ -233,7 +236,8 @@ def test_check_list_matches_regexes_against_lines(tmp_path):
     rules = {"expect": [r"\borg\.gnome\.Nautilus\.Org\.gnome\.Nautilus\b.*\bOSWorld\b",
                         r"gnome-terminal-server\.Gnome-terminal\b.*~/Documents/Projects/OSWorld\b"]}
     assert check_list(wmctrl, rules).score == 1.0
-    assert check_list(write(tmp_path, "none.out", "0x03 0 firefox.Firefox osworld Mozilla Firefox\n"), rules).score == 0.0
+    firefox_only = write(tmp_path, "none.out", "0x03 0 firefox.Firefox osworld Mozilla Firefox\n")
+    assert check_list(firefox_only, rules).score == 0.0
     assert check_list(None, rules).score == 0.0
 
 
@@ -269,7 +273,8 @@ def test_check_json_follows_key_paths(tmp_path):
                 "background": {"scripts": ["background_script.js"]},
                 "browser_action": {"default_icon": {"64": "icons/icon.png"}}}
     assert check_json(write(tmp_path, "manifest.json", json.dumps(manifest, indent=2)), MANIFEST_RULES).score == 1.0
-    assert check_json(write(tmp_path, "v2.json", json.dumps({**manifest, "version": "0.0.2"})), MANIFEST_RULES).score == 0.0
+    other_version = write(tmp_path, "v2.json", json.dumps({**manifest, "version": "0.0.2"}))
+    assert check_json(other_version, MANIFEST_RULES).score == 0.0
     no_background = {k: v for k, v in manifest.items() if k != "background"}
     assert check_json(write(tmp_path, "nobg.json", json.dumps(no_background)), MANIFEST_RULES).score == 0.0
     assert check_json(write(tmp_path, "broken.json", '{"name": '), MANIFEST_RULES).score == 0.0
@@ -283,7 +288,8 @@ def test_check_json_reads_yaml_with_is_yaml(tmp_path):
                         {"key": ["author", "email"], "method": "eq", "ref": "Test@gmail.com"}]}
     assert check_json(config, rules, is_yaml=True).score == 1.0
     assert check_json(config, rules).score == 0.0  # it is not JSON
-    assert check_json(write(tmp_path, "old.yaml", "name: Your Name\nauthor:\n  email: x\n"), rules, is_yaml=True).score == 0.0
+    old = write(tmp_path, "old.yaml", "name: Your Name\nauthor:\n  email: x\n")
+    assert check_json(old, rules, is_yaml=True).score == 0.0
 
 
 def test_check_json_regex_rule_and_unexpect(tmp_path):
@@ -399,7 +405,8 @@ NS = xmlns_declarations("st", "attr", "cp")
 def thunderbird_tree(recipients: list[str], tab: str = "Inbox") -> str:
     pills = "".join(
         f'<section attr:class="address-pill" st:showing="true">'
-        f'<label attr:class="pill-label" name="{html.escape(r)}" cp:screencoord="(400, 300)" cp:size="(120, 20)"/></section>'
+        f'<label attr:class="pill-label" name="{html.escape(r)}" cp:screencoord="(400, 300)" cp:size="(120, 20)"/>'
+        '</section>'
         for r in recipients)
     return (f'<desktop-frame{NS} name="main">'
             f'<application name="Thunderbird"><frame name="{tab} - Mozilla Thunderbird" st:active="true">'

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from desktop_env.controllers.python import PythonController
 from desktop_env.controllers.setup import SetupError, run_steps
 from desktop_env.controllers.transport import Endpoint
 from desktop_env.desktop_env import DesktopEnv
@@ -28,15 +29,17 @@ from desktop_env.safe_paths import UnsafeTaskPath, join_under, write_under
 
 load_builtins()
 
-PNG = io.BytesIO()
-Image.new("RGB", (8, 8), "white").save(PNG, format="PNG")
-PNG = PNG.getvalue()
+_png = io.BytesIO()
+Image.new("RGB", (8, 8), "white").save(_png, format="PNG")
+PNG = _png.getvalue()
 
 
-class FakeController:
-    """The desktop: files by path, commands that print, and a record of every call."""
+class FakeController(PythonController):
+    """The desktop: files by path, commands that print, and a record of every call. A PythonController
+    in type only (it is what DesktopEnv holds): it talks to no server, and a method it does not
+    replace fails."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.files: dict[str, bytes] = {"/home/user/a.txt": b"agent's file", "/home/user/b.txt": b"second"}
         self.calls: list[tuple] = []
 
@@ -205,7 +208,8 @@ def test_plain_dest_names_still_work(world):
     env = start(world, task(vm_file_eval("result.txt")))
     path = get_getter("vm_file")(LiveContext(env), env.task_config["evaluator"]["result"])
     assert path == str(Path(env.cache_dir) / "result.txt") and Path(path).read_bytes() == b"agent's file"
-    sub = get_getter("vm_file")(LiveContext(env), {"type": "vm_file", "path": "/home/user/b.txt", "dest": "nested/b.txt"})
+    sub = get_getter("vm_file")(LiveContext(env),
+                                {"type": "vm_file", "path": "/home/user/b.txt", "dest": "nested/b.txt"})
     assert Path(sub).read_bytes() == b"second"
     assert get_getter("vm_file")(LiveContext(env), {"type": "vm_file", "path": "/nope", "dest": "nope.txt"}) is None
 
@@ -238,14 +242,17 @@ def test_without_a_task_folder_relative_paths_are_refused_and_file_urls_taken_as
     env = make_env(world)
     env.reset(task())  # a dict from the caller's own code: no task file, no folder to keep it in
     with pytest.raises(UnsafeTaskPath, match="task's folder is unknown"):
-        get_getter("cloud_file")(LiveContext(env), {"type": "cloud_file", "path": "../../files/in.txt", "dest": "gold.txt"})
-    local = get_getter("cloud_file")(LiveContext(env), {"type": "cloud_file", "path": (world / "outside" / "secret.txt").as_uri(),
-                                           "dest": "gold.txt"})
+        get_getter("cloud_file")(LiveContext(env),
+                                 {"type": "cloud_file", "path": "../../files/in.txt", "dest": "gold.txt"})
+    local = get_getter("cloud_file")(LiveContext(env), {"type": "cloud_file",
+                                                        "path": (world / "outside" / "secret.txt").as_uri(),
+                                                        "dest": "gold.txt"})
     assert Path(local).read_text() == (world / "outside" / "secret.txt").read_text()
 
 
 def test_cache_file_does_not_read_outside_the_cache(world):
-    env = start(world, task({"func": "exact_match", "result": {"type": "cache_file", "path": "../../outside/secret.txt"}}))
+    env = start(world, task({"func": "exact_match",
+                             "result": {"type": "cache_file", "path": "../../outside/secret.txt"}}))
     with pytest.raises(UnsafeTaskPath) as info:
         env.evaluate()
     assert_refused(info, world, "evaluator.result.path", "../../outside/secret.txt")
@@ -309,7 +316,8 @@ def test_execute_stdout_plain_name_works(world):
                                                                       "stderr": "logs/id.err"}}]))
     assert (Path(env.cache_dir) / "id.out").read_text() == "out\n"
     assert (Path(env.cache_dir) / "logs" / "id.err").read_text() == "err\n"
-    assert get_getter("cache_file")(LiveContext(env), {"type": "cache_file", "path": "id.out"}) == str(Path(env.cache_dir) / "id.out")
+    assert get_getter("cache_file")(LiveContext(env), {"type": "cache_file", "path": "id.out"}) == \
+        str(Path(env.cache_dir) / "id.out")
 
 
 @pytest.mark.parametrize("url", [
@@ -341,7 +349,8 @@ def test_upload_file_outside_the_tree_is_refused(world):
 def test_download_and_upload_inside_the_tree_work(world):
     env = start(world, task(config=[
         {"type": "download", "parameters": {"files": [{"url": "../../files/in.txt", "path": "/home/user/in.txt"}]}},
-        {"type": "upload_file", "parameters": {"files": [{"local_path": "../../files/in.txt", "path": "/home/user/u.txt"}]}}]))
+        {"type": "upload_file", "parameters": {"files": [{"local_path": "../../files/in.txt",
+                                                          "path": "/home/user/u.txt"}]}}]))
     assert env.controller.files["/home/user/in.txt"] == env.controller.files["/home/user/u.txt"] == b"inside the tree"
     assert (Path(env.cache_dir) / cache_name("../../files/in.txt", "in.txt")).read_text() == "inside the tree"
 
@@ -418,7 +427,8 @@ def test_unsafe_task_path_survives_pickling():
 def test_run_steps_names_the_step_field_for_a_bare_env(world):
     """Library use without DesktopEnv: an env with only cache_dir still gets the field path."""
     env = type("Env", (), {})()
-    env.cache_dir, env.controller, env.screen_size, env.client_password = str(world / "c"), FakeController(), (8, 8), "p"
+    env.cache_dir, env.controller, env.screen_size, env.client_password = \
+        str(world / "c"), FakeController(), (8, 8), "p"
     with pytest.raises(UnsafeTaskPath, match=r"config\[0\]\.parameters\.stderr = '/tmp/x'"):
         run_steps(env, [{"type": "execute", "parameters": {"command": "id", "stderr": "/tmp/x"}}])
 

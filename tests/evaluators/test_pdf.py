@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +48,7 @@ def fractal(path: Path) -> Path:
     return path
 
 
-def write_docx(path: Path, paragraphs: list[str], pictures: list[Path] = (), page_break: bool = False) -> Path:
+def write_docx(path: Path, paragraphs: list[str], pictures: Sequence[Path] = (), page_break: bool = False) -> Path:
     doc = Document()
     for i, text in enumerate(paragraphs):
         p = doc.add_paragraph(text)
@@ -55,7 +56,7 @@ def write_docx(path: Path, paragraphs: list[str], pictures: list[Path] = (), pag
             p.add_run().add_break(WD_BREAK.PAGE)
     for picture in pictures:
         doc.add_picture(str(picture), width=Inches(2))
-    doc.save(path)
+    doc.save(str(path))  # python-docx takes a Path too; its annotation names only str and streams
     return path
 
 

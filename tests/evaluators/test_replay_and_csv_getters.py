@@ -38,7 +38,8 @@ def test_replay_sends_each_recorded_action_as_pyautogui_code():
 def test_replay_checks_every_action_before_running_one():
     env = SimpleNamespace(controller=RecordingController())
     with pytest.raises(ValueError, match="action 1"):
-        general.replay(LiveContext(env), {"trajectory": [{"type": "press", "param": "a"}, {"type": "click", "param": [1, 2]}]})
+        general.replay(LiveContext(env),
+                       {"trajectory": [{"type": "press", "param": "a"}, {"type": "click", "param": [1, 2]}]})
     with pytest.raises(ValueError, match="action 0"):
         general.replay(LiveContext(env), {"trajectory": [{"type": "typewrite", "param": ["not", "text"]}]})
     assert env.controller.code == []
@@ -62,8 +63,8 @@ def test_conference_city_in_order_gives_the_third_column_without_the_header(tmp_
     write_csv(tmp_path / "tasks" / "conferences.csv",
               [["Conference", "Year", "City"], ["ICML", "2024", "Vienna"], ["NeurIPS", "2024", "Vancouver"],
                ["short row"], ["ACL", "2024", "Bangkok, Thailand"]])
-    assert files.conference_city_in_order(LiveContext(env), {"type": "conference_city_in_order", "csv_path": "conferences.csv"}) == \
-        ["Vienna", "Vancouver", "", "Bangkok, Thailand"]
+    config = {"type": "conference_city_in_order", "csv_path": "conferences.csv"}
+    assert files.conference_city_in_order(LiveContext(env), config) == ["Vienna", "Vancouver", "", "Bangkok, Thailand"]
     uri = (tmp_path / "tasks" / "conferences.csv").as_uri()
     assert files.conference_city_in_order(LiveContext(env), {"csv_path": uri})[0] == "Vienna"
 

@@ -72,7 +72,7 @@ def build_deck(path: Path, edit: Callable | None = None) -> str:
         "Elaborate on what you want to discuss."
     if edit is not None:
         edit(prs)
-    prs.save(path)
+    prs.save(str(path))  # python-pptx takes a Path too; its annotation names only str and streams
     return str(path)
 
 
@@ -280,12 +280,14 @@ def test_compare_pptx_files_task_specific_position_checks(decks, gold):
     assert slides.compare_pptx_files(gold, gold, examine_shape=False, examine_top_position=True).score == 0.0
 
     table_down = build_deck(decks / "table_down.pptx", set_attr(lambda p: p.slides[2].shapes[1], "top", Inches(5)))
-    assert slides.compare_pptx_files(table_down, gold, examine_shape=False, examine_table_bottom_position=True).score == 1.0
-    assert slides.compare_pptx_files(gold, gold, examine_shape=False, examine_table_bottom_position=True).score == 0.0
+    table_options = {"examine_shape": False, "examine_table_bottom_position": True}
+    assert slides.compare_pptx_files(table_down, gold, **table_options).score == 1.0
+    assert slides.compare_pptx_files(gold, gold, **table_options).score == 0.0
 
     title_down = build_deck(decks / "title_down.pptx", set_attr(lambda p: p.slides[1].shapes.title, "top", Inches(6)))
-    assert slides.compare_pptx_files(title_down, gold, examine_shape=False, examine_title_bottom_position=True).score == 1.0
-    assert slides.compare_pptx_files(gold, gold, examine_shape=False, examine_title_bottom_position=True).score == 0.0
+    title_options = {"examine_shape": False, "examine_title_bottom_position": True}
+    assert slides.compare_pptx_files(title_down, gold, **title_options).score == 1.0
+    assert slides.compare_pptx_files(gold, gold, **title_options).score == 0.0
 
     options = {"examine_shape": False, "examine_shape_for_shift_size": True}
     prompt_moved = build_deck(decks / "prompt_moved.pptx", set_attr(lambda p: p.slides[2].shapes[2], "left", Inches(5)))
@@ -395,7 +397,7 @@ def test_check_strikethrough(decks, gold):
 
 def with_background(colours: list[tuple[int, int, int] | None]):
     def edit(prs):
-        for slide, colour in zip(prs.slides, colours):
+        for slide, colour in zip(prs.slides, colours, strict=True):
             if colour is not None:
                 fill = slide.background.fill
                 fill.solid()
@@ -485,7 +487,8 @@ def test_check_image_stretch_and_center(decks):
 # ------------------------------------------------------------ LibreOffice settings, UI
 
 def xcu(path: Path, entries: list[tuple[str, str, str]]) -> str:
-    items = "".join(f'<item oor:path="{item}"><prop oor:name="{prop}" oor:op="fuse"><value>{value}</value></prop></item>\n'
+    items = "".join(f'<item oor:path="{item}"><prop oor:name="{prop}" oor:op="fuse">'
+                    f'<value>{value}</value></prop></item>\n'
                     for item, prop, value in entries)
     path.write_text('<?xml version="1.0" encoding="UTF-8"?>\n'
                     '<oor:items xmlns:oor="http://openoffice.org/2001/registry">\n' + items + '</oor:items>\n')
@@ -498,7 +501,8 @@ def test_check_auto_saving_time(tmp_path):
     three = xcu(tmp_path / "three.xcu", [(*common, "3")])
     assert slides.check_auto_saving_time(three, {"minutes": 3}).score == 1.0
     assert slides.check_auto_saving_time(three, {"minutes": 10}).score == 0.0
-    assert slides.check_auto_saving_time(xcu(tmp_path / "recovery.xcu", [(*recovery, "3")]), {"minutes": 3}).score == 1.0
+    assert slides.check_auto_saving_time(xcu(tmp_path / "recovery.xcu", [(*recovery, "3")]),
+                                         {"minutes": 3}).score == 1.0
     assert slides.check_auto_saving_time(xcu(tmp_path / "empty.xcu", []), {"minutes": 3}).score == 0.0
     changed_twice = xcu(tmp_path / "twice.xcu", [(*common, "10"), (*common, "3")])
     assert slides.check_auto_saving_time(changed_twice, {"minutes": 3}).score == 1.0

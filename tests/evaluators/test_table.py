@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import zipfile
 from pathlib import Path
+from typing import Literal
 
 import openpyxl
 import pytest
@@ -20,6 +21,7 @@ from openpyxl.pivot.record import Record, RecordList
 from openpyxl.pivot.table import DataField, FieldItem, Location, PivotField, RowColField, TableDefinition
 from openpyxl.styles import Font, PatternFill
 from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.worksheet import Worksheet
 
 from desktop_env.evaluators.metrics.table import (
     compare_conference_city_in_order,
@@ -47,10 +49,17 @@ def score(result, expected, *rules: dict) -> float:
 
 # -- workbooks the tests build ---------------------------------------------------------------
 
+def worksheet(wb: openpyxl.Workbook, name: str | None = None) -> Worksheet:
+    """The active sheet, or sheet `name`, of a workbook these tests built: a worksheet, not a chartsheet."""
+    sheet = wb.active if name is None else wb[name]
+    assert isinstance(sheet, Worksheet)
+    return sheet
+
+
 def sales_book(totals: str = "formulas") -> openpyxl.Workbook:
     """Name/Q1/Q2/Total; totals as formulas (no saved results) or as the numbers themselves."""
     wb = openpyxl.Workbook()
-    ws = wb.active
+    ws = worksheet(wb)
     ws.title = "Sheet1"
     ws.append(["Name", "Q1", "Q2", "Total"])
     for row, (name, q1, q2) in enumerate(SALES, start=2):
@@ -63,7 +72,7 @@ def report_book(totals: str = "formulas", chart=BarChart, highlight="conditional
     """The sales sheet with what Calc users add: a styled merged header row, a chart,
     a Pass/Fail drop-down, and Q values over 3 in red (by conditional format or direct fill)."""
     wb = sales_book(totals)
-    ws = wb["Sheet1"]
+    ws = worksheet(wb, "Sheet1")
     ws["A1"].font = Font(bold=True, color="FFFFFFFF")
     ws["A1"].fill = PatternFill("solid", fgColor="FF0000FF")
     ws.merge_cells("F1:G1")
@@ -86,7 +95,7 @@ def report_book(totals: str = "formulas", chart=BarChart, highlight="conditional
 def pivot_book(rows=0, cols=1) -> openpyxl.Workbook:
     """Orders by Region/Product with a pivot table of summed Amount on sheet Pivot."""
     wb = openpyxl.Workbook()
-    data = wb.active
+    data = worksheet(wb)
     data.title = "Data"
     data.append(["Region", "Product", "Amount"])
     for order in ORDERS:
@@ -102,7 +111,7 @@ def pivot_book(rows=0, cols=1) -> openpyxl.Workbook:
         recordCount=len(ORDERS), refreshOnLoad=True)
     cache.records = RecordList(r=[Record(_fields=[Index(v=REGIONS.index(r)), Index(v=PRODUCTS.index(p)), Number(v=a)])
                                   for r, p, a in ORDERS])
-    axes = {rows: "axisRow", cols: "axisCol"}
+    axes: dict[int, Literal["axisRow", "axisCol"]] = {rows: "axisRow", cols: "axisCol"}
     fields = [PivotField(axis=axes[i], showAll=False, items=[FieldItem(x=0), FieldItem(x=1), FieldItem(t="default")])
               for i in (0, 1)] + [PivotField(dataField=True, showAll=False)]
     pivot = TableDefinition(
@@ -213,7 +222,7 @@ def test_sheet_data_fails_on_a_wrong_value(calc, tmp_path):
 
 def test_sheet_data_on_a_csv_calc_saved_as_xlsx(calc, tmp_path):
     wb = openpyxl.Workbook()
-    ws = wb.active
+    ws = worksheet(wb)
     for row in (["Student", "Score", "Grade"], ["ann", 91.5, "A"], ["bob", 78, "C"]):
         ws.append(row)
     gold = save(wb, tmp_path / "gold.xlsx")
@@ -225,8 +234,8 @@ def test_sheet_data_on_a_csv_calc_saved_as_xlsx(calc, tmp_path):
 def test_sheet_data_rounds_numbers_to_the_rule_precision(tmp_path):
     def book(value):
         wb = openpyxl.Workbook()
-        wb.active.append(["rate"])
-        wb.active.append([value])
+        worksheet(wb).append(["rate"])
+        worksheet(wb).append([value])
         return wb
     result = save(book(0.123441), tmp_path / "result.xlsx")
     gold = save(book(0.123439), tmp_path / "gold.xlsx")
@@ -287,9 +296,9 @@ def test_sheet_print_takes_the_export_from_a_list_of_files(calc, tmp_path):
 
 def places_book(rows) -> openpyxl.Workbook:
     wb = openpyxl.Workbook()
-    wb.active.append(["Name", "Address", "Phone"])
+    worksheet(wb).append(["Name", "Address", "Phone"])
     for row in rows:
-        wb.active.append(list(row))
+        worksheet(wb).append(list(row))
     return wb
 
 
@@ -359,7 +368,7 @@ def test_check_cell_styles_and_merges_calc_saved(calc):
 
 def test_check_cell_resolves_theme_colours(tmp_path):
     wb = openpyxl.Workbook()
-    wb.active["A1"] = "text"  # the default font's colour is theme colour 1 (dark 1: black)
+    worksheet(wb)["A1"] = "text"  # the default font's colour is theme colour 1 (dark 1: black)
     path = save(wb, tmp_path / "theme.xlsx")
     assert score(path, None, check(0, "A1", font_color={"method": "eq", "ref": "FF000000"})) == 1.0
 
@@ -387,7 +396,7 @@ def test_style_fails_when_a_cell_is_coloured_differently(calc, tmp_path):
 def test_style_evaluates_conditional_formulas_with_functions(tmp_path):
     def calendar(name: str, highlight) -> str:
         wb = openpyxl.Workbook()
-        ws = wb.active
+        ws = worksheet(wb)
         for day in range(1, 15):  # 2024-01-01 is a Monday
             ws.cell(row=day, column=1, value=datetime.date(2024, 1, day))
         if highlight == "conditional":
@@ -407,8 +416,8 @@ def test_style_evaluates_conditional_formulas_with_functions(tmp_path):
 def test_style_compares_fonts_and_number_formats(tmp_path):
     def book(bold: bool, number_format: str) -> openpyxl.Workbook:
         wb = sales_book("numbers")
-        wb.active["B2"].font = Font(bold=bold)
-        wb.active["B2"].number_format = number_format
+        worksheet(wb)["B2"].font = Font(bold=bold)
+        worksheet(wb)["B2"].number_format = number_format
         return wb
     gold = save(book(True, "0.00"), tmp_path / "gold.xlsx")
     styles = rule("style", 0, "EI0", props=["font_bold", "number_format"])
@@ -421,11 +430,12 @@ def test_style_compares_fonts_and_number_formats(tmp_path):
 
 def view_book(path: Path, freeze: str | None = None, zoom: int | None = None, scrolled_to: str | None = None) -> str:
     wb = sales_book("numbers")
-    ws = wb.active
+    ws = worksheet(wb)
     ws.freeze_panes = freeze
     if zoom is not None:
         ws.sheet_view.zoomScale = zoom
     if scrolled_to is not None:
+        assert ws.sheet_view.pane is not None, "scrolling a pane needs freeze"
         ws.sheet_view.pane.topLeftCell = scrolled_to
     return save(wb, path)
 
@@ -471,7 +481,7 @@ def test_data_validation_fails_on_other_choices_ranges_or_none(tmp_path):
         if formula is not None:
             validation = DataValidation(type="list", formula1=formula)
             validation.add(cells)
-            wb.active.add_data_validation(validation)
+            worksheet(wb).add_data_validation(validation)
         return save(wb, tmp_path / f"validation{next(names)}.xlsx")
 
     assert score(book('"Pass,Fail,Held"'), None, PASS_FAIL) == 1.0
@@ -486,7 +496,7 @@ def test_data_validation_fails_on_other_choices_ranges_or_none(tmp_path):
 def layout_book(path: Path, hidden_row: int | None = None, hidden_col: str | None = None,
                 width: float | None = None, filtered: str | None = None) -> str:
     wb = sales_book("numbers")
-    ws = wb.active
+    ws = worksheet(wb)
     if hidden_row:
         ws.row_dimensions[hidden_row].hidden = True
     if hidden_col:
@@ -600,7 +610,7 @@ def osworld_table_rules() -> list[tuple[str, dict]]:
         funcs = evaluator["func"] if isinstance(evaluator["func"], list) else [evaluator["func"]]
         options = evaluator.get("options") or {}
         options = options if isinstance(options, list) else [options] * len(funcs)
-        for func, option in zip(funcs, options):
+        for func, option in zip(funcs, options, strict=True):
             if func == "compare_table":
                 found += [(path.name, table_rule) for table_rule in (option or {}).get("rules", [])]
     return found
@@ -614,7 +624,7 @@ def test_every_rule_of_the_osworld_tasks_runs(tmp_path):
     names = {ref[2:] for _, r in rules for key in ("sheet_idx", "sheet_idx0", "sheet_idx1")
              if isinstance(ref := r.get(key), str) and ref[:2] in ("RN", "EN")}
     wb = openpyxl.Workbook()
-    wb.active.title = "Sheet1"
+    worksheet(wb).title = "Sheet1"
     for name in sorted(names | {f"Sheet{i}" for i in range(2, 9)}):
         if name not in wb.sheetnames:
             wb.create_sheet(name)["A1"] = 1
@@ -665,9 +675,9 @@ def test_compare_csv_without_a_result_scores_zero(tmp_path):
 
 def cities_book(tmp_path, cities) -> str:
     wb = openpyxl.Workbook()
-    wb.active.append(["Conference", "Year", "City"])
+    worksheet(wb).append(["Conference", "Year", "City"])
     for city in cities:
-        wb.active.append(["X", 2024, city])
+        worksheet(wb).append(["X", 2024, city])
     return save(wb, tmp_path / "cities.xlsx")
 
 

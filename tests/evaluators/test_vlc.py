@@ -68,7 +68,8 @@ def status_xml(state: str = "playing", meta: dict[str, str] | None = None) -> st
 <equalizer></equalizer><information>
     <category name="meta">
     {infos}    </category>
-  <category name='Stream 0'><info name='Codec'>H264 - MPEG-4 AVC (part 10) (avc1)</info><info name='Type'>Video</info><info name='Frame rate'>25</info></category>
+  <category name='Stream 0'><info name='Codec'>H264 - MPEG-4 AVC (part 10) (avc1)</info>\
+<info name='Type'>Video</info><info name='Frame rate'>25</info></category>
   </information>
   <stats>
   <lostabuffers>0</lostabuffers>

@@ -70,7 +70,8 @@ def fake_cli(tmp_path, monkeypatch):
     cli.bin.mkdir(parents=True)
     for tool in TOOLS:
         wrapper = cli.bin / tool
-        wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(FAKE_BIN / tool))} \"$@\"\n")
+        wrapper.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(FAKE_BIN / tool))} "
+                           "\"$@\"\n")
         wrapper.chmod(0o755)
     monkeypatch.setenv("PATH", f"{cli.bin}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.setenv("FAKE_CLI_LOG", str(cli.log))

@@ -14,7 +14,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 # A 1x1 PNG.
-PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9aw"
+                       "AAAABJRU5ErkJggg==")
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -42,16 +43,21 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
-def make_server(host: str, port: int, fail_first: int = 0) -> ThreadingHTTPServer:
+class FakeEnvServer(ThreadingHTTPServer):
     """`fail_first`: answer 503 that many times first (a desktop still booting); `hits`: paths asked."""
-    server = ThreadingHTTPServer((host, port), Handler)
-    server.daemon_threads = True
-    server.fail_first = fail_first
-    server.hits = []
-    return server
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], fail_first: int = 0):
+        super().__init__(address, Handler)
+        self.fail_first = fail_first
+        self.hits: list[str] = []
 
 
-def serve_in_thread(host: str = "127.0.0.1", port: int = 0, fail_first: int = 0) -> ThreadingHTTPServer:
+def make_server(host: str, port: int, fail_first: int = 0) -> FakeEnvServer:
+    return FakeEnvServer((host, port), fail_first)
+
+
+def serve_in_thread(host: str = "127.0.0.1", port: int = 0, fail_first: int = 0) -> FakeEnvServer:
     server = make_server(host, port, fail_first)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server

@@ -83,7 +83,8 @@ def stop(process: subprocess.Popen) -> None:
 def test_the_home_is_copied_from_the_template_and_capped(tmp_path):
     process, output = sandbox(tmp_path, ["sh", "-c", "ls -A ~; stat -c %a ~; df -B1 --output=size ~ | tail -1; "
                                                      "dd if=/dev/zero of=$HOME/fill bs=1M count=64 2>&1; "
-                                                     "cat /run/osworld/session.json; echo >> /run/osworld/session.json 2>&1"])
+                                                     "cat /run/osworld/session.json; "
+                                                     "echo >> /run/osworld/session.json 2>&1"])
     assert process.wait(30) == 2  # the last write: to the harness's file, read-only inside
     output.wait(5)
     lines = [line.strip() for line in output.text().splitlines()]
@@ -134,8 +135,8 @@ def test_the_logs_folder_replaced_by_a_symlink_is_not_followed(tmp_path):
 
 
 def test_a_failed_command_leaves_its_log_tails_in_the_output(tmp_path):
-    process, output = sandbox(tmp_path, ["sh", "-c", "echo 'Fatal server error: no screens' > /run/osworld/logs/Xvfb.log;"
-                                                     " exit 3"])
+    process, output = sandbox(tmp_path, ["sh", "-c", "echo 'Fatal server error: no screens' "
+                                                     "> /run/osworld/logs/Xvfb.log; exit 3"])
     assert process.wait(30) == 3
     output.wait(5)
     assert "Fatal server error: no screens" in output.text()

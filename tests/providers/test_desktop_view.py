@@ -39,7 +39,10 @@ def host_with_extras(tmp_path, monkeypatch):
             if entry not in extended:
                 (fake / entry).symlink_to(real / entry)
         for name in extended:
-            shutil.copytree(real / name, fake / name, symlinks=True) if (real / name).is_dir() else (fake / name).mkdir()
+            if (real / name).is_dir():
+                shutil.copytree(real / name, fake / name, symlinks=True)
+            else:
+                (fake / name).mkdir()
     (share / "applications" / "host-only-editor.desktop").write_text(EXTRA_APP)
     (share / "dbus-1" / "services").mkdir(parents=True, exist_ok=True)
     (share / "dbus-1" / "services" / "org.freedesktop.Tracker3.Miner.Files.service").write_text(INDEXER_SERVICE)

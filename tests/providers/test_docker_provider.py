@@ -278,7 +278,7 @@ def test_the_real_docker_client_accepts_our_command_line(providers, allocator, d
     provider = DockerProvider(docker=REAL_DOCKER, port_allocator=allocator, kvm_device=kvm)
     providers.append(provider)
     provider.path_to_vm = disk
-    provider.host_ports = dict(zip((5000, 9222, 8006, 8080), (21001, 21002, 21003, 21004)))
+    provider.host_ports = dict(zip((5000, 9222, 8006, 8080), (21001, 21002, 21003, 21004), strict=True))
     for use_kvm, expected in ((False, "Cannot connect to the Docker daemon"), (True, "unknown server OS")):
         provider.use_kvm = use_kvm
         proc = subprocess.run(provider.run_argv(), capture_output=True, text=True, timeout=60)

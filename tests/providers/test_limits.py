@@ -208,7 +208,7 @@ def test_kill_all_kills_every_member(make_group, how):
     assert shell.wait(timeout=30) == -9 and added.wait(timeout=30) == -9
     assert group.pids() == set()
     for pid in members - {shell.pid, added.pid}:  # the shell's children, orphans now
-        wait_until(lambda: dead(pid), what=f"process {pid} to die")
+        wait_until(lambda pid=pid: dead(pid), what=f"process {pid} to die")
 
 
 @needs_cgroups
@@ -252,7 +252,7 @@ def test_prune_removes_empty_groups_of_dead_owners_only(make_group, request):
                         os.kill(int(pid), 9)
                     except ProcessLookupError:
                         pass
-                wait_until(lambda: not (path / "cgroup.procs").read_text().split(), what=f"{path} to empty")
+                wait_until(lambda path=path: not (path / "cgroup.procs").read_text().split(), what=f"{path} to empty")
                 os.rmdir(path)
     request.addfinalizer(cleanup)
 

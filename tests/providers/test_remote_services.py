@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.run import RunConfig, run_benchmark
+from runner.config import RunConfig
+from runner.run import run_benchmark
 from tests.serve_cli import free_port, osworld, wait_until_served
 
 pytestmark = pytest.mark.desktop

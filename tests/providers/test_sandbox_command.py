@@ -51,7 +51,8 @@ def test_every_tmpfs_has_a_size_cap_and_the_home_its_own(tmp_path):
 
 def test_namespaces_and_lifetime(tmp_path):
     argv = bwrap_argv(spec(tmp_path), ["true"])
-    for flag in ("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--die-with-parent", "--clearenv"):
+    for flag in ("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--die-with-parent",
+                 "--clearenv"):
         assert flag in argv
     assert argv[argv.index("--uid") + 1] == "1000"
 

@@ -72,7 +72,7 @@ def test_a_uuid_and_other_vms(fake_cli, providers, guest):
     provider = make(providers, guest)
     provider.start_emulator("{" + UUID + "}")
     assert fake_cli.calls()[2] == vbox("startvm", UUID, "--type", "headless")
-    assert parse_vm_list('"Windows 10" {11111111-2222-3333-4444-555555555555}\n"Ubuntu" {%s}\n' % UUID) == [
+    assert parse_vm_list('"Windows 10" {11111111-2222-3333-4444-555555555555}\n"Ubuntu" {' + UUID + '}\n') == [
         ("Windows 10", "11111111-2222-3333-4444-555555555555"), ("Ubuntu", UUID)]
 
 
@@ -113,7 +113,8 @@ def test_vboxmanage_errors_are_reported(fake_cli, providers, guest):
 def test_a_nat_address_gets_a_networking_hint(fake_cli, providers, guest):
     fake_cli.set(FAKE_VM_IP="10.0.2.15")
     provider = make(providers, guest, ready_timeout=0.5)
-    with pytest.raises(ProviderError, match=r"(?s)did not answer.*10.0.2.15 is VirtualBox's NAT address.*--nic1 bridged"):
+    with pytest.raises(ProviderError,
+                       match=r"(?s)did not answer.*10.0.2.15 is VirtualBox's NAT address.*--nic1 bridged"):
         provider.start_emulator("Ubuntu")
 
 

@@ -60,7 +60,8 @@ def test_tasks_without_vs_code_install_nothing(monkeypatch):
 
 def test_doctor_says_how_to_install_vs_code_when_it_is_missing(monkeypatch, tmp_path):
     monkeypatch.setenv("OSWORLD_SANDBOX_SHARE", str(tmp_path))
-    monkeypatch.setattr(debian_packages, "missing_packages", lambda packages: [p for p in packages if p == "libkrb5-dev"])
+    monkeypatch.setattr(debian_packages, "missing_packages",
+                        lambda packages: [p for p in packages if p == "libkrb5-dev"])
     check = doctor.check_vscode()
     assert not check.ok and not check.required
     assert str(tmp_path) in check.detail

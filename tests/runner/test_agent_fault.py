@@ -13,9 +13,9 @@ from runner.episode import EpisodeConfig, run_episode
 from runner.rescore import rescore_record
 from runner.summary import find_runs, summarize_run
 
-PNG = io.BytesIO()
-Image.new("RGB", (8, 8), "white").save(PNG, format="PNG")
-PNG = PNG.getvalue()
+_png = io.BytesIO()
+Image.new("RGB", (8, 8), "white").save(_png, format="PNG")
+PNG = _png.getvalue()
 LIMIT = "the desktop hit its process limit (1024) 3 times"
 GONE = DesktopUnavailable("env server at unix:/x.sock unreachable for POST /execute after 1 attempt(s)")
 

@@ -11,8 +11,9 @@ from mm_agents.llm import LLMError, RetryPolicy
 from mm_agents.llm.retry import Failure, call_with_retries
 from mm_agents.loader import AgentLoadError
 from runner.breaker import FatalErrorBreaker, fatal_cause
+from runner.config import RunConfig, RunOptionError
 from runner.episode import AgentOverBudget, predict_within
-from runner.run import RunConfig, RunOptionError, RunSummary
+from runner.plan import RunSummary
 
 UNAUTHORIZED = LLMError("openai model 'm' at http://x/v1: request failed: HTTP 401: bad key", provider="openai",
                         model="m", url="http://x/v1", kind="auth", status=401)

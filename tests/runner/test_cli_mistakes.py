@@ -11,7 +11,9 @@ from click.testing import CliRunner
 from osworld_cli.errors import CANNOT_START, OK, TASK_ERRORS
 from osworld_cli.main import cli
 from osworld_cli.run_commands import run_exit_status
-from runner.run import RunConfig, RunOptionError, RunSummary, check_agent
+from runner.config import RunConfig, RunOptionError
+from runner.plan import RunSummary
+from runner.run import check_agent
 
 AGENT_FILE = '''
 class Agent:
@@ -191,6 +193,7 @@ def test_an_agent_without_a_constructor_is_built_without_arguments(tmp_path):
 
 def test_exit_status_of_a_finished_run():
     assert run_exit_status(RunSummary(planned=2, skipped_done=0, skipped_errors=0, ran=2, ok=2)) == OK
-    assert run_exit_status(RunSummary(planned=2, skipped_done=0, skipped_errors=0, ran=2, ok=1, errors=1)) == TASK_ERRORS
+    assert run_exit_status(RunSummary(planned=2, skipped_done=0, skipped_errors=0, ran=2, ok=1,
+                                      errors=1)) == TASK_ERRORS
     kept = RunSummary(planned=0, skipped_done=1, skipped_errors=1)  # an error kept from an earlier run
     assert run_exit_status(kept) == TASK_ERRORS

@@ -9,9 +9,9 @@ from PIL import Image
 
 from runner.episode import EpisodeConfig, run_episode
 
-PNG = io.BytesIO()
-Image.new("RGB", (8, 8), "white").save(PNG, format="PNG")
-PNG = PNG.getvalue()
+_png = io.BytesIO()
+Image.new("RGB", (8, 8), "white").save(_png, format="PNG")
+PNG = _png.getvalue()
 
 
 class Controller:

@@ -9,6 +9,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from click.testing import CliRunner
+from openpyxl.worksheet.worksheet import Worksheet
 
 from desktop_env.evaluators.outcome import Evaluation, MetricPart
 from desktop_env.evaluators.scoring import MetricCall, call_metric
@@ -22,6 +23,7 @@ RUN = ("pyautogui", "screenshot", "noop")
 def workbook(path: Path, b3: object) -> str:
     book = openpyxl.Workbook()
     sheet = book.active
+    assert isinstance(sheet, Worksheet)  # a new workbook's one sheet
     sheet.append(["name", "salary"])
     sheet.append(["Ada", 5200])
     sheet.append(["Linus", b3])

@@ -21,7 +21,7 @@ def module_level_imports(path: Path) -> set[str]:
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.level == 1:
             found.add(node.module or "")
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("runner."):
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("runner."):
             found.add(node.module.split(".", 1)[1])
         elif isinstance(node, ast.Import):
             found.update(a.name.split(".", 1)[1] for a in node.names if a.name.startswith("runner."))
@@ -49,7 +49,8 @@ def test_each_runner_module_imports_alone():
     names = sorted(f"runner.{p.stem}" for p in RUNNER.glob("*.py") if p.stem != "__init__")
     # Each with no runner module loaded before it (other packages stay: they are not what is checked).
     script = "import importlib, sys\nfor name in sys.argv[1:]:\n" \
-             "    for loaded in [m for m in sys.modules if m.startswith('runner.')]:\n        del sys.modules[loaded]\n" \
+             "    for loaded in [m for m in sys.modules if m.startswith('runner.')]:\n" \
+             "        del sys.modules[loaded]\n" \
              "    importlib.import_module(name)\n"
     done = subprocess.run([sys.executable, "-c", script, *names], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -10,9 +10,10 @@ from click.testing import CliRunner
 
 from osworld_cli.errors import TASK_ERRORS
 from osworld_cli.main import cli
-from runner.results import TaskState, task_state
-from runner.run import RunConfig, plan_tasks, run_benchmark
-from runner.summary import read_task
+from runner.config import RunConfig
+from runner.plan import plan_tasks
+from runner.results import TaskState, read_task, task_state
+from runner.run import run_benchmark
 
 GOOD_EVALUATOR = {"func": "exact_match", "result": {"type": "vm_file", "path": "/home/user/a.txt", "dest": "a.txt"},
                   "expected": {"type": "rule", "rules": {"expected": "x"}}}

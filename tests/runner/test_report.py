@@ -77,7 +77,8 @@ def build_results(root: Path) -> Path:
          "info": {"action_error": "NameError: name 'pyautogu' is not defined"}},
         {"response": "giving up", "action": "FAIL", "done": True, "info": {"fail": True}}])
     (run_dir / "libreoffice_calc" / "calc-chart" / "rescore.json").write_text(json.dumps(
-        {"old_score": 0.0, "new_score": 1.0, "changed": True, "rescorable": True, "rescored_at": "2026-02-01T00:00:00"}))
+        {"old_score": 0.0, "new_score": 1.0, "changed": True, "rescorable": True,
+         "rescored_at": "2026-02-01T00:00:00"}))
     write_task(run_dir, "os", "os-error", score=None, status="error", seconds=12, steps=[
         {"response": "opening a terminal", "action": "pyautogui.hotkey('ctrl', 'alt', 't')"}],
         error={"type": "ModelAPIError", "message": "HTTP 500 from the model API <b>bold?</b>",
@@ -281,7 +282,8 @@ def test_filters_links_and_media_work_in_chromium(report, tmp_path):
         assert tools.js("document.body.getAttribute('data-ready')") == "1"
 
         def choose(select_id: str, value: str) -> int:
-            return tools.js(f"""(() => {{ const s = document.getElementById('{select_id}'); s.value = {json.dumps(value)};
+            return tools.js(f"""(() => {{ const s = document.getElementById('{select_id}');
+                s.value = {json.dumps(value)};
                 s.dispatchEvent(new Event('change')); return document.querySelectorAll(
                 '#task-table tr[data-task]:not([hidden])').length; }})()""")
 
@@ -303,14 +305,18 @@ def test_filters_links_and_media_work_in_chromium(report, tmp_path):
             const images = Array.from(document.querySelectorAll('details.task img'));
             for (const img of images) { img.scrollIntoView(); await new Promise(r => setTimeout(r, 20)); }
             const deadline = Date.now() + 15000;
-            while (Date.now() < deadline && !images.every(i => i.complete)) { await new Promise(r => setTimeout(r, 100)); }
+            while (Date.now() < deadline && !images.every(i => i.complete)) {
+                await new Promise(r => setTimeout(r, 100));
+            }
             return images.map(i => i.naturalWidth);
         })()""")
         assert len(loaded) == 5 + 8 and all(w == 320 for w in loaded), loaded  # 5 starts + 8 steps
         video = tools.js("""(async () => {
             const v = document.querySelector('video'); v.preload = 'metadata'; v.load();
             const deadline = Date.now() + 15000;
-            while (Date.now() < deadline && v.readyState < 1 && !v.error) { await new Promise(r => setTimeout(r, 100)); }
+            while (Date.now() < deadline && v.readyState < 1 && !v.error) {
+                await new Promise(r => setTimeout(r, 100));
+            }
             return [v.videoWidth, v.videoHeight, v.error && v.error.code];
         })()""")
         assert video == [64, 48, None]

@@ -5,10 +5,12 @@ import hashlib
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from openpyxl import Workbook
+from openpyxl.worksheet.worksheet import Worksheet
 
 from desktop_env.evaluators.context import LiveContext, NotRecorded
 from desktop_env.evaluators.recording import MAX_BYTES, RecordingContext, ReplayContext
@@ -29,8 +31,10 @@ SHEET_RULES = {"rules": [{"type": "sheet_data", "sheet_idx0": "RI0", "sheet_idx1
 
 def xlsx(path: Path, rows: list[list]) -> Path:
     book = Workbook()
+    sheet = book.active
+    assert isinstance(sheet, Worksheet)  # a new workbook's one sheet
     for row in rows:
-        book.active.append(row)
+        sheet.append(row)
     path.parent.mkdir(parents=True, exist_ok=True)
     book.save(path)
     return path
@@ -41,7 +45,7 @@ def write_json(path: Path, value) -> None:
     path.write_text(json.dumps(value, indent=1))
 
 
-TASKS = {
+TASKS: dict[str, dict[str, dict[str, Any]]] = {  # domain -> task id -> evaluator
     "multi_apps": {
         "text-and-sheet": {
             "func": ["compare_text_file", "compare_table"],
@@ -181,7 +185,8 @@ def test_rescore_reruns_real_metrics_on_the_recorded_files(tasks, tmp_path):
     task = load_task_set(tasks).load("multi_apps", "text-and-sheet")
     assert rescore_task(task_dir, task) == (1.0, 1.0)
     record = json.loads((task_dir / "rescore.json").read_text())
-    assert (record["old_score"], record["new_score"], record["changed"], record["rescorable"]) == (1.0, 1.0, False, True)
+    assert (record["old_score"], record["new_score"], record["changed"], record["rescorable"]) == \
+        (1.0, 1.0, False, True)
     assert record["evaluator_changed"] is False and record["rescored_at"]
     assert record["metrics"]["compare_table"]["now"] == record["metrics"]["compare_table"]["when_scored"]
     assert [m["func"] for m in record["evaluation"]["metrics"]] == ["compare_text_file", "compare_table"]

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from osworld_cli.errors import CANNOT_START, TASK_ERRORS
 from osworld_cli.main import cli
-from runner.run import ResumeMismatch, RunConfig, run_benchmark
+from runner.config import ResumeMismatch, RunConfig
+from runner.run import run_benchmark
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from runner.config import RunConfig
 from runner.events import Finished, Interrupted, Retrying, Started, Stopped
 from runner.results import (
     ErrorRecord,
@@ -18,7 +19,8 @@ from runner.results import (
     write_score,
     write_status,
 )
-from runner.run import RunConfig, ThreadBackend, run_benchmark
+from runner.run import run_benchmark
+from runner.worker_pool import ThreadBackend
 
 TASKS = ["os-organize-invoices", "os-install-photoshop", "os-find-copy-lease", "os-make-script-executable"]
 AUTH = {"kind": "auth", "signature": "auth openai m http://x", "message": "openai model 'm': HTTP 401"}

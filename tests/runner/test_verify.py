@@ -19,7 +19,8 @@ def test_a_task_that_cannot_run_is_not_sound_and_says_why(tmp_path):
                                       "--result-dir", str(tmp_path / "results")], terminal_width=300)
     assert result.exit_code == TASK_ERRORS, result.output
     assert "NOT SOUND os/t reference=None noop=None" in result.output
-    assert "reference: InvalidTask: the task cannot run:" in result.output and "evaluator.func = 'nope'" in result.output
+    assert "reference: InvalidTask: the task cannot run:" in result.output
+    assert "evaluator.func = 'nope'" in result.output
 
 
 def test_soundness():

@@ -14,7 +14,6 @@ from runner.experiments import (
     HISTORY,
     MAIN,
     PERTURBATION,
-    SettingsMismatch,
     analysis_cells,
     check_settings,
     collect,
@@ -24,6 +23,7 @@ from runner.experiments import (
     to_csv,
     to_markdown,
 )
+from runner.settings import SettingsMismatch
 
 SELECTION = {"os": ["os-a", "os-b"], "libreoffice_calc": ["calc-c", "calc-d"], "chrome": ["chrome-e"],
              "multi_apps": ["multi-f"]}

@@ -45,7 +45,9 @@ def main() -> None:
                          max_connections=args.max_connections, idle_timeout=args.idle_timeout,
                          **({"head_timeout": args.head_timeout} if args.head_timeout is not None else {}))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    print(f"READY {server.server_address[1]}", flush=True)
+    address = server.server_address
+    assert isinstance(address, tuple)  # a TCP listener's (host, port)
+    print(f"READY {address[1]}", flush=True)
     try:
         server.serve_forever(poll_interval=0.1)
     finally:

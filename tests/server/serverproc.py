@@ -16,7 +16,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 import requests
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,6 +61,7 @@ def serve(home: Path, *options: str):
     home.mkdir(parents=True, exist_ok=True)
     process = subprocess.Popen([SERVER_PYTHON, "-m", "tests.server.serve_bare", str(home), *options],
                                cwd=REPO, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None  # piped above
     try:
         line = process.stdout.readline()
         if not line.startswith("READY "):
@@ -77,28 +77,19 @@ def serve(home: Path, *options: str):
         process.stdout.close()
 
 
-@pytest.fixture
-def server(tmp_path):
-    with serve(tmp_path / "home") as served:
-        yield served
+Response = tuple[int, dict[str, str], bytes]  # status, headers (lower-case names), body
 
 
-@pytest.fixture
-def public_server(tmp_path):
-    with serve(tmp_path / "home", "--public") as served:
-        yield served
-
-
-def raw_exchange(sock: socket.socket, data: bytes, timeout: float = 30) -> list[tuple[int, dict[str, str], bytes]]:
+def raw_exchange(sock: socket.socket, data: bytes, timeout: float = 30) -> list[Response]:
     """Sends `data` on a raw socket and reads back every response until the server closes or goes quiet."""
     sock.sendall(data)
     return read_responses(sock, timeout)
 
 
-def read_responses(sock: socket.socket, timeout: float = 30, count: int | None = None) -> list[tuple[int, dict[str, str], bytes]]:
+def read_responses(sock: socket.socket, timeout: float = 30, count: int | None = None) -> list[Response]:
     sock.settimeout(timeout)
     buffer = b""
-    responses = []
+    responses: list[Response] = []
     while count is None or len(responses) < count:
         while b"\r\n\r\n" not in buffer:
             try:

@@ -14,9 +14,9 @@ from desktop_env.a11y_namespaces import A11Y_NAMESPACES as NAMESPACES
 
 pytestmark = pytest.mark.desktop
 
-ST = "{%s}" % NAMESPACES["st"]
-CP = "{%s}" % NAMESPACES["cp"]
-VAL = "{%s}" % NAMESPACES["val"]
+ST = "{" + NAMESPACES["st"] + "}"
+CP = "{" + NAMESPACES["cp"] + "}"
+VAL = "{" + NAMESPACES["val"] + "}"
 APP_TIMEOUT_S = 60
 
 # A flat (single XML file) spreadsheet: LibreOffice opens it without an import dialog.

@@ -11,11 +11,11 @@ from desktop_env.a11y_namespaces import A11Y_NAMESPACES as NAMESPACES
 from desktop_env.server import accessibility
 from desktop_env.server.accessibility import Node
 
-ST = "{%s}" % NAMESPACES["st"]
-ATTR = "{%s}" % NAMESPACES["attr"]
-CP = "{%s}" % NAMESPACES["cp"]
-ACT = "{%s}" % NAMESPACES["act"]
-VAL = "{%s}" % NAMESPACES["val"]
+ST = "{" + NAMESPACES["st"] + "}"
+ATTR = "{" + NAMESPACES["attr"] + "}"
+CP = "{" + NAMESPACES["cp"] + "}"
+ACT = "{" + NAMESPACES["act"] + "}"
+VAL = "{" + NAMESPACES["val"] + "}"
 SHOWING, VISIBLE, FOCUSED, MULTI_LINE = 25, 30, 12, 17
 
 

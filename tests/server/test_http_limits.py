@@ -13,7 +13,7 @@ import time
 import pytest
 import requests
 
-from tests.server.serverproc import raw_exchange, read_responses, serve, server, wait_until  # noqa: F401
+from tests.server.serverproc import raw_exchange, read_responses, serve, wait_until
 
 MiB = 1 << 20
 BOUNDARY = "osworldtestboundary"
@@ -252,7 +252,8 @@ def test_make_server_serves_on_a_socket_it_is_handed(tmp_path, family):
         client = socket.socket(family, socket.SOCK_STREAM)
         client.connect(listener.getsockname())
         with client:
-            (status, _, body), = raw_exchange(client, b"GET /ping HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            (status, _, body), = raw_exchange(client,
+                                              b"GET /ping HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
         assert (status, body) == (200, b"pong")
     finally:
         server.shutdown()

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.server.serverproc import server, wait_until  # noqa: F401
+from tests.server.serverproc import wait_until
 
 
 @pytest.mark.parametrize("path, body, field", [

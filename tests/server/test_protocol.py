@@ -85,7 +85,8 @@ def test_setup_execute_is_an_alias(desktop):
 
 
 def test_run_bash_script_works_and_honours_working_dir(desktop):
-    result = desktop.post("/run_bash_script", json={"script": "pwd; echo err >&2; exit 0", "working_dir": "/tmp"}).json()
+    result = desktop.post("/run_bash_script",
+                          json={"script": "pwd; echo err >&2; exit 0", "working_dir": "/tmp"}).json()
     assert result == {"status": "success", "output": "/tmp\n", "error": "err\n", "returncode": 0}
 
 

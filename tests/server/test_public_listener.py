@@ -12,7 +12,7 @@ import requests
 
 from desktop_env.server import app
 from desktop_env.server.access_policy import is_local_host_header
-from tests.server.serverproc import public_server, raw_exchange, serve, server  # noqa: F401
+from tests.server.serverproc import raw_exchange, serve
 
 
 def marker_command(server, name: str = "marker") -> tuple[dict, object]:

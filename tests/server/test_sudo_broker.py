@@ -19,13 +19,14 @@ from desktop_env.server import sudo_broker
 PASSWORD = "password"
 
 
-def ask(monkeypatch, *requests: object, fds: bool = True) -> list[dict]:
-    """Sends `requests` (each a line; the last with stdin, stdout and stderr attached) and returns the replies."""
+def ask(monkeypatch, *requests: object, fds: bool = True) -> list[dict | None]:
+    """Sends `requests` (each a line; the last with stdin, stdout and stderr attached) and returns the replies
+    (None where the broker hung up without one)."""
     monkeypatch.setattr(sudo_broker, "SUDOERS", (*sudo_broker.SUDOERS, os.getuid()))
     client, broker = socket.socketpair()
     thread = threading.Thread(target=sudo_broker.handle, args=(broker, PASSWORD), daemon=True)
     thread.start()
-    replies = []
+    replies: list[dict | None] = []
     with client, open(os.devnull, "rb") as stdin, open(os.devnull, "wb") as out:
         client.settimeout(10)
         reader = client.makefile("rb")
@@ -61,7 +62,7 @@ def test_a_message_that_is_not_a_json_object_gets_an_error(monkeypatch, line):
 
 
 def test_a_well_formed_request_still_runs(monkeypatch):
-    request = {"op": "run", "argv": ["true"], "user": "#%d" % os.getuid(), "cwd": "/", "env": {"LANG": "C"}}
+    request = {"op": "run", "argv": ["true"], "user": f"#{os.getuid()}", "cwd": "/", "env": {"LANG": "C"}}
     if os.getuid() != 0:
         pytest.skip("running a command as another user needs root")
     assert ask(monkeypatch, AUTH, request) == [{"ok": True}, {"status": 0}]

@@ -8,13 +8,18 @@ the desktop answered as a VM does, checked through the same client where it can 
 """
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import os
 import sys
 import time
 import types
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def import_upstream(checkout: str):
@@ -25,8 +30,9 @@ def import_upstream(checkout: str):
         package.__path__ = [os.path.join(checkout, *name.split("."))]
         sys.modules[name] = package
     from desktop_env.controllers.python import PythonController
-    from desktop_env.controllers.setup import SetupController
-    return PythonController, SetupController
+    # Upstream's module of that name, not ours (which has no SetupController): imported by name.
+    setup = importlib.import_module("desktop_env.controllers.setup")
+    return PythonController, setup.SetupController
 
 
 def main(address: str, workdir: str) -> None:
@@ -51,6 +57,11 @@ def main(address: str, workdir: str) -> None:
 
     def shell(script):
         return (python.run_bash_script(script) or {}).get("output", "")
+
+    def after(seconds: float, call: Callable[[], T]) -> T:
+        """`call()` once `seconds` have passed: the desktop catching up with a step."""
+        time.sleep(seconds)
+        return call()
 
     home = "/home/user"
     local = work / "upload.txt"
@@ -101,20 +112,21 @@ def main(address: str, workdir: str) -> None:
     check("setup change_wallpaper", lambda: step("change_wallpaper", path=str(wallpaper)), lambda v: v is True)
     check("setup sleep", lambda: step("sleep", seconds=0.5), lambda v: v is True)
     # tidy_desktop is left out: OSWorld's own controller raises NotImplementedError for it.
-    check("setup open", lambda: (step("open", path=f"{home}/Desktop/upload.txt"), time.sleep(3),
-                                 shell("wmctrl -l"))[2], lambda v: "upload.txt" in v)
+    check("setup open", lambda: (step("open", path=f"{home}/Desktop/upload.txt"),
+                                 after(3, lambda: shell("wmctrl -l")))[1], lambda v: "upload.txt" in v)
     check("setup activate_window", lambda: step("activate_window", window_name="upload.txt"), lambda v: v is True)
-    check("setup close_window", lambda: (step("close_window", window_name="upload.txt"), time.sleep(2),
-                                         shell("wmctrl -l"))[2], lambda v: "upload.txt" not in v)
+    check("setup close_window", lambda: (step("close_window", window_name="upload.txt"),
+                                         after(2, lambda: shell("wmctrl -l")))[1], lambda v: "upload.txt" not in v)
     check("setup launch (chrome with socat, as task files do)",
           lambda: (step("launch", command=["google-chrome", "--remote-debugging-port=1337"]),
                    step("launch", command=["socat", "tcp-listen:9222,fork", "tcp:localhost:1337"]),
-                   time.sleep(5), shell("pgrep -x chromium >/dev/null && echo up"))[3], lambda v: "up" in v)
+                   after(5, lambda: shell("pgrep -x chromium >/dev/null && echo up")))[2], lambda v: "up" in v)
     page = f"file://{home}/Desktop/upload.txt"
     check("setup chrome_open_tabs", lambda: (step("chrome_open_tabs", urls_to_open=[page]),
                                              shell("curl -s localhost:9222/json/list"))[1], lambda v: page in v)
-    check("setup chrome_close_tabs", lambda: (step("chrome_close_tabs", urls_to_close=[page]), time.sleep(1),
-                                              shell("curl -s localhost:9222/json/list"))[2], lambda v: page not in v)
+    check("setup chrome_close_tabs", lambda: (step("chrome_close_tabs", urls_to_close=[page]),
+                                              after(1, lambda: shell("curl -s localhost:9222/json/list")))[1],
+          lambda v: page not in v)
     check("VLC at 8080", lambda: (step("launch", command="VLC_VERBOSE=-1 vlc --no-audio", shell=True),
                                   _poll_vlc(address))[1], lambda v: v == 200)
     print(json.dumps(results))
@@ -126,7 +138,8 @@ def _poll_vlc(address: str) -> int:
     status = 0
     for _ in range(30):
         try:
-            status = requests.get(f"http://{address}:8080/requests/status.xml", auth=("", "password"), timeout=5).status_code
+            status = requests.get(f"http://{address}:8080/requests/status.xml", auth=("", "password"),
+                                  timeout=5).status_code
             if status == 200:
                 break
         except requests.RequestException:

@@ -14,7 +14,8 @@ from desktop_env.evaluators.outcome import MetricResult
 from desktop_env.tasks import load_task, validate_task
 from osworld_cli.errors import TASK_ERRORS
 from osworld_cli.main import cli
-from runner.run import RunConfig, plan_tasks
+from runner.config import RunConfig
+from runner.plan import plan_tasks
 
 XLSX_RESULT = {"type": "vm_file", "path": "/home/user/a.xlsx", "dest": "a.xlsx"}
 XLSX_GOLD = {"type": "cloud_file", "path": "gold.xlsx", "dest": "gold.xlsx"}
@@ -67,7 +68,8 @@ def test_bad_table_rules_are_errors_with_the_rule_and_field(tmp_path):
                              "evaluator.options.rules[1].sheet_ids1", "evaluator.options.rules[2].rules[0].ignore_cas",
                              "evaluator.options.rules[2].rules[1].type"}
     assert problems["evaluator.options.rules[0].type"].close[0] == "sheet_data"
-    assert "rules[1] = 'sheet_data': a sheet_data rule needs 'sheet_idx1'" in str(problems["evaluator.options.rules[1]"])
+    assert "rules[1] = 'sheet_data': a sheet_data rule needs 'sheet_idx1'" in \
+        str(problems["evaluator.options.rules[1]"])
     assert "sheet_idx1" in problems["evaluator.options.rules[1].sheet_ids1"].close
     assert problems["evaluator.options.rules[2].rules[0].ignore_cas"].close[0] == "ignore_case"
     assert "fuzzy_match" in problems["evaluator.options.rules[2].rules[1].type"].close

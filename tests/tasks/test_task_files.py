@@ -22,9 +22,11 @@ def write_task(folder: Path, task_id: str = "t1", **fields) -> Path:
 @pytest.mark.parametrize("content, message", [
     ("{not json", "not valid JSON: line 1"),
     ("[]", "expected a JSON object"),
-    ('{"id": "other", "instruction": "x", "evaluator": {"func": "exact_match"}}', "field 'id' is 'other' but the file is named 't1'"),
+    ('{"id": "other", "instruction": "x", "evaluator": {"func": "exact_match"}}',
+     "field 'id' is 'other' but the file is named 't1'"),
     ('{"id": "t1", "evaluator": {"func": "exact_match"}}', "field 'instruction' must be a string"),
-    ('{"id": "t1", "instruction": "x", "config": {}, "evaluator": {"func": "exact_match"}}', "field 'config' must be a list"),
+    ('{"id": "t1", "instruction": "x", "config": {}, "evaluator": {"func": "exact_match"}}',
+     "field 'config' must be a list"),
     ('{"id": "t1", "instruction": "x"}', "field 'evaluator' must be an object with 'func'"),
 ])
 def test_broken_task_files_name_the_file_and_field(tmp_path, content, message):
@@ -47,7 +49,8 @@ def test_missing_config_means_no_setup(tmp_path):
 def test_unknown_names_are_reported_with_field_and_close_matches(tmp_path):
     path = write_task(tmp_path, config=[{"type": "downlaod", "parameters": {}}],
                       evaluator={"func": ["exact_match", "compare_tabel"],
-                                 "result": [{"type": "vm_fille", "path": "x"}, {"type": "vm_file", "path": "/home/user/x", "dest": "x"}],
+                                 "result": [{"type": "vm_fille", "path": "x"},
+                                            {"type": "vm_file", "path": "/home/user/x", "dest": "x"}],
                                  "expected": [{"type": "rule", "rules": {}}, None]})
     problems = {p.field: p for p in validate_task(load_task(path))}
     assert set(problems) == {"config[0].type", "evaluator.func[1]", "evaluator.result[0].type"}

@@ -14,10 +14,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 BASE = "http://localhost:8000"
 
-STYLE = """body{font-family:DejaVu Sans,sans-serif;max-width:860px;margin:32px auto;padding:0 16px;color:#222;line-height:1.5}
-header{border-bottom:3px solid #2d5f8b;margin-bottom:20px}header a{margin-right:18px}
-h1{color:#2d5f8b}table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:4px 10px;text-align:left}
-nav.links li{margin:8px 0;font-size:1.15em}"""
+STYLE = ("body{font-family:DejaVu Sans,sans-serif;max-width:860px;margin:32px auto;padding:0 16px;color:#222;"
+         "line-height:1.5}\n"
+         "header{border-bottom:3px solid #2d5f8b;margin-bottom:20px}header a{margin-right:18px}\n"
+         "h1{color:#2d5f8b}table{border-collapse:collapse}"
+         "td,th{border:1px solid #bbb;padding:4px 10px;text-align:left}\n"
+         "nav.links li{margin:8px 0;font-size:1.15em}")
 
 
 def page(title: str, body: str, site: str = "Northwind Intranet", nav: str = "") -> str:
@@ -49,7 +51,8 @@ HOLIDAYS = [("1 January", "New Year's Day"), ("2 April", "Good Friday"), ("5 Apr
             ("1 May", "Labour Day"), ("25 December", "Christmas Day"), ("26 December", "Boxing Day")]
 TRAVEL_POLICY = [
     ("Booking", "All business trips are booked through the travel desk at least 14 days before departure."),
-    ("Flights", "Economy class is used for flights shorter than 6 hours; premium economy is allowed on longer flights."),
+    ("Flights", "Economy class is used for flights shorter than 6 hours; "
+                "premium economy is allowed on longer flights."),
     ("Hotels", "The nightly hotel limit is 140 EUR in most cities and 190 EUR in capital cities."),
     ("Meals", "Meals are reimbursed up to a daily allowance of 45 EUR with receipts."),
     ("Expense claims", "Expense claims must be submitted within 30 days of returning, with all receipts attached."),
@@ -102,7 +105,8 @@ APARTMENTS = {
     "old-town-loft.html": ("Old town loft, 3 rooms", "1,640 EUR / month"),
 }
 NEWS = {
-    "bike-lanes.html": ("Council approves new bike lanes", "Four kilometres of bike lanes are coming to Harbour Street."),
+    "bike-lanes.html": ("Council approves new bike lanes",
+                        "Four kilometres of bike lanes are coming to Harbour Street."),
     "farmers-market.html": ("Farmers market returns", "The market is back in Linden Square every Sunday."),
 }
 

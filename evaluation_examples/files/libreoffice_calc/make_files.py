@@ -17,10 +17,12 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Literal
 
 from openpyxl import Workbook
 from openpyxl.chart import BarChart, Reference
 from openpyxl.styles import Font
+from openpyxl.worksheet.worksheet import Worksheet
 
 HERE = Path(__file__).resolve().parent
 BOLD = Font(bold=True)
@@ -35,6 +37,7 @@ def task_dir(task_id: str) -> Path:
 def new_sheet(title: str, header: list[str], rows: list[list], widths: dict[str, float] | None = None):
     wb = Workbook()
     ws = wb.active
+    assert isinstance(ws, Worksheet)  # a new workbook's one sheet
     ws.title = title
     ws.append(header)
     for cell in ws[1]:
@@ -59,16 +62,19 @@ def pin_volatile_parts(path: Path) -> None:
         data["docProps/core.xml"] = re.sub(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stamp, data["docProps/core.xml"])
     for name in data:
         if name.startswith("xl/charts/chart"):
-            # LibreOffice numbers chart axes at random: renumber them in order of appearance.
-            ids: dict[bytes, bytes] = {}
-            data[name] = re.sub(rb'(<c:(?:axId|crossAx) val=")(\d+)(")',
-                                lambda m: m[1] + ids.setdefault(m[2], b"%d" % (100001 + len(ids))) + m[3],
-                                data[name])
+            data[name] = renumber_chart_axes(data[name])
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, content in data.items():
             info = zipfile.ZipInfo(name, date_time=(2026, 1, 5, 9, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, content)
+
+
+def renumber_chart_axes(chart: bytes) -> bytes:
+    """LibreOffice numbers chart axes at random: renumber them in order of appearance."""
+    ids: dict[bytes, bytes] = {}
+    return re.sub(rb'(<c:(?:axId|crossAx) val=")(\d+)(")',
+                  lambda m: m[1] + ids.setdefault(m[2], b"%d" % (100001 + len(ids))) + m[3], chart)
 
 
 def save_input(wb, path: Path) -> None:
@@ -90,7 +96,7 @@ def soffice_convert(source: Path, target: Path, filter_name: str) -> None:
         shutil.move(str(produced[0]), target)
 
 
-def write_csv(path: Path, rows: list[list], quoting: int) -> None:
+def write_csv(path: Path, rows: list[list], quoting: Literal[0, 1, 2, 3]) -> None:
     with open(path, "w", newline="", encoding="utf-8") as f:
         csv.writer(f, quoting=quoting, lineterminator="\n").writerows(rows)
 

@@ -22,6 +22,7 @@ import zipfile
 from pathlib import Path
 
 from pptx import Presentation
+from pptx.presentation import Presentation as PresentationFile
 
 HERE = Path(__file__).resolve().parent
 STAMP = (2026, 1, 5, 9, 0, 0)
@@ -31,6 +32,16 @@ def task_dir(task_id: str) -> Path:
     path = HERE / task_id
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def pin_field_ids(name: str, content: bytes) -> bytes:
+    """The text fields of one part with GUIDs derived from the part's name and their order."""
+    counter = iter(range(1_000_000))
+    return re.sub(
+        rb'(<a:fld id="\{)[0-9A-Fa-f-]{36}(\}")',
+        lambda m: m.group(1) + str(uuid.uuid5(uuid.NAMESPACE_URL, f"{name}#{next(counter)}")).upper().encode()
+        + m.group(2),
+        content)
 
 
 def pin_volatile_parts(path: Path) -> None:
@@ -43,12 +54,7 @@ def pin_volatile_parts(path: Path) -> None:
                                            data["docProps/core.xml"])
     for name, content in data.items():
         if name.endswith(".xml"):
-            counter = iter(range(1_000_000))
-            data[name] = re.sub(
-                rb'(<a:fld id="\{)[0-9A-Fa-f-]{36}(\}")',
-                lambda m: m.group(1) + str(uuid.uuid5(uuid.NAMESPACE_URL, f"{name}#{next(counter)}")).upper().encode()
-                + m.group(2),
-                content)
+            data[name] = pin_field_ids(name, content)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, content in data.items():
             info = zipfile.ZipInfo(name, date_time=STAMP)
@@ -79,7 +85,7 @@ def save_through_libreoffice(prs, path: Path) -> None:
     pin_volatile_parts(path)
 
 
-def new_presentation(title: str, subtitle: str, slides: list[tuple[str, list[str]]]) -> Presentation:
+def new_presentation(title: str, subtitle: str, slides: list[tuple[str, list[str]]]) -> PresentationFile:
     """A 4:3 deck (python-pptx's template): a title slide, then one 'Title and Content' slide per (title, bullets)."""
     prs = Presentation()
     first = prs.slides.add_slide(prs.slide_layouts[0])

@@ -21,6 +21,7 @@ import zipfile
 from pathlib import Path
 
 from docx import Document
+from docx.document import Document as WordDocument
 from docx.shared import Pt
 
 HERE = Path(__file__).resolve().parent
@@ -71,7 +72,7 @@ def save_through_libreoffice(doc, path: Path) -> None:
         pin_times(path)
 
 
-def new_document(title: str, paragraphs: list[str], title_size: int = 16) -> Document:
+def new_document(title: str, paragraphs: list[str], title_size: int = 16) -> WordDocument:
     """A document whose first line is a bold, left-aligned title in direct formatting."""
     doc = Document()
     run = doc.add_paragraph().add_run(title)

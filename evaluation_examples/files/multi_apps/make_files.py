@@ -16,6 +16,7 @@ from pathlib import Path
 from docx import Document
 from openpyxl import Workbook
 from openpyxl.styles import Font
+from openpyxl.worksheet.worksheet import Worksheet
 from PIL import Image, ImageDraw
 
 HERE = Path(__file__).resolve().parent
@@ -40,10 +41,16 @@ def pin_zip(path: Path) -> None:
             archive.writestr(zipfile.ZipInfo(name, ZIP_TIME), content, zipfile.ZIP_DEFLATED)
 
 
-def save_book(header: list[str], rows: list[list], path: Path, title: str = "Sheet1",
-              widths: dict[str, float] | None = None, number_format: dict[str, str] | None = None) -> None:
+def new_workbook() -> tuple[Workbook, Worksheet]:
     wb = Workbook()
     ws = wb.active
+    assert isinstance(ws, Worksheet)  # a new workbook's one sheet
+    return wb, ws
+
+
+def save_book(header: list[str], rows: list[list], path: Path, title: str = "Sheet1",
+              widths: dict[str, float] | None = None, number_format: dict[str, str] | None = None) -> None:
+    wb, ws = new_workbook()
     ws.title = title
     ws.append(header)
     for cell in ws[1]:
@@ -61,8 +68,7 @@ def save_book(header: list[str], rows: list[list], path: Path, title: str = "She
 
 def save_expected_book(header: list[str], rows: list[list], path: Path) -> None:
     """A plain gold workbook: only its values matter (compare_table's sheet_data)."""
-    wb = Workbook()
-    ws = wb.active
+    wb, ws = new_workbook()
     ws.append(header)
     for row in rows:
         ws.append(row)
@@ -85,7 +91,7 @@ def save_docx(path: Path, blocks: list[tuple]) -> None:
                 for c, value in enumerate(row):
                     table.cell(r, c).text = str(value)
     doc.core_properties.author = "osworld"
-    doc.save(path)
+    doc.save(str(path))  # python-docx takes a Path too; its annotation names only str and streams
     pin_zip(path)
 
 
@@ -128,8 +134,7 @@ BUDGET = [("Flights", 412.0), ("Hotel (4 nights)", 536.0), ("Rail pass", 89.5),
 
 def budget_sheet_to_pdf() -> None:
     d = task_dir("multi-budget-sheet-to-pdf")
-    wb = Workbook()
-    ws = wb.active
+    wb, ws = new_workbook()
     ws.title = "Budget"
     ws.append(["Lisbon trip, May 2026", None])
     ws["A1"].font = Font(bold=True, size=14)

@@ -95,7 +95,7 @@ def zip_project_folder() -> None:
 def rename_photos_pattern() -> None:
     d = task_dir("os-rename-photos-pattern")
     colours = [(70, 130, 180), (230, 150, 60), (120, 170, 90), (200, 90, 110)]
-    for number, colour in zip(range(2041, 2045), colours):
+    for number, colour in zip(range(2041, 2045), colours, strict=True):
         image = Image.new("RGB", (320, 240), colour)
         ImageDraw.Draw(image).text((20, 20), f"Lisbon {number}", fill=(255, 255, 255))
         image.save(d / f"IMG_{number}.JPG", quality=85)

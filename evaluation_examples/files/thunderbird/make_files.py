@@ -117,7 +117,8 @@ INBOX = [
     (11, "07:30", "City Weekly <newsletter@cityweekly.example>", "City Weekly Digest: farmers market returns",
      "This week: the farmers market returns to Linden Square every Sunday morning.", False),
     (12, "16:20", "Riverside Clinic <appointments@riversideclinic.example>", "Appointment reminder: 24 November",
-     "Dear Jordan Miles,\n\nThis is a reminder of your appointment on 24 November at 09:30.\n\nRiverside Clinic", False),
+     "Dear Jordan Miles,\n\nThis is a reminder of your appointment on 24 November at 09:30.\n\n"
+     "Riverside Clinic", False),
     (14, "11:03", "Priya Raman <priya.raman@northwind.example>", "Slides for Monday",
      "Hi Jordan,\n\nCould you send me the updated slides for Monday's review?\n\nThanks,\nPriya", False),
     (16, "19:44", "Pages & Co <orders@pagesandco.example>", "Your order #48377 has shipped",
