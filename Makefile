@@ -3,17 +3,22 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: install test lint demo fidelity
+.PHONY: install test lint gates demo fidelity
 
 install:
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/install.sh
 
+# The lint gates, then the tests; all of them run, and any failure fails the target.
 # pytest exits 5 when it collects nothing; that is not a failure of the code.
 test: install
-	$(VENV)/bin/python -m pytest -n 2 $(PYTEST_ARGS); rc=$$?; [ $$rc -eq 5 ] && rc=0; exit $$rc
+	rc=0; $(MAKE) --no-print-directory gates || rc=1; \
+	$(VENV)/bin/python -m pytest -n 2 $(PYTEST_ARGS); prc=$$?; [ $$prc -eq 5 ] && prc=0; \
+	[ $$prc -ne 0 ] && rc=$$prc; exit $$rc
 
 # ruff and mypy as configured in pyproject.toml; both run, and either's findings fail the target.
-lint: install
+lint: install gates
+
+gates:
 	rc=0; $(VENV)/bin/ruff check . || rc=1; $(VENV)/bin/mypy || rc=1; exit $$rc
 
 demo: install
