@@ -413,6 +413,27 @@ def test_style_evaluates_conditional_formulas_with_functions(tmp_path):
     assert score(weekends, calendar("one_missing", [6, 7, 13]), bgcolor) == 0.0
 
 
+def test_style_evaluates_whole_column_references_in_conditional_formulas(tmp_path):
+    """The usual duplicate highlighter, COUNTIF($A:$A,A1)>1, names a whole column."""
+    def names(name: str, highlight) -> str:
+        wb = openpyxl.Workbook()
+        ws = worksheet(wb)
+        for row, value in enumerate(["ann", "bob", "ann", "cy", "bob", "dee"], start=1):
+            ws.cell(row=row, column=1, value=value)
+        if highlight == "conditional":
+            ws.conditional_formatting.add("A1:A6", FormulaRule(formula=["COUNTIF($A:$A,A1)>1"],
+                                                               fill=PatternFill(bgColor="FFFF0000")))
+        else:
+            for row in highlight:
+                ws.cell(row=row, column=1).fill = PatternFill("solid", fgColor="FFFF0000")
+        return save(wb, tmp_path / f"{name}.xlsx")
+
+    duplicates = names("conditional", "conditional")
+    bgcolor = rule("style", 0, "EI0", props=["bgcolor"])
+    assert score(duplicates, names("filled", [1, 2, 3, 5]), bgcolor) == 1.0
+    assert score(duplicates, names("none", []), bgcolor) == 0.0
+
+
 def test_style_compares_fonts_and_number_formats(tmp_path):
     def book(bold: bool, number_format: str) -> openpyxl.Workbook:
         wb = sales_book("numbers")
