@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import os
+import shutil
+import signal
 import socket
 import stat
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
@@ -210,6 +213,36 @@ def test_close_leaves_no_process_or_folder_behind():
              if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
     assert alive == []
     assert not env_dir.exists()
+
+
+def test_a_sandbox_whose_bwrap_is_gone_is_killed_by_the_next_harness():
+    """The sandbox's init should die with its outer bwrap (--die-with-parent) but is not trusted to: once
+    its env folder is gone, the next harness's prune kills what is left."""
+    from desktop_env.providers.local.orphans import is_namespace_init, sandboxes_of
+    from desktop_env.providers.local.paths import runtime_root
+    from desktop_env.providers.local.provider import prune_stale_env_dirs
+
+    provider = LocalProvider(screen_size=(800, 600))
+    provider.start_emulator()
+    try:
+        sandbox, env_dir = provider._sandbox, provider.env_dir
+        assert sandbox is not None and sandbox.child_pid is not None and is_namespace_init(sandbox.child_pid)
+        assert sandbox.process.pid in sandboxes_of(env_dir) and sandbox.child_pid in sandboxes_of(env_dir)
+        # what a harness killed at the wrong moment leaves: no folder, and the init stopped (not killed) so
+        # that nothing else can end it first
+        os.kill(sandbox.child_pid, signal.SIGSTOP)
+        shutil.move(str(env_dir), str(env_dir) + "-gone")
+        try:
+            prune_stale_env_dirs()
+            deadline = time.monotonic() + 10
+            while is_namespace_init(sandbox.child_pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not is_namespace_init(sandbox.child_pid)
+        finally:
+            shutil.move(str(env_dir) + "-gone", str(env_dir))
+        assert env_dir.parent == runtime_root()
+    finally:
+        provider.stop_emulator()
 
 
 def test_folders_of_a_killed_harness_are_pruned_by_the_next_one(tmp_path):

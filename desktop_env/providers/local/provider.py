@@ -42,6 +42,7 @@ from .desktop_view import ensure_desktop_view
 from .home_template import ensure_home_template
 from .host_ids import SandboxIdentity, acquire_identity
 from .limits import DesktopCgroup, DesktopLimits, LimitEvents, prune_stale_cgroups
+from .orphans import kill_namespace_init, kill_sandboxes_of, kill_sandboxes_without_env_dir
 from .paths import runtime_root
 from .root_inside import RootInside, root_inside_for
 from .sandbox import (
@@ -75,9 +76,14 @@ def prune_stale_env_dirs(dry_run: bool = False) -> list[Path]:
     """Removes env folders whose owning harness process is gone (it was killed with -9); returns them
     (with `dry_run`, removes nothing).
 
-    Their sandboxes died with their owner (--die-with-parent); only files remain.
+    Their sandboxes should have died with their owner (--die-with-parent); any that did not is
+    killed first (orphans.py).
     """
     removed = []
+    if not dry_run:
+        killed = kill_sandboxes_without_env_dir(runtime_root())
+        if killed:
+            log.warning("killed %d sandbox processes whose env folder was already removed: %s", len(killed), killed)
     for env_dir in runtime_root().glob("env-*"):
         try:
             owner = int((env_dir / "owner.pid").read_text())
@@ -87,6 +93,10 @@ def prune_stale_env_dirs(dry_run: bool = False) -> list[Path]:
             os.kill(owner, 0)
         except ProcessLookupError:
             if not dry_run:
+                killed = kill_sandboxes_of(env_dir)
+                if killed:
+                    log.warning("killed %d sandbox processes that outlived their harness (pid %d): %s",
+                                len(killed), owner, killed)
                 shutil.rmtree(env_dir, ignore_errors=True)
             removed.append(env_dir)
         except PermissionError:
@@ -650,9 +660,11 @@ class LocalProvider(Provider):
         if sandbox is None:
             return
         if sandbox.process.poll() is None:
-            # bwrap's init in the sandbox dies with it (--die-with-parent), and the
-            # kernel then kills every process left in the PID namespace.
             sandbox.process.send_signal(signal.SIGKILL)
+        if sandbox.child_pid is not None:
+            # the sandbox's init is killed too rather than trusted to die with bwrap (orphans.py);
+            # the kernel then kills every process left in its PID namespace
+            kill_namespace_init(sandbox.child_pid)
         spec = None if self.env_dir is None else self._spec(generation)
         folders = [] if spec is None else [spec.runtime]
 
