@@ -108,7 +108,7 @@ class DesktopEnv:
             options = dict(provider_options)
             if provider_name == "local":
                 options.update(screen_size=self.screen_size, network=network, client_password=client_password)
-                options.setdefault("warm_spare", True)  # one reset per task: keep the next desktop booting
+                options.setdefault("warm_spare", "lazy")  # one reset per task: a spare from the 2nd on
             elif provider_name == "remote":
                 options.setdefault("url", path_to_vm)
             provider = create_provider(provider_name, **options)

@@ -201,6 +201,20 @@ def test_a_warm_spare_makes_a_reset_a_switch_to_a_fresh_ready_desktop():
     assert alive == []
 
 
+def test_a_lazy_spare_is_booted_only_once_the_desktop_has_been_reverted():
+    provider = LocalProvider(screen_size=(800, 600), warm_spare="lazy")
+    provider.start_emulator()
+    try:
+        assert provider.spare_process_ids() == []  # a one-task desktop boots no spare
+        provider.revert_to_snapshot()  # the first revert boots cold ...
+        assert provider.spare_process_ids()  # ... and from then on the next one is on its way
+        spare_pids = provider.spare_process_ids()
+        provider.revert_to_snapshot()
+        assert set(spare_pids) <= set(provider.process_ids())
+    finally:
+        provider.stop_emulator()
+
+
 def test_close_leaves_no_process_or_folder_behind():
     provider = LocalProvider(screen_size=(800, 600))
     provider.start_emulator()

@@ -29,6 +29,7 @@ import time
 import weakref
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 from ...controllers.transport import Endpoint, Transport
 from ...errors import MissingDependency, ProviderError, SandboxStartError
@@ -113,9 +114,12 @@ class LocalDesktopConfig:
     desktop_components: tuple[str, ...] = DESKTOP_COMPONENTS
     start_timeout: float = 60.0
     # Boot the next desktop while a task runs on this one, so that a reset is a switch to a
-    # ready desktop (GNOME Shell takes seconds to start). Costs one idle desktop's memory;
-    # DesktopEnv, which resets once per task, turns it on.
-    warm_spare: bool = False
+    # ready desktop (GNOME Shell takes seconds to start). Costs one idle desktop's memory and
+    # a boot's CPU. True: from the start; "lazy": from the first revert on, so that a desktop
+    # used for one task only (a one-task run, a test) never pays for a spare it would not use,
+    # while a runner's worker pays one cold boot (its second task's) per run. DesktopEnv,
+    # which resets once per task, asks for "lazy".
+    warm_spare: bool | Literal["lazy"] = False
     limits: DesktopLimits = field(default_factory=DesktopLimits)
     # Required of every request on the public (TCP) listener when set; `expose_server`
     # refuses a non-loopback address without one.
@@ -145,7 +149,7 @@ class _Boot:
 class LocalProvider(Provider):
     def __init__(self, screen_size: tuple[int, int] = (1920, 1080), network: bool = False,
                  client_password: str = "password", config: LocalDesktopConfig | None = None,
-                 limits: DesktopLimits | None = None, warm_spare: bool = False, **_ignored):
+                 limits: DesktopLimits | None = None, warm_spare: bool | Literal["lazy"] = False, **_ignored):
         if config is None:
             width, height = screen_size  # a list, too, from a JSON config
             config = LocalDesktopConfig(screen_size=(width, height), network=network, client_password=client_password,
@@ -165,6 +169,7 @@ class LocalProvider(Provider):
         self._next_generation = 1
         self._spare: _Boot | None = None
         self._spare_thread: threading.Thread | None = None
+        self._spare_wanted = config.warm_spare is True  # "lazy" turns it on at the first revert
         self._reapers: list[threading.Thread] = []
         self._lock = threading.RLock()
         self.last_ready_s: float | None = None   # how long the current desktop took to boot
@@ -245,6 +250,7 @@ class LocalProvider(Provider):
                 self.start_emulator()
                 return None
             started = time.monotonic()
+            self._spare_wanted = self._spare_wanted or self.config.warm_spare == "lazy"
             self._kill(self._sandbox, self._generation, wait=False)
             self._sandbox = None
             spare = self._take_spare()
@@ -449,7 +455,7 @@ class LocalProvider(Provider):
         """Boots the next desktop, to be switched to at the next reset, and waits for it in
         the background. The sandbox is started here, in the caller's thread: bwrap dies with
         the thread that started it (--die-with-parent), and a waiting thread ends."""
-        if not self.config.warm_spare:
+        if not self._spare_wanted:
             return
         generation = self._take_generation()
         try:
