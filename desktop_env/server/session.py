@@ -92,6 +92,10 @@ MEDIA_KEYS_DEBUG_ENV = {"G_MESSAGES_DEBUG": "media-keys-plugin"}
 GRAB_COMPLETED_LINE = b"Grab call completed!"
 GRAB_FAILED_LINE = b"Failed to grab accelerators:"
 GRAB_FAILURE_WAIT_S = 0.3
+# The XSETTINGS daemon draws nothing, but GTK sets up OpenGL at start on X11 to pick its
+# visuals, which loads Mesa and LLVM and dirties about 10 MiB of relocated library pages.
+# It starts no apps, so nothing else inherits this (the media keys daemon does: Ctrl+Alt+T).
+COMPONENT_ENV = {"gsd-xsettings": {"GDK_GL": "disable"}}
 # What a GNOME session's environment says about itself (as GDM sets it on Ubuntu).
 GNOME_SESSION_ENV = {
     "XDG_CURRENT_DESKTOP": "ubuntu:GNOME",
@@ -118,9 +122,9 @@ class Session:
         self.env = dict(os.environ)
         self.started = time.monotonic()
 
-    def _spawn(self, name: str, argv: list[str], **kwargs) -> subprocess.Popen:
+    def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None, **kwargs) -> subprocess.Popen:
         logfile = open(self.logs / f"{name}.log", "ab")
-        proc = subprocess.Popen(argv, env=self.env, stdin=subprocess.DEVNULL, stdout=logfile,
+        proc = subprocess.Popen(argv, env={**self.env, **(env or {})}, stdin=subprocess.DEVNULL, stdout=logfile,
                                 stderr=subprocess.STDOUT, **kwargs)
         logfile.close()
         self.children[name] = proc
@@ -241,7 +245,7 @@ class Session:
                 self._spawn_announcing(name, argv, GRAB_COMPLETED_LINE, unless=GRAB_FAILED_LINE,
                                        env=MEDIA_KEYS_DEBUG_ENV)
             else:
-                self._spawn(name, argv)
+                self._spawn(name, argv, env=COMPONENT_ENV.get(name))
 
     def prepare_environment(self) -> None:
         home = self.env.get("HOME", "/home/user")

@@ -46,6 +46,18 @@ def test_themes_are_ubuntus_yaru(desktop):
         assert gsettings(desktop, "org.gnome.desktop.interface", key) == "'Yaru'"
 
 
+# What the XSETTINGS daemon publishes on the root window's selection, as a GTK app reads it.
+READ_XSETTINGS = ("python3 -c \"from Xlib import display; d = display.Display(); "
+                  "owner = d.get_selection_owner(d.intern_atom('_XSETTINGS_S0')); "
+                  "prop = owner.get_full_property(d.intern_atom('_XSETTINGS_SETTINGS'), 0); "
+                  "print(bytes(prop.value))\"")
+
+
+def test_gtk_apps_are_told_the_theme_over_xsettings(desktop):
+    published = desktop.shell(READ_XSETTINGS)["output"]
+    assert "Net/ThemeName" in published and "Yaru" in published
+
+
 @pytest.mark.skipif(not fonts_dir().is_dir(), reason="Ubuntu's fonts are not fetched (no npm): osworld env setup")
 def test_the_fonts_are_ubuntus(desktop):
     assert gsettings(desktop, "org.gnome.desktop.interface", "font-name") == "'Ubuntu 11'"
