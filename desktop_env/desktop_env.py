@@ -201,6 +201,12 @@ class DesktopEnv:
         if sentence:
             raise ResourceLimitExceeded(f"{sentence} during this task; its end state is not evaluated")
 
+    def desktop_logs(self) -> dict[str, str]:
+        """{name: last lines} of the desktop's own logs (GNOME Shell, the settings daemons, the
+        buses), {} from a provider that keeps none: what a failed task saves to explain itself."""
+        logs = getattr(self.provider, "desktop_logs", None)  # a caller's own provider may not have it
+        return logs() if logs is not None else {}
+
     def render(self, mode: str = "rgb_array") -> bytes:
         """The screenshot as PNG bytes (OSWorld's; the Gymnasium adapter gives an array)."""
         return self.controller.get_screenshot()

@@ -272,6 +272,15 @@ class Episode:
             self.log.warning("could not read the desktop's limits: %s: %s", type(e).__name__, e)
             return ""
 
+    def save_desktop_logs(self) -> None:
+        """desktop.log in the task folder, for a task that did not succeed: what the desktop's own parts
+        said (a shortcut that opened nothing, an app that failed to start) while the agent worked."""
+        logs = getattr(self.env, "desktop_logs", None)
+        try:
+            self.recorder.desktop_logs(logs() if logs is not None else {})
+        except Exception as e:  # the logs explain a failure; they are not worth one of their own
+            self.log.warning("could not save the desktop's logs: %s: %s", type(e).__name__, e)
+
     def dead_parts(self) -> list[str]:
         """The parts of the desktop's session that died (its /health), [] when it cannot tell."""
         health = getattr(self.env.controller, "health", None)
@@ -301,6 +310,8 @@ class Episode:
             else:
                 error = ErrorRecord.from_exception(failure)
                 self.log.error("task failed with an error:\n%s", error.traceback)
+        if error is not None or score is None or score < 1.0:
+            self.save_desktop_logs()
         status = self.recorder.finish(error, self.steps, usage=getattr(self.agent, "usage", None),
                                       warnings=getattr(self.env, "setup_warnings", None),
                                       model_calls=getattr(self.agent, "model_calls", None))

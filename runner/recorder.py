@@ -33,6 +33,7 @@ from .results import (
 )
 
 LOG_FILE, RECORDING_FILE, PERTURBATION_FILE = "runtime.log", "recording.mp4", "perturbation.json"
+DESKTOP_LOG_FILE = "desktop.log"  # the desktop's own logs, kept for a task that did not succeed
 PARTS = ("reset", "agent", "env", "evaluate")  # what status.json's durations add up
 
 
@@ -134,6 +135,12 @@ class EpisodeRecorder:
     def start_recording(self, screen: ScreenRecorder) -> None:
         screen.start_recording()
         self._screen = screen
+
+    def desktop_logs(self, logs: dict[str, str]) -> None:
+        """desktop.log: the last lines of each of the desktop's logs, one section each (nothing without logs)."""
+        if logs:
+            text = "".join(f"===== {name} =====\n{tail.rstrip()}\n\n" for name, tail in logs.items())
+            write_bytes_atomic(self.task_dir / DESKTOP_LOG_FILE, text.encode("utf-8", "replace"))
 
     def score(self, score: float, evaluation: Evaluation) -> None:
         """result.txt and the evaluation's explanation; `finish` takes both back if the episode still fails."""

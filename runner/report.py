@@ -537,7 +537,7 @@ def task_details(view: TaskView, anchor: str, base: Path) -> str:
     body = ['<dl class="meta">', *(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in meta)]
     links = Links(view.folder, base)
     anchors = [f'<a href="{esc(links.folder_url)}/">folder</a>']
-    for name in ("traj.jsonl", "status.json", "result.txt", "runtime.log", "rescore.json"):
+    for name in ("traj.jsonl", "status.json", "result.txt", "runtime.log", "desktop.log", "rescore.json"):
         if (view.folder / name).is_file():
             anchors.append(f'<a href="{esc(links.url(view.folder / name))}">{esc(name)}</a>')
     body.append(f"<dt>files</dt><dd>{' · '.join(anchors)}</dd></dl>")

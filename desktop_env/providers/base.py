@@ -33,6 +33,11 @@ class Provider(ABC):
         asking it, or "" (also when the provider cannot tell: the controller then probes the server)."""
         return ""
 
+    def desktop_logs(self) -> dict[str, str]:
+        """{name: last lines} of the running desktop's own logs (its shell, settings daemons, buses),
+        {} when the provider keeps none or the desktop is gone."""
+        return {}
+
     def service_endpoint(self, port: int) -> tuple[str, int]:
         """A (host, port) on this machine that reaches TCP `port` inside the desktop."""
         raise NotImplementedError(f"{type(self).__name__} cannot forward port {port}")

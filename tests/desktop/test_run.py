@@ -70,13 +70,18 @@ def test_reference_agent_scores_one_on_every_task(reference_run):
     assert [s["step_num"] for s in steps] == [1, 2, 3, 4] and steps[-1]["done"] is True
     assert all((folder / s["screenshot_file"]).exists() for s in steps)
     assert list(folder.glob("step_0_*.png"))
+    assert not (folder / "desktop.log").exists()  # kept only for a task that did not succeed
     args = json.loads((result_dir / "pyautogui" / "screenshot" / "reference" / "args.json").read_text())
     assert args["config"]["agent"] == "oracle" and "python" in args["versions"]
 
 
 def test_noop_agent_scores_zero(meta, tmp_path):
     run_benchmark(config(meta, tmp_path, agent="noop", model="noop"))
-    assert {t: r["score"] for t, r in results_of(tmp_path, "noop").items()} == {t: "0.0" for t in OS_TASKS}
+    results = results_of(tmp_path, "noop")
+    assert {t: r["score"] for t, r in results.items()} == {t: "0.0" for t in OS_TASKS}
+    # A failed task keeps what the desktop's own parts said while it ran.
+    desktop_log = (results[OS_TASKS[0]]["folder"] / "desktop.log").read_text()
+    assert "===== gnome-shell.log =====" in desktop_log and "GNOME Shell started at" in desktop_log
 
 
 def variants_of_a_task(root: Path, ids: list[str], **changes) -> str:

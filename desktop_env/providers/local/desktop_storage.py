@@ -121,14 +121,15 @@ def read_tail(name: str, dir_fd: int | None = None, limit: int = LOG_TAIL_BYTES)
         os.close(fd)
 
 
-def log_tails(pid: int, limit: int = LOG_TAIL_BYTES) -> dict[str, str]:
-    """{name: last bytes} of the session's logs in sandbox process `pid`'s runtime folder."""
+def log_tails(pid: int, limit: int = LOG_TAIL_BYTES, max_files: int = 64) -> dict[str, str]:
+    """{name: last bytes} of the session's logs in sandbox process `pid`'s runtime folder (the first
+    `max_files` by name: the folder is the sandbox's, which may fill it)."""
     try:
         fd = _open_inside(pid, LOGS, os.O_RDONLY)
     except (OSError, ValueError):
         return {}
     try:
-        names = sorted(n for n in os.listdir(fd) if n.endswith(".log"))
+        names = sorted(n for n in os.listdir(fd) if n.endswith(".log"))[:max_files]
         return {name: read_tail(name, fd, limit) for name in names}
     finally:
         os.close(fd)

@@ -105,6 +105,12 @@ def prune_stale_env_dirs(dry_run: bool = False) -> list[Path]:
     return removed
 
 
+# How much of the desktop's logs a failed task keeps (desktop_logs): the last 8 KiB of each of
+# the first 16 logs by name.
+SAVED_LOG_BYTES = 8 * 1024
+SAVED_LOGS = 16
+
+
 @dataclass
 class LocalDesktopConfig:
     screen_size: tuple[int, int] = (1920, 1080)
@@ -644,6 +650,12 @@ class LocalProvider(Provider):
             sandbox.server = ServerProcess.find(inner_pid, _namespace_pids(sandbox))
             if sandbox.server is None:
                 log.warning("the env server's process (pid %d inside) was not found among the sandbox's", inner_pid)
+
+    def desktop_logs(self) -> dict[str, str]:
+        sandbox = self._sandbox
+        if sandbox is None or sandbox.child_pid is None or sandbox.process.poll() is not None:
+            return {}
+        return log_tails(sandbox.child_pid, limit=SAVED_LOG_BYTES, max_files=SAVED_LOGS)
 
     @staticmethod
     def _log_tail(sandbox: _Sandbox, lines: int = 15) -> str:
