@@ -21,6 +21,7 @@ import http.client
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -42,6 +43,8 @@ VERSION = re.compile(r"^\S+ ([0-9a-f]{40}) with Code (\S+)")  # "4.139.1 <commit
 ARCHITECTURES = {"x86_64": "x64", "aarch64": "arm64"}
 SERVER_START_S = 60.0
 WINDOW_CONNECT_S = 60.0
+BROWSER_EXIT_S = 10.0
+SHOW_FILE_S = 10.0  # how long a file sent to an open window may take to show in its title
 POLL_S = 0.1
 
 CLI_FLAGS = {"--install-extension", "--uninstall-extension", "--list-extensions", "--show-versions",
@@ -62,6 +65,12 @@ def state_dir() -> Path:
     folder = Path(os.environ.get("XDG_RUNTIME_DIR") or f"/tmp/code-{os.getuid()}") / "vscode"
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     return folder
+
+
+def note(message: str) -> None:
+    """A line in the desktop's code.log: what each `code` did, for a window that never showed."""
+    with contextlib.suppress(OSError), open(state_dir() / "code.log", "a") as log:
+        log.write(f"{time.strftime('%H:%M:%S')} [{os.getpid()}] {message}\n")
 
 
 def code_server_argv() -> list[str]:
@@ -169,10 +178,15 @@ def connected_window(path: str) -> str | None:
         return None
 
 
-def windows_on_screen() -> bool:
+def code_window_titles() -> list[str]:
     listing = subprocess.run(["wmctrl", "-lx"], stdin=subprocess.DEVNULL, capture_output=True, text=True).stdout
-    return any(len(fields) > 2 and fields[2].endswith(f".{WINDOW_CLASS}")
-               for fields in (line.split() for line in listing.splitlines()))
+    # id, desktop, instance.class, host, then the title (which may hold spaces)
+    rows = (line.split(None, 4) for line in listing.splitlines())
+    return [row[4] if len(row) > 4 else "" for row in rows if len(row) > 2 and row[2].endswith(f".{WINDOW_CLASS}")]
+
+
+def windows_on_screen() -> bool:
+    return bool(code_window_titles())
 
 
 def forget_closed_windows() -> None:
@@ -188,8 +202,36 @@ def forget_closed_windows() -> None:
             raise CodeError(f"VS Code's server keeps the closed window {stale} registered; see {state_dir()}")
 
 
+def closing_browser() -> int | None:
+    """The pid of the window's Chromium while it runs (its profile's SingletonLock names it), None."""
+    try:
+        pid = int(os.readlink(BROWSER_PROFILE / "SingletonLock").rsplit("-", 1)[1])
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid if f"--user-data-dir={BROWSER_PROFILE}".encode() in cmdline else None
+
+
+def let_closed_browser_exit() -> None:
+    """With its last window closed, Chromium takes a moment to exit; a new Chromium on the same
+    profile meanwhile hands its window to the exiting one, which drops it. Wait for the exit (and
+    end a Chromium that keeps running without a window)."""
+    if windows_on_screen() or (pid := closing_browser()) is None:
+        return
+    for sig, wait_s in ((None, BROWSER_EXIT_S), (signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
+        if sig is not None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + wait_s
+        while closing_browser() == pid and time.monotonic() < deadline:
+            time.sleep(POLL_S)
+        if closing_browser() != pid:
+            return
+
+
 def open_window(port: int, query: dict[str, str]) -> None:
     """A Chromium app window (no tabs, no address bar) on VS Code's page, in its own profile."""
+    let_closed_browser_exit()
     url = f"http://127.0.0.1:{port}/" + (f"?{urllib.parse.urlencode(query)}" if query else "")
     env = dict(os.environ, CHROME_DESKTOP="code.desktop")
     with open(state_dir() / "window.log", "ab") as log, open(os.devnull, "rb") as devnull:
@@ -249,6 +291,7 @@ def open_paths(argv: list[str]) -> None:
     forget_closed_windows()
     probe = (files or folders or workspaces or [str(HOME)])[0]
     window = connected_window(probe)
+    note(f"code {' '.join(argv)}: window {window or 'none'}, {'some' if windows_on_screen() else 'none'} on screen")
     if window is not None and flags["reuse_window"]:
         open_in_window(window, files, folders, reuse=True)
         raise_window()
@@ -264,12 +307,53 @@ def open_paths(argv: list[str]) -> None:
             else:
                 raise_window()
         return
-    if window is None or flags["new_window"]:
+    reused = window is not None and not flags["new_window"]
+    if not reused:
         if not folders and not workspaces:
             open_window(port, {"ew": "true"})
         window = wait_for_window(files[0])
-    open_in_window(window, files, [], reuse=True)
+    assert window is not None  # wait_for_window raises rather than give none
+    try:
+        open_in_window(window, files, [], reuse=True)
+        closing = reused and not shown_on_screen(os.path.basename(files[-1]))
+    except CodeError as e:
+        if not reused:
+            raise
+        note(f"the window {window} did not take the files: {e}")
+        closing = True
+    if closing:  # a window asked to close a moment ago is still on screen and registered for a while
+        reopen_after_close(port, window, files)
     raise_window()
+
+
+def reopen_after_close(port: int, closing: str, files: list[str]) -> None:
+    """Opens `files` in another window once the window they were sent to, which was closing, is gone."""
+    note(f"the window {closing} was closing; opening the files in another")
+    with contextlib.suppress(OSError):
+        _unix_http(str(SESSION_SOCKET), "POST", "/delete-session", {"socketPath": closing})
+    deadline = time.monotonic() + BROWSER_EXIT_S
+    while windows_on_screen() and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+    forget_closed_windows()
+    window = connected_window(files[0])
+    if window is None:
+        open_window(port, {"ew": "true"})
+        window = wait_for_window(files[0])
+    open_in_window(window, files, [], reuse=True)
+
+
+def shown_on_screen(name: str, seconds: float = SHOW_FILE_S) -> bool:
+    """False once no VS Code window is on screen before one's title names `name` (the window the
+    file went to was closing); True when one does, or when one stays for `seconds` without."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        titles = code_window_titles()
+        if not titles:
+            return False
+        if any(title.startswith(f"{name} ") or f" {name} " in title for title in titles):
+            return True
+        time.sleep(POLL_S * 2)
+    return True
 
 
 def print_version() -> None:
@@ -292,6 +376,7 @@ def main(argv: list[str]) -> int:
             os.execv(code_server_argv()[0], [*code_server_argv(), *argv])
         open_paths(argv)
     except CodeError as e:
+        note(f"failed: {e}")
         print(f"code: {e}", file=sys.stderr)
         return 1
     return 0
