@@ -5,6 +5,7 @@ run tests talk to."""
 from __future__ import annotations
 
 import shutil
+import signal
 import time
 from collections.abc import Iterator
 
@@ -20,6 +21,12 @@ from tests.agents.wire_servers import (
     OpenAIWireServer,
     VLLMWireServer,
 )
+
+# Tests send SIGINT (a terminal's Ctrl-C) to the commands they start. A suite started in the
+# background by a shell without job control inherits SIGINT ignored, and an ignored signal stays
+# ignored across exec: those commands would never see it. A handled one is reset to the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def desktop_available() -> bool:

@@ -92,6 +92,7 @@ MEDIA_KEYS_DEBUG_ENV = {"G_MESSAGES_DEBUG": "media-keys-plugin"}
 GRAB_COMPLETED_LINE = b"Grab call completed!"
 GRAB_FAILED_LINE = b"Failed to grab accelerators:"
 GRAB_FAILURE_WAIT_S = 0.3
+A11Y_BUS_NAME_WAIT_S = 5.0
 # The XSETTINGS daemon draws nothing, but GTK sets up OpenGL at start on X11 to pick its
 # visuals, which loads Mesa and LLVM and dirties about 10 MiB of relocated library pages.
 # It starts no apps, so nothing else inherits this (the media keys daemon does: Ctrl+Alt+T).
@@ -232,9 +233,23 @@ class Session:
     def enable_accessibility(self) -> None:
         # Starting the a11y bus now (rather than on first use) means apps launched by a
         # task find it at once and register their trees.
-        self._spawn("at-spi-bus", ["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"])
+        launcher = self._spawn("at-spi-bus", ["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"])
+        # Until it owns its bus name, a GTK app that starts asks the session bus to activate a
+        # second launcher; whichever loses the name exits, and ours would look dead.
+        deadline = time.monotonic() + A11Y_BUS_NAME_WAIT_S
+        while launcher.poll() is None and not self._name_has_owner("org.a11y.Bus") and time.monotonic() < deadline:
+            time.sleep(0.02)
         self.env.update(ACCESSIBILITY_ENV)
         self.env.pop("NO_AT_BRIDGE", None)
+
+    def _name_has_owner(self, name: str) -> bool:
+        try:
+            asked = subprocess.run(["dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.DBus",
+                                    "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner", f"string:{name}"],
+                                   env=self.env, stdin=subprocess.DEVNULL, capture_output=True, timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return b"boolean true" in asked.stdout
 
     def start_desktop(self) -> None:
         for name in self.config.desktop_components:

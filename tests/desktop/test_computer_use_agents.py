@@ -51,8 +51,15 @@ def clicked(event):
     with open("/home/user/clicks.txt", "a") as f:
         f.write(("HIT" if hit else "MISS") + f" {{event.x}} {{event.y}}\\n")
 canvas.bind("<Button-1>", clicked)
-# ready once shown, after GNOME Shell's window-opening animation (about a quarter second)
-root.bind("<Map>", lambda event: root.after(800, lambda: open("/tmp/target-ready", "w").close()))
+# Ready once it covers the screen (on a busy machine GNOME Shell takes a while to make it full
+# screen, and the desktop's orange home icon would be the reddest thing in a screenshot before),
+# plus GNOME Shell's window-opening animation (about a quarter second).
+def ready_when_full_screen():
+    if (root.winfo_rootx(), root.winfo_rooty(), root.winfo_width(), root.winfo_height()) == (0, 0, w, h):
+        root.after(800, lambda: open("/tmp/target-ready", "w").close())
+    else:
+        root.after(100, ready_when_full_screen)
+root.after(100, ready_when_full_screen)
 root.mainloop()
 """
 
