@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -32,3 +33,20 @@ def wait_until_served(proc: subprocess.Popen, timeout: float) -> str:
         if "Ctrl-C stops" in line:
             break
     return "".join(lines)
+
+
+def interrupt(proc: subprocess.Popen, timeout: float) -> str:
+    """Ctrl-C to `proc`, then the rest of its output; a command still running after `timeout` is
+    killed (never left behind with its desktop) and the wait's TimeoutExpired raised."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        rest, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.terminate()  # serve's SIGTERM stops its desktop as Ctrl-C would
+        try:
+            proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+        raise
+    return rest or ""

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 
 import pytest
 import requests
 
-from tests.serve_cli import free_port, osworld, wait_until_served
+from tests.serve_cli import free_port, interrupt, osworld, wait_until_served
 
 pytestmark = pytest.mark.desktop
 
@@ -27,8 +26,7 @@ def test_serve_forwards_the_server_over_tcp_and_ctrl_c_cleans_up():
                                                                      "shell": True}, timeout=30).json()
         assert df["output"].strip() == str(96 << 20)
     finally:
-        proc.send_signal(signal.SIGINT)
-        rest, _ = proc.communicate(timeout=30)
+        rest = interrupt(proc, timeout=30)
     assert proc.returncode == 0, rest
     assert "desktop stopped" in rest
     assert not os.path.exists(sockets) and not os.path.exists(os.path.dirname(sockets))

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 from pathlib import Path
 
 import pytest
 
 from runner.config import RunConfig
 from runner.run import run_benchmark
-from tests.serve_cli import free_port, osworld, wait_until_served
+from tests.serve_cli import free_port, interrupt, osworld, wait_until_served
 
 pytestmark = pytest.mark.desktop
 
@@ -34,8 +33,7 @@ def served():
     output = wait_until_served(proc, timeout=120)
     vm_url = re.search(r"as a VM: env server (http://[\d.]+:5000)", output).group(1)
     yield f"http://127.0.0.1:{port}", vm_url
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)
+    interrupt(proc, timeout=60)
 
 
 def run_task(tmp_path: Path, url: str, name: str, config: list) -> dict:

@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.serve_cli import osworld, wait_until_served
+from tests.serve_cli import interrupt, osworld, wait_until_served
 
 CHECKOUT = os.environ.get("OSWORLD_CHECKOUT")
 DRIVER = Path(__file__).with_name("upstream_client_driver.py")
@@ -30,8 +29,7 @@ def vm_address():
     proc = osworld("env", "serve", "--vm-address", "auto")
     output = wait_until_served(proc, timeout=120)
     yield re.search(r"as a VM: env server http://([\d.]+):5000", output).group(1)
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=60)
+    interrupt(proc, timeout=60)
 
 
 def test_osworlds_own_controllers_get_the_answers_a_vm_gives(vm_address, tmp_path):
