@@ -12,7 +12,7 @@ install:
 # pytest exits 5 when it collects nothing; that is not a failure of the code.
 test: install
 	rc=0; $(MAKE) --no-print-directory gates || rc=1; \
-	$(VENV)/bin/python -m pytest -n 2 $(PYTEST_ARGS); prc=$$?; [ $$prc -eq 5 ] && prc=0; \
+	$(VENV)/bin/python -m pytest -n 2 --durations=25 $(PYTEST_ARGS); prc=$$?; [ $$prc -eq 5 ] && prc=0; \
 	[ $$prc -ne 0 ] && rc=$$prc; exit $$rc
 
 # ruff and mypy as configured in pyproject.toml; both run, and either's findings fail the target.
