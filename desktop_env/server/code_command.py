@@ -189,17 +189,18 @@ def windows_on_screen() -> bool:
     return bool(code_window_titles())
 
 
-def forget_closed_windows() -> None:
+def forget_closed_windows() -> bool:
     """A closed window's extension host lives on (code-server keeps it for the window to reconnect)
     and stays in the registry, where a file would be sent to it and shown nowhere. With no VS Code
-    window on screen, every registered one is such a window."""
+    window on screen, every registered one is such a window. Returns whether one is on screen."""
     if windows_on_screen():
-        return
+        return True
     while (stale := connected_window(str(HOME))) is not None:
         with contextlib.suppress(OSError):
             _unix_http(str(SESSION_SOCKET), "POST", "/delete-session", {"socketPath": stale})
         if connected_window(str(HOME)) == stale:
             raise CodeError(f"VS Code's server keeps the closed window {stale} registered; see {state_dir()}")
+    return False
 
 
 def closing_browser() -> int | None:
@@ -288,10 +289,10 @@ def open_paths(argv: list[str]) -> None:
     workspaces = [p for p in paths if p.endswith(".code-workspace") and os.path.isfile(p)]
     files = [p for p in paths if p not in folders and p not in workspaces]
     port = ensure_server()
-    forget_closed_windows()
+    on_screen = forget_closed_windows()
     probe = (files or folders or workspaces or [str(HOME)])[0]
     window = connected_window(probe)
-    note(f"code {' '.join(argv)}: window {window or 'none'}, {'some' if windows_on_screen() else 'none'} on screen")
+    note(f"code {' '.join(argv)}: window {window or 'none'}, {'some' if on_screen else 'none'} on screen")
     if window is not None and flags["reuse_window"]:
         open_in_window(window, files, folders, reuse=True)
         raise_window()
