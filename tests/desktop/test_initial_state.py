@@ -146,3 +146,12 @@ def test_the_session_bus_is_where_a_task_names_it(desktop):
         assert desktop.shell(f"gsettings get {key}")["output"].strip() == "1.25"
     finally:
         desktop.shell(f"gsettings reset {key}")
+
+
+def test_the_session_bus_never_starts_a_second_a11y_bus_launcher(desktop):
+    """The session waits until its own launcher owns org.a11y.Bus before the desktop's apps start: an
+    app that asked earlier had the bus activate a second launcher, and ours, losing the name, died."""
+    bus_log = desktop.shell("cat /run/osworld/logs/dbus.log")
+    assert bus_log["returncode"] == 0, bus_log
+    assert "Successfully activated service" in bus_log["output"]  # the bus's own log, which names activations
+    assert "Activating service name='org.a11y.Bus'" not in bus_log["output"]
