@@ -314,7 +314,8 @@ class Episode:
             self.save_desktop_logs()
         status = self.recorder.finish(error, self.steps, usage=getattr(self.agent, "usage", None),
                                       warnings=getattr(self.env, "setup_warnings", None),
-                                      model_calls=getattr(self.agent, "model_calls", None))
+                                      model_calls=getattr(self.agent, "model_calls", None),
+                                      recorded_score=getattr(self.agent, "recorded_score", None))
         return EpisodeOutcome(status.status, None if error else score, self.steps, error, status.durations, fault)
 
 

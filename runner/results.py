@@ -278,6 +278,7 @@ class TaskStatus:
     steps: int | None = _json_field(_of(int))
     durations: dict[str, float] = _json_field(_of(dict), factory=dict)
     usage: dict[str, Any] | None = _json_field(_of(dict))
+    recorded_score: float | None = _json_field(_of(int, float))
     model_calls: dict[str, Any] | None = _json_field(_of(dict))
     screen_size: list[int] | None = _json_field(_list_of(_of(int)))
     evaluation: Evaluation | None = _json_field(Evaluation.from_json)
