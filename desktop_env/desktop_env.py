@@ -27,6 +27,9 @@ log = logging.getLogger("osworld.env")
 
 ACTION_SPACES = ("pyautogui", "computer_13")
 SPECIAL_ACTIONS = ("WAIT", "FAIL", "DONE")
+# OSWorld's runner sleeps this long after a reset before its first screenshot; here it is the bound of a
+# wait that ends once the desktop shows what the setup started.
+FIRST_OBSERVATION_WAIT_S = 60.0
 
 SetupRunner = Callable[["DesktopEnv", list], None]
 # An evaluator gives an Evaluation (score and why); a plain float is accepted from custom ones.
@@ -120,6 +123,8 @@ class DesktopEnv:
         self.instruction: str | None = None
         self.action_history: list[Any] = []
         self.setup_warnings: list[dict] = []  # setup and postconfig steps that went wrong without failing
+        self.settle_waits: list[dict] = []  # launch and open steps' waits for their apps (controllers/setup.py)
+        self.readiness: dict[str, Any] = {"steps": self.settle_waits}  # and the first observation's, for status.json
         self._step_no = 0
 
     # -- the Env API ----------------------------------------------------------------------------
@@ -127,6 +132,8 @@ class DesktopEnv:
               options: dict[str, Any] | None = None) -> dict[str, Any]:
         # `seed` is in OSWorld's signature and means nothing to it either: a desktop is not seeded.
         self.setup_warnings = []
+        self.settle_waits = []
+        self.readiness = {"steps": self.settle_waits}
         self.evaluation_context = None
         if not self._fresh or self._server_known_gone():  # a desktop whose first actions broke it
             self.provider.revert_to_snapshot(self.path_to_vm, self.snapshot_name)
@@ -142,7 +149,15 @@ class DesktopEnv:
         self.cache_dir = str(Path(self.cache_dir_base) / str(self.task_config.get("id", "untitled")))
         Path(self.cache_dir).mkdir(parents=True, exist_ok=True)
         self.setup_runner(self, self.task_config.get("config") or [])
+        self.readiness["first_observation"] = self.settle(FIRST_OBSERVATION_WAIT_S)
         return self.observe()
+
+    def settle(self, timeout: float) -> dict[str, Any]:
+        """Waits (bounded) until the apps the setup started are up and the screen holds still, where OSWorld's
+        runner sleeps a fixed 60 s; says what it waited for (`supported` false: the env server cannot tell)."""
+        settle = getattr(self.controller, "settle", None)
+        report = settle(timeout) if settle is not None else None
+        return {"supported": False} if report is None else {"supported": True, **report}
 
     def step(self, action: Any, pause: float = 2) -> tuple[dict[str, Any], float, bool, dict[str, Any]]:
         self._step_no += 1

@@ -315,7 +315,8 @@ class Episode:
         status = self.recorder.finish(error, self.steps, usage=getattr(self.agent, "usage", None),
                                       warnings=getattr(self.env, "setup_warnings", None),
                                       model_calls=getattr(self.agent, "model_calls", None),
-                                      recorded_score=getattr(self.agent, "recorded_score", None))
+                                      recorded_score=getattr(self.agent, "recorded_score", None),
+                                      readiness=getattr(self.env, "readiness", None))
         return EpisodeOutcome(status.status, None if error else score, self.steps, error, status.durations, fault)
 
 

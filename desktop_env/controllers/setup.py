@@ -42,6 +42,9 @@ for _name, _reason in (("googledrive", "needs a Google Drive account and the net
 NEEDS_ACCOUNT = extensions.UnsupportedView("setup_step")
 
 WAIT_FOR_WINDOW_S = 30.0
+# A launched app gets as long as OSWorld's runner waits after a reset before the agent's first look.
+SETTLE_AFTER_STEP_S = 60.0
+SETTLED_AFTER = ("launch", "open")
 WAIT_FOR_CHROME_S = 30.0
 EXECUTE_UNTIL_S = 60.0
 
@@ -101,6 +104,8 @@ def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
         before = len(warnings)
         try:
             fn(env, **parameters)
+            if kind in SETTLED_AFTER:
+                settle_after_step(env, f"{section}[{index}]")
         except UnsafeTaskPath as e:  # names the field within the step; the task's field path goes before it
             raise e.locate(f"{section}[{index}].parameters", task_file_of(env)) from None
         except SetupError as e:
@@ -113,6 +118,35 @@ def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
             warning.update(field=f"{section}[{index}]", type=kind)
             log.warning("%s step %d (%s): %s", phase, index, kind, warning["message"])
         log.info("%s step %d (%s) took %.2fs", phase, index, kind, time.monotonic() - started)
+
+
+def settle_waits(env: Any) -> list[dict]:
+    """How long each launch or open step of this task waited for its app (env.settle_waits, emptied by each
+    reset), as status.json's `readiness.steps` keeps it."""
+    waits = getattr(env, "settle_waits", None)
+    if waits is None:
+        waits = env.settle_waits = []
+    return waits
+
+
+def settle_after_step(env: Any, field: str) -> None:
+    """After a launch or open step: the next step runs once the app's window is up and the desktop holds
+    still, so that a fixed sleep a task file puts after it starts where it started on the VM. A desktop app
+    that shows no window within the bound fails the step; a desktop that never holds still is a warning."""
+    settle = getattr(env.controller, "settle", None)
+    report = settle(SETTLE_AFTER_STEP_S) if settle is not None else None
+    if report is None:  # a server that cannot tell (OSWorld's own): the VM's timing holds
+        return
+    waiting = [str(what) for what in report.get("waiting_for") or []]
+    settle_waits(env).append({"field": field, "waited_s": report.get("waited_s"),
+                              "settled": bool(report.get("settled")), **({"waiting_for": waiting} if waiting else {})})
+    windowless = [what for what in waiting if what.startswith("a window of")]
+    if windowless:
+        raise SetupError(f"no window appeared within {SETTLE_AFTER_STEP_S:g} s: still waiting for "
+                         f"{'; '.join(windowless)}")
+    if waiting:
+        setup_warnings(env).append({"message": f"the desktop did not hold still within {SETTLE_AFTER_STEP_S:g} s "
+                                               f"(waiting for {'; '.join(waiting)})"})
 
 
 def setup_warnings(env: Any) -> list[dict]:
