@@ -30,6 +30,9 @@ SPECIAL_ACTIONS = ("WAIT", "FAIL", "DONE")
 # OSWorld's runner sleeps this long after a reset before its first screenshot; here it is the bound of a
 # wait that ends once the desktop shows what the setup started.
 FIRST_OBSERVATION_WAIT_S = 60.0
+# After an action the desktop gets its pause, or until it holds still for ACTION_HOLD_S, at most this long.
+ACTION_SETTLE_S = 10.0
+ACTION_HOLD_S = 0.5
 
 SetupRunner = Callable[["DesktopEnv", list], None]
 # An evaluator gives an Evaluation (score and why); a plain float is accepted from custom ones.
@@ -119,6 +122,7 @@ class DesktopEnv:
         self.provider.start_emulator(path_to_vm, headless, os_type)
         self.controller = self._new_controller()
         self._fresh = True  # just started: a reset need not revert again
+        self._can_settle = callable(getattr(self.controller, "settle", None))
         self.task_config: dict[str, Any] = {}
         self.instruction: str | None = None
         self.action_history: list[Any] = []
@@ -177,8 +181,21 @@ class DesktopEnv:
                 result = self.controller.execute_python_command(code)
                 if result.get("returncode", 0) != 0:
                     info["action_error"] = (result.get("error") or "").strip()[-2000:]
-            time.sleep(pause)
+            self._pause_after_action(pause, info)
         return self.observe(), 0.0, done, info
+
+    def _pause_after_action(self, pause: float, info: dict[str, Any]) -> None:
+        """`pause` seconds, as OSWorld gives an action, or longer while the desktop is still answering it (bounded):
+        on the VM an app shows what a click opened within the pause, and the next observation must show it here
+        too when the machine is busy (a dialog that appears late also appears where the pointer is by then)."""
+        started = time.monotonic()
+        if self._can_settle:
+            report = self.controller.settle(ACTION_SETTLE_S, hold=ACTION_HOLD_S)
+            if report is None:
+                self._can_settle = False  # a server without /setup/settle (OSWorld's own): the VM's timing holds
+            elif not report.get("settled"):
+                info["unsettled"] = report.get("waiting_for")
+        time.sleep(max(0.0, pause - (time.monotonic() - started)))
 
     def evaluate(self) -> float:
         """OSWorld's contract: the score. Why it is that score is in `self.last_evaluation`."""

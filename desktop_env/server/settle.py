@@ -121,6 +121,11 @@ def windows_now(connection: Display) -> dict[int, WindowState]:
     return found
 
 
+def active_window(connection: Display) -> int | None:
+    value = connection.screen().root.get_full_property(connection.intern_atom("_NET_ACTIVE_WINDOW"), Xatom.WINDOW)
+    return int(value.value[0]) if value and len(value.value) and value.value[0] else None
+
+
 def client_ids(display: str) -> frozenset[int]:
     connection = Display(display)
     try:
@@ -297,7 +302,7 @@ class Settler:
             while True:
                 now = self.clock()
                 windows = windows_now(connection)
-                waiting = self._look(now, windows, watched, watch, hold)
+                waiting = self._look(now, windows, active_window(connection), watched, watch, hold)
                 if not waiting or now - start >= timeout:
                     return SettleReport(not waiting, now - start, waiting,
                                         [w.to_json() for w in windows.values() if not w.hidden],
@@ -306,8 +311,8 @@ class Settler:
         finally:
             connection.close()
 
-    def _look(self, now: float, windows: dict[int, WindowState], watched: list[Launch], watch: _Watch,
-              hold: float) -> list[str]:
+    def _look(self, now: float, windows: dict[int, WindowState], active: int | None, watched: list[Launch],
+              watch: _Watch, hold: float) -> list[str]:
         waiting = [f"a window of {launch.command[:80]!r}" for launch in watched if self._window_pending(
             launch, now, windows)]
         waiting += [f"the splash screen {w.title or w.wm_class!r} to go" for w in windows.values() if w.splash]
@@ -318,7 +323,7 @@ class Settler:
             waiting.append("the windows to hold still")
         if not self._screen_still(now, watch, hold):
             waiting.append("the screen to hold still")
-        busy = self._busy_apps(now, windows, watched, watch)
+        busy = self._busy_apps(now, windows, active, watched, watch)
         waiting += [f"{name} to finish drawing (busy)" for name in busy]
         return waiting
 
@@ -349,10 +354,13 @@ class Settler:
         return watch.moving is not None and now - watch.geometry_since >= STEADY_ANIMATION_S \
             and now - watch.moving_grew >= STEADY_ANIMATION_S - hold
 
-    def _busy_apps(self, now: float, windows: dict[int, WindowState], watched: list[Launch],
+    def _busy_apps(self, now: float, windows: dict[int, WindowState], active: int | None, watched: list[Launch],
                    watch: _Watch) -> list[str]:
-        """Apps showing a window a launch made that were busy at this look and the one before it."""
+        """Apps showing a window a launch made, and the app of the active window, that were busy at this look and
+        the one before it."""
         new = set().union(*(set(windows) - launch.windows_before for launch in watched)) if watched else set()
+        if active is not None:
+            new.add(active)
         pids = {w.pid: w.title or w.wm_class for w in windows.values() if w.id in new and w.pid}
         busy = []
         for pid, name in pids.items():

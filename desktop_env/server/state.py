@@ -64,7 +64,9 @@ class ServerState:
             if self._interpreter is None:
                 from .executor import DEFAULT_PRELOAD, PersistentInterpreter
                 preload = DEFAULT_PRELOAD + ("from desktop_env.server.pyautogui_pause import defer_pause\n"
-                                             "defer_pause(pyautogui)\n")
+                                             "defer_pause(pyautogui)\n"
+                                             "from desktop_env.server.input_pacing import pace_input\n"
+                                             "pace_input(pyautogui)\n")
                 self._interpreter = PersistentInterpreter(sys.executable, env=self.env, cwd=self.home, preload=preload)
             return self._interpreter
 
