@@ -49,6 +49,7 @@ WAIT_FOR_CHROME_S = 30.0
 EXECUTE_UNTIL_S = 60.0
 
 WINDOW_FOUND_HEADER = "X-OSWorld-Window-Found"  # set by our env server's window endpoints
+WINDOW_ACTIVE_HEADER = "X-OSWorld-Window-Active"
 
 # The profile the google-chrome shim runs Chromium on (and OSWorld's VM runs Chrome on).
 CHROME_HISTORY = "/home/user/.config/google-chrome/Default/History"
@@ -282,8 +283,10 @@ def sleep(env: Any, seconds: float) -> None:
 
 
 # -- windows -----------------------------------------------------------------------------------
-def _window_request(env: Any, path: str, window_name: str, strict: bool, by_class: bool) -> None:
+def _window_request(env: Any, path: str, window_name: str, strict: bool, by_class: bool,
+                    must_be_active: bool = False) -> None:
     body = {"window_name": window_name, "strict": strict, "by_class": by_class}
+    found = [False]
 
     def attempt() -> bool:
         try:
@@ -292,15 +295,23 @@ def _window_request(env: Any, path: str, window_name: str, strict: bool, by_clas
             if e.status != 404:
                 raise
             return False
-        # Our server says whether a window matched; OSWorld's answers 200 either way.
-        return response.headers.get(WINDOW_FOUND_HEADER.lower(), "1") != "0"
+        # Our server says whether a window matched, and whether it has the focus after an activation;
+        # OSWorld's answers 200 either way and says neither.
+        found[0] = response.headers.get(WINDOW_FOUND_HEADER.lower(), "1") != "0"
+        return found[0] and (not must_be_active or response.headers.get(WINDOW_ACTIVE_HEADER.lower(), "1") != "0")
 
-    _poll(attempt, WAIT_FOR_WINDOW_S, f"a window matching {window_name!r}", interval=0.25)
+    what = f"a window matching {window_name!r}"
+    try:
+        _poll(attempt, WAIT_FOR_WINDOW_S, what, interval=0.25)
+    except SetupError:
+        if found[0]:  # there, but the keys a later step sends would go elsewhere
+            raise SetupError(f"{what} was found but did not get the focus within {WAIT_FOR_WINDOW_S:g} s") from None
+        raise
 
 
 @setup_step("activate_window")
 def activate_window(env: Any, window_name: str, strict: bool = False, by_class: bool = False) -> None:
-    _window_request(env, "/setup/activate_window", window_name, strict, by_class)
+    _window_request(env, "/setup/activate_window", window_name, strict, by_class, must_be_active=True)
 
 
 @setup_step("close_window")

@@ -9,6 +9,7 @@ from .routes_files import os_error, resolve_path
 from .state import ServerState
 
 WINDOW_FOUND_HEADER = "X-OSWorld-Window-Found"
+WINDOW_ACTIVE_HEADER = "X-OSWorld-Window-Active"  # the activated window has the focus now
 OPEN_FILE_TIMEOUT_S = 60
 MAX_OPEN_FILE_TIMEOUT_S = 3600
 SETTLE_TIMEOUT_S = 60   # OSWorld's runner sleeps this long after a reset before its first screenshot
@@ -35,7 +36,9 @@ def register(router: Router, state: ServerState) -> None:
     def activate_window(request: Request) -> Response:
         name, strict, by_class = window_target(request)
         window = windows.activate_window(name, strict=strict, by_class=by_class)
-        return _window_answer("Window activated successfully", window)
+        response = _window_answer("Window activated successfully", window)
+        response.headers[WINDOW_ACTIVE_HEADER] = "1" if window is not None and windows.is_active(window.id) else "0"
+        return response
 
     @router.route("/setup/close_window", methods=("POST",))
     def close_window(request: Request) -> Response:
