@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 import sqlite3
 import tempfile
 import time
@@ -106,7 +107,8 @@ def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
         try:
             fn(env, **parameters)
             if kind in SETTLED_AFTER:
-                settle_after_step(env, f"{section}[{index}]")
+                started_what = parameters.get("command", parameters.get("path"))
+                settle_after_step(env, f"{section}[{index}]", started_what)
         except UnsafeTaskPath as e:  # names the field within the step; the task's field path goes before it
             raise e.locate(f"{section}[{index}].parameters", task_file_of(env)) from None
         except SetupError as e:
@@ -130,7 +132,7 @@ def settle_waits(env: Any) -> list[dict]:
     return waits
 
 
-def settle_after_step(env: Any, field: str) -> None:
+def settle_after_step(env: Any, field: str, started: Any = None) -> None:
     """After a launch or open step: the next step runs once the app's window is up and the desktop holds
     still, so that a fixed sleep a task file puts after it starts where it started on the VM. A desktop app
     that shows no window within the bound fails the step; a desktop that never holds still is a warning."""
@@ -139,7 +141,8 @@ def settle_after_step(env: Any, field: str) -> None:
     if report is None:  # a server that cannot tell (OSWorld's own): the VM's timing holds
         return
     waiting = [str(what) for what in report.get("waiting_for") or []]
-    settle_waits(env).append({"field": field, "waited_s": report.get("waited_s"),
+    what = started if isinstance(started, str) else shlex.join(str(word) for word in started or [])
+    settle_waits(env).append({"field": field, "started": what[:200], "waited_s": report.get("waited_s"),
                               "settled": bool(report.get("settled")), **({"waiting_for": waiting} if waiting else {})})
     windowless = [what for what in waiting if what.startswith("a window of")]
     if windowless:
