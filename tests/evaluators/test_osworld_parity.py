@@ -31,7 +31,12 @@ CASE_MODULES = ("general_cases", "vscode_cases", "scoring_cases")
 
 # (metric, case label) -> why our default verdict differs from OSWorld's on purpose. Keep it empty or
 # nearly: the default is OSWorld's verdict, however odd; a fix of ours goes behind --evaluator-fixes.
-DELIBERATE: dict[tuple[str, str], str] = {}
+DELIBERATE: dict[tuple[str, str], str] = {
+    ("(evaluator)", "conj or: a getter raising FileNotFoundError first"):
+        "OSWorld's evaluate() then reads a result it never set (UnboundLocalError) and records no score; our "
+        "getters report a missing file as no value, so the other metrics decide. Only the pdf_from_url getter "
+        "raises FileNotFoundError in OSWorld, and no task uses it under conj 'or'.",
+}
 
 TOLERANCE = 1e-6
 

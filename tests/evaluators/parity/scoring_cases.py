@@ -20,7 +20,7 @@ def cases(files: Files) -> list[EvaluatorCase]:
         found.append(EvaluatorCase({"func": "exact_match", "result": rule("yes"), "expected": rule("rules_yes")},
                                    {"yes": "yes", "rules_yes": {"expected": "yes"}}, action,
                                    f"a feasible task done right, last action: {label}"))
-    values = {"yes": "yes", "no": "no", "rules_yes": {"expected": "yes"}, "text": "a b", "ab": {"text": 1},
+    values = {"yes": "yes", "no": "no", "none": None, "rules_yes": {"expected": "yes"}, "text": "a b", "ab": {"text": 1},
               "rules_ab": {"include": ["a", "b"]}, "rules_c": {"include": ["c"]}}
     metrics = ["exact_match", "exact_match", "check_include_exclude"]
     for conj in ("and", "or"):
@@ -29,12 +29,14 @@ def cases(files: Files) -> list[EvaluatorCase]:
                 ("the first fails", ["no", "yes", "text"], ["rules_yes", "rules_yes", "rules_ab"]),
                 ("the last fails", ["yes", "yes", "text"], ["rules_yes", "rules_yes", "rules_c"]),
                 ("all fail", ["no", "no", "text"], ["rules_yes", "rules_yes", "rules_c"]),
-                ("a missing result file first", ["missing", "yes", "text"], ["rules_yes", "rules_yes", "rules_ab"])]:
+                ("a result getter that finds nothing first", ["none", "yes", "text"], ["rules_yes", "rules_yes", "rules_ab"]),
+                ("a getter raising FileNotFoundError first", ["missing", "yes", "text"], ["rules_yes", "rules_yes", "rules_ab"])]:
             evaluator = {"func": metrics, "conj": conj, "result": [rule(r) for r in results],
                          "expected": [rule(e) for e in expected]}
             found.append(EvaluatorCase(evaluator, values, "DONE", f"conj {conj}: {label}"))
-    found.append(EvaluatorCase({"func": "exact_match", "result": rule("missing"), "expected": rule("rules_yes")},
-                               values, None, "one metric, a missing result file"))
+    for name in ("missing", "none"):
+        found.append(EvaluatorCase({"func": "exact_match", "result": rule(name), "expected": rule("rules_yes")},
+                                   values, None, f"one metric, result getter {name!r}"))
     found.append(EvaluatorCase({"func": ["exact_match", "exact_match"], "result": [rule("yes"), rule("no")],
                                 "expected": [rule("rules_yes"), rule("rules_yes")], "options": [{}, None]},
                                values, None, "options with a null entry"))
