@@ -80,7 +80,8 @@ class DesktopEnv:
                  screen_size: tuple[int, int] = (1920, 1080), headless: bool = True, require_a11y_tree: bool = True,
                  require_terminal: bool = False, os_type: str = "Ubuntu", client_password: str = "password",
                  network: bool = False, provider: Provider | None = None, record_evaluation: bool = True,
-                 evaluator_fixes: bool = False, setup_runner: SetupRunner = run_steps, evaluator: Evaluator = default_evaluator,
+                 evaluator_fixes: bool = False, setup_runner: SetupRunner = run_steps,
+                 evaluator: Evaluator = default_evaluator,
                  **provider_options: Any):
         if action_space not in ACTION_SPACES:
             raise ValueError(f"action_space must be one of {ACTION_SPACES}, got {action_space!r}")

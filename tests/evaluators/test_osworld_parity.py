@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from desktop_env.desktop_env import decided_by_last_action
 from desktop_env.evaluators import registry
 from desktop_env.evaluators.scoring import EvaluationError, MetricCall, call_metric, evaluate_task
-from desktop_env.desktop_env import decided_by_last_action
 from tests.evaluators.parity.cases import Case, EvaluatorCase, Files
 
 CHECKOUT = os.environ.get("OSWORLD_CHECKOUT")
@@ -83,9 +83,11 @@ def our_outcome(case: Case | EvaluatorCase) -> dict[str, Any]:
             decided = decided_by_last_action(case.evaluator, case.last_action)
             if decided is not None:
                 return {"score": decided.score}
-            getter_types = {c["type"] for key in ("result", "expected")
-                            for c in (case.evaluator.get(key) if isinstance(case.evaluator.get(key), list)
-                                      else [case.evaluator.get(key)]) if c}
+            configs: list[Any] = []
+            for key in ("result", "expected"):
+                value = case.evaluator.get(key)
+                configs += value if isinstance(value, list) else [value]
+            getter_types = {c["type"] for c in configs if c}
             lookup = ValueContext(case.values)
             from contextlib import ExitStack
             with ExitStack() as stack:
@@ -114,10 +116,10 @@ def test_our_metrics_give_osworlds_verdicts(tmp_path: Path) -> None:
     theirs = osworld_outcomes(cases, workdir)
     assert len(theirs) == len(cases)
     ours = [our_outcome(c) for c in cases]
-    rows = [{"metric": c.metric, "label": c.label, "ours": o, "osworld": t, "agree": agree(o, t)}
+    rows: list[dict[str, Any]] = [{"metric": c.metric, "label": c.label, "ours": o, "osworld": t, "agree": agree(o, t)}
             for c, o, t in zip(cases, ours, theirs, strict=True)]
     disagreements = [r for r in rows if not r["agree"] and (r["metric"], r["label"]) not in DELIBERATE]
-    figures = {"cases": len(rows), "metrics": len({r["metric"] for r in rows}),
+    figures: dict[str, Any] = {"cases": len(rows), "metrics": len({r["metric"] for r in rows}),
                "disagreements": len(disagreements),
                "deliberate": sum(1 for r in rows if not r["agree"] and (r["metric"], r["label"]) in DELIBERATE),
                "osworld_raised": sum(1 for r in rows if "error" in r["osworld"]),

@@ -255,7 +255,8 @@ def _osworld_comparison(expected: dict, result: dict) -> str | None:
         actual = result.get(key)
         if ignore_order:
             try:
-                value, actual = sorted(value), sorted(actual)
+                # Unsortable values (a flag, a missing key) raise here, as in OSWorld.
+                value, actual = sorted(value), sorted(actual)  # type: ignore[arg-type]
             except TypeError:
                 return f"key {key!r}: {show(actual)} and {show(value)} cannot both be sorted"
         if value != actual:

@@ -41,7 +41,7 @@ def outcome_of(run):
         with contextlib.redirect_stdout(io.StringIO()):  # OSWorld's metrics print as they go
             value = run()
     except Exception as e:  # noqa: BLE001  every exception is an outcome to report
-        return {"error": "%s: %s" % (type(e).__name__, str(e)[:300])}
+        return {"error": f"{type(e).__name__}: {str(e)[:300]}"}
     score = number(value)
     return {"score": score} if score is not None else {"returned": repr(value)[:300]}
 
@@ -87,7 +87,7 @@ class Unavailable(types.ModuleType):
     for compare_image_text, needs torch and torchvision): that metric raises, the others run."""
 
     def __getattr__(self, name):
-        raise ImportError("%s cannot be imported here: %s" % (self.__name__, self.__doc__))
+        raise ImportError(f"{self.__name__} cannot be imported here: {self.__doc__}")
 
 
 def import_or_stand_in(name):
@@ -95,7 +95,7 @@ def import_or_stand_in(name):
         importlib.import_module(name)
     except Exception as e:  # noqa: BLE001  torchvision raises RuntimeError when its ops do not load
         module = Unavailable(name)
-        module.__doc__ = "%s: %s" % (type(e).__name__, e)
+        module.__doc__ = f"{type(e).__name__}: {e}"
         sys.modules[name] = module
 
 
