@@ -27,7 +27,7 @@ from tests.evaluators.parity.cases import Case, EvaluatorCase, Files
 CHECKOUT = os.environ.get("OSWORLD_CHECKOUT")
 OSWORLD_PYTHON = os.environ.get("OSWORLD_PYTHON", sys.executable)
 DRIVER = Path(__file__).parent / "parity" / "osworld_driver.py"
-CASE_MODULES = ("general_cases", "vscode_cases", "scoring_cases")
+CASE_MODULES = ("general_cases", "vscode_cases", "table_cases", "scoring_cases")
 
 # (metric, case label) -> why our default verdict differs from OSWorld's on purpose. Keep it empty or
 # nearly: the default is OSWorld's verdict, however odd; a fix of ours goes behind --evaluator-fixes.
@@ -95,7 +95,8 @@ def our_outcome(case: Case | EvaluatorCase) -> dict[str, Any]:
                     stack.enter_context(registry.replaced_getter(name, lookup))
                 return {"score": evaluate_task(object(), case.evaluator).score}
         call = MetricCall(case.metric, None, {} if len(case.args) == 2 else None, case.options)
-        return {"score": call_metric(call, *case.args).score}
+        expected = case.args[1] if len(case.args) == 2 else None
+        return {"score": call_metric(call, case.args[0], expected).score}
     except EvaluationError as e:
         return {"error": str(e)[:300]}
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,3 +60,20 @@ class Files:
 
     def json(self, value: Any, suffix: str = ".json") -> str:
         return self.text(json.dumps(value, indent=2), suffix)
+
+
+def libreoffice_convert(paths: list[str], target: str, outdir: Path) -> list[str]:
+    """The files converted by LibreOffice itself (`soffice --headless --convert-to target`), in order, in
+    `outdir`; an empty list when LibreOffice is not installed (those cases are then left out)."""
+    soffice = shutil.which("soffice")
+    if soffice is None or not paths:
+        return []
+    outdir.mkdir(parents=True, exist_ok=True)
+    profile = outdir / "lo-profile"  # its own profile: another LibreOffice may be running
+    subprocess.run([soffice, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--convert-to", target,
+                    "--outdir", str(outdir), *paths], check=True, capture_output=True, timeout=300)
+    extension = target.split(":")[0]
+    converted = [str(outdir / (Path(p).stem + "." + extension)) for p in paths]
+    missing = [p for p in converted if not Path(p).is_file()]
+    assert not missing, f"LibreOffice did not write {missing}"
+    return converted
