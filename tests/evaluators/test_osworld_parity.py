@@ -5,7 +5,8 @@ options; a different score fails the test unless DELIBERATE lists it.
 OSWorld's functions run in a child process (parity/osworld_driver.py) under OSWORLD_PYTHON (default: this
 interpreter), with PYTHONPATH at the checkout, so their dependencies stay out of our venv. Skipped
 without a checkout. How to set it up: docs/EVALUATORS.md. OSWORLD_PARITY_REPORT=path writes the
-figures and every case's two outcomes there as JSON."""
+figures and every case's two outcomes there as JSON; OSWORLD_PARITY_CASES=chrome_cases,... runs only
+those case modules."""
 from __future__ import annotations
 
 import importlib
@@ -27,7 +28,7 @@ from tests.evaluators.parity.cases import Case, EvaluatorCase, Files
 CHECKOUT = os.environ.get("OSWORLD_CHECKOUT")
 OSWORLD_PYTHON = os.environ.get("OSWORLD_PYTHON", sys.executable)
 DRIVER = Path(__file__).parent / "parity" / "osworld_driver.py"
-CASE_MODULES = ("general_cases", "vscode_cases", "table_cases", "document_cases", "scoring_cases")
+CASE_MODULES = ("general_cases", "vscode_cases", "table_cases", "document_cases", "chrome_cases", "scoring_cases")
 
 # (metric, case label) -> why our default verdict differs from OSWorld's on purpose. Keep it empty or
 # nearly: the default is OSWorld's verdict, however odd; a fix of ours goes behind --evaluator-fixes.
@@ -53,7 +54,8 @@ pytestmark = pytest.mark.skipif(
 
 def all_cases(folder: Path) -> list[Case | EvaluatorCase]:
     cases: list[Case | EvaluatorCase] = []
-    for name in CASE_MODULES:
+    chosen = os.environ.get("OSWORLD_PARITY_CASES")  # e.g. "chrome_cases,table_cases": only those
+    for name in chosen.split(",") if chosen else CASE_MODULES:
         module = importlib.import_module(f"tests.evaluators.parity.{name}")
         cases += module.cases(Files(folder / name))
     return cases

@@ -66,6 +66,10 @@ CASES: list[tuple[str, str, tuple[Any, ...], dict[str, Any], float, float]] = [
      {"containment_ok": True}, 0.0, 1.0),
     ("compare_config", "no options: a path holding the expected word (vs_code/53ad5833)",
      (("file", "out.txt", "/home/user/project\n"), {"expected": "project"}), {}, 1.0, 1.0),
+    ("is_expected_active_tab", "a rule type other than url",
+     ({"url": "https://www.python.org/"}, {"type": "title", "url": "https://python.org"}), {}, 0.0, 0.0),
+    ("is_expected_installed_extensions", "the Zoom extension under its other name",
+     (["Zoom Chrome Extension", "uBlock Origin"], {"expected": ["Zoom for Google Chrome"]}), {}, 1.0, 1.0),
     ("compare_docx_files", "an .odt result against a .docx gold",
      (("odt-named-docx", "answer.odt", "Same text"), ("docx", "gold.docx", "Same text")), {}, 0.0, 1.0),
 ]
