@@ -12,7 +12,7 @@ TAB = {"title": "Flights", "url": "https://www.airbnb.com.sg/s/homes?adults=2#to
 
 def url_cases() -> list[Case]:
     cases = []
-    for label, result, patterns in [
+    pattern_cases: list[tuple[str, Any, list[str]]] = [
         ("a dict with matching patterns", TAB, ["airbnb", r"adults=2"]),
         ("a dict, one pattern missing", TAB, ["airbnb", "children=1"]),
         ("a plain URL", "https://www.drugs.com/npc/?search=aspirin", [r"drugs\.com/npc"]),
@@ -20,7 +20,8 @@ def url_cases() -> list[Case]:
         ("no result", None, ["x"]),
         ("an empty URL", "", ["x"]),
         ("no pattern", "https://a.org", []),
-    ]:
+    ]
+    for label, result, patterns in pattern_cases:
         cases.append(Case("is_expected_url_pattern_match", (result, {"expected": patterns}), label))
     for label, result, url in [
         ("the same page", TAB, "https://airbnb.com/s/homes?adults=2#top"),
