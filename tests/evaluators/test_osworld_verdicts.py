@@ -70,6 +70,10 @@ CASES: list[tuple[str, str, tuple[Any, ...], dict[str, Any], float, float]] = [
      ({"url": "https://www.python.org/"}, {"type": "title", "url": "https://python.org"}), {}, 0.0, 0.0),
     ("is_expected_installed_extensions", "the Zoom extension under its other name",
      (["Zoom Chrome Extension", "uBlock Origin"], {"expected": ["Zoom for Google Chrome"]}), {}, 1.0, 1.0),
+    ("check_thunderbird_folder", "other messages in a folder Thunderbird wrote (multi_apps/78aed49a, a0b9dc9c)",
+     (("file", "Work", "From - Mon Jan 01 10:00:00 2024\nSubject: Three\n\nHi.\n"),
+      ("file", "Work_gold", "From - Mon Jan 01 10:00:00 2024\nSubject: One\n\nHi.\n")),
+     {"remove_deleted": True, "remove_duplicate": True}, 1.0, 0.0),
     ("compare_docx_files", "an .odt result against a .docx gold",
      (("odt-named-docx", "answer.odt", "Same text"), ("docx", "gold.docx", "Same text")), {}, 0.0, 1.0),
 ]
