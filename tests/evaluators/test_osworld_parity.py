@@ -29,7 +29,7 @@ CHECKOUT = os.environ.get("OSWORLD_CHECKOUT")
 OSWORLD_PYTHON = os.environ.get("OSWORLD_PYTHON", sys.executable)
 DRIVER = Path(__file__).parent / "parity" / "osworld_driver.py"
 CASE_MODULES = ("general_cases", "vscode_cases", "table_cases", "document_cases", "chrome_cases",
-                "thunderbird_cases", "vlc_cases", "gimp_cases", "scoring_cases")
+                "thunderbird_cases", "vlc_cases", "gimp_cases", "basic_os_cases", "scoring_cases")
 
 # (metric, case label) -> why our default verdict differs from OSWorld's on purpose. Keep it empty or
 # nearly: the default is OSWorld's verdict, however odd; a fix of ours goes behind --evaluator-fixes.
