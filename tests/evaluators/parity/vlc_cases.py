@@ -3,6 +3,8 @@ of its HTTP interface, the window against the screen size."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from typing import Any
 
 from .cases import Case, Files
@@ -61,6 +63,24 @@ def status(state: str, meta: dict[str, str]) -> str:
     )
 
 
+def video(files: Files, source: str, seconds: float = 1.0) -> str:
+    """A small MP4 made by ffmpeg from one of its test sources."""
+    path = files.path(".mp4")
+    subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-f", "lavfi", "-i", f"{source}=size=160x120:rate=10",
+                    "-t", str(seconds), "-pix_fmt", "yuv420p", path], check=True, timeout=120)
+    return path
+
+
+def video_cases(files: Files) -> list[Case]:
+    if shutil.which("ffmpeg") is None:
+        return []
+    gold = video(files, "testsrc")
+    return [Case("compare_videos", (video(files, "testsrc"), gold), "the same frames"),
+            Case("compare_videos", (video(files, "smptebars"), gold), "other frames"),
+            Case("compare_videos", (video(files, "testsrc", 0.5), gold), "the first half"),
+            Case("compare_videos", (video(files, "mandelbrot"), gold), "a moving picture")]
+
+
 def cases(files: Files) -> list[Case]:
     found = []
     defaults = files.text(VLCRC_DEFAULTS, ".vlcrc")
@@ -106,4 +126,4 @@ def cases(files: Files) -> list[Case]:
     ]:
         found.append(Case("is_vlc_fullscreen", (window, screen), label))
     found.append(Case("is_vlc_fullscreen", (None, screen), "no window"))
-    return found
+    return found + video_cases(files)
