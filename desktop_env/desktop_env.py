@@ -42,7 +42,7 @@ Evaluator = Callable[["DesktopEnv", dict], "Evaluation | float"]
 def default_evaluator(env: DesktopEnv, evaluator: dict) -> Evaluation:
     from .evaluators.scoring import evaluate_task
     run_steps(env, evaluator.get("postconfig") or [], phase="postconfig")
-    return evaluate_task(env, evaluator)
+    return evaluate_task(env, evaluator, evaluator_fixes=getattr(env, "evaluator_fixes", False))
 
 
 def special_action(action: Any) -> str | None:
@@ -74,7 +74,8 @@ class DesktopEnv:
     and `action_space` is the action space's name, as OSWorld's runners read them.
     So it does not claim to be a `gymnasium.Env`; `desktop_env.gym_adapter.OSWorldGymEnv`
     is the Gymnasium environment over it. Setup steps run through `setup_runner` (default:
-    every OSWorld step type) and scoring through `evaluator` (default: postconfig, getters, metrics).
+    every OSWorld step type) and scoring through `evaluator` (default: postconfig, getters, metrics,
+    with OSWorld's verdicts unless `evaluator_fixes`).
     Files a task names by relative path resolve against `task_dir`
     (`reset(task, options={"task_dir": ...})`); downloads and fetched result files go
     to `cache_dir/<task id>/`, where OSWorld keeps them too.
@@ -85,7 +86,8 @@ class DesktopEnv:
                  screen_size: tuple[int, int] = (1920, 1080), headless: bool = True, require_a11y_tree: bool = True,
                  require_terminal: bool = False, os_type: str = "Ubuntu", client_password: str = "password",
                  network: bool = False, provider: Provider | None = None, record_evaluation: bool = True,
-                 setup_runner: SetupRunner = run_steps, evaluator: Evaluator = default_evaluator,
+                 evaluator_fixes: bool = False, setup_runner: SetupRunner = run_steps,
+                 evaluator: Evaluator = default_evaluator,
                  **provider_options: Any):
         if action_space not in ACTION_SPACES:
             raise ValueError(f"action_space must be one of {ACTION_SPACES}, got {action_space!r}")
@@ -109,6 +111,8 @@ class DesktopEnv:
         self.last_evaluation: Evaluation | None = None
         # Getters see this evaluation's context, not the env; recorded, it lets `osworld rescore` replay them.
         self.record_evaluation = record_evaluation
+        # Metrics give OSWorld's verdicts unless asked for our fixes (evaluators/fixes.py).
+        self.evaluator_fixes = evaluator_fixes
         self.evaluation_context: EvalContext | None = None
         if provider is None:
             options = dict(provider_options)
