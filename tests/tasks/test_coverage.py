@@ -134,8 +134,8 @@ def test_a_task_scored_by_an_extension_the_setup_does_not_bring_needs_the_market
         "vs_code/by-id": {"evaluator": lists("ms-python.python")},
         "vs_code/from-vsix": {"evaluator": lists("undefined_publisher.test"), "config": [
             {"type": "execute", "parameters": {"command": "code --install-extension ~/t.vsix", "shell": True}}]},
-        "vs_code/file-listed": {"evaluator": {**lists("x"), "result": {"type": "vm_command_line",
-                                                                       "command": ["ls", "/home/user", "|", "grep", "t.py"]}}},
+        "vs_code/file-listed": {"evaluator": {**lists("x"), "result": {
+            "type": "vm_command_line", "command": ["ls", "/home/user", "|", "grep", "t.py"]}}},
     })
     found = {c.task_id: c for c in coverage(tasks_of(meta), missing_apps=dict).tasks}
     assert found["by-id"].category == "live web"
