@@ -24,7 +24,7 @@ from typing import Any
 from desktop_env.tasks import load_task_set
 from mm_agents.replay import RecordedTrajectory, load_trajectories
 
-from .fidelity import Excluded, find_meta_file, select_tasks
+from .fidelity import Excluded, find_meta_file, load_average, select_tasks
 
 
 def succeeded(score: float | None) -> bool | None:
@@ -172,10 +172,10 @@ def run_parity(trajectories: Path, osworld: Path, result_dir: Path, num_envs: in
                        task_ids=[task_id for _, task_id in plan.selected], num_envs=num_envs,
                        result_dir=str(result_dir), resume=False, max_steps=longest + 1, agent_time_budget=0,
                        force=True, **options)
-    before, started = _load(), time.monotonic()
+    before, started = load_average(), time.monotonic()
     if plan.selected:
         run_benchmark(config)
-    minutes, after = (time.monotonic() - started) / 60, _load()
+    minutes, after = (time.monotonic() - started) / 60, load_average()
     known = load_causes(causes)
     outcomes = []
     for domain, task_id in plan.selected:
@@ -193,6 +193,3 @@ def run_parity(trajectories: Path, osworld: Path, result_dir: Path, num_envs: in
                         {"before": before, "after": after, "cpus": os.cpu_count()}, outcomes, plan.excluded,
                         plan.without_task_file)
 
-
-def _load() -> str:
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
