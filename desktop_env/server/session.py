@@ -109,6 +109,13 @@ GNOME_SESSION_ENV = {
     # gnome-session's; xdg-utils tells GNOME by it when XDG_CURRENT_DESKTOP is ubuntu:GNOME
     "GNOME_DESKTOP_SESSION_ID": "this-is-deprecated",
 }
+# What the env server adds to the session's environment for the commands and apps it starts. OSWorld's
+# server is a system service whose environment names no desktop (osworld_server.service: DISPLAY,
+# DBUS_SESSION_BUS_ADDRESS and XDG_RUNTIME_DIR), so a Qt app a task's setup launches there (VLC) finds
+# no desktop and takes Qt's generic theme, whose dialogs order their buttons as Windows does: VLC's
+# Preferences has Save left of Cancel, where the VM's recorded clicks find Save (GNOME's order swaps
+# them). Apps started from the dock or with Ctrl+Alt+T get the session's environment, as on the VM.
+SERVER_ENV = {"QT_QPA_PLATFORMTHEME": "generic"}
 
 
 def adopt_xtest_devices(display: str) -> None:
@@ -382,10 +389,10 @@ def build_session_servers(session: Session) -> tuple[list[EnvServer], ServerStat
     common = _StateArgs(runtime_dir=str(session.runtime), client_password=config.client_password,
                         started=session.started, children=session.children, announced=session.announced)
     if not config.listen_fds:  # started by hand (inside a VM, say): a socket in the runtime folder
-        server, state = build_server(session.env, unix_socket=str(session.runtime / "server.sock"),
+        server, state = build_server({**session.env, **SERVER_ENV}, unix_socket=str(session.runtime / "server.sock"),
                                      forward_ports=config.forward_ports, **common)
         return [server], state
-    state = ServerState(env=dict(session.env), **common)
+    state = ServerState(env={**session.env, **SERVER_ENV}, **common)
     router = build_router(state)
     servers = [make_server(router, sock=_adopt(config.listen_fds["server"]))]
     if "public" in config.listen_fds:

@@ -373,7 +373,7 @@ def compile_schemas(target: Path, system: Path = SYSTEM_SHARE / "glib-2.0" / "sc
     settings = vm_gsettings()
     schemas = [path for path in system.iterdir() if path.name.endswith((".gschema.xml", ".enums.xml"))]
     known = {match.group(1) for path in schemas
-             for match in re.finditer(r'<schema\b[^>]*\bid="([^"]+)"', path.read_text(errors="replace"))}
+             for match in re.finditer(r"""<schema\b[^>]*\bid=["']([^"']+)["']""", path.read_text(errors="replace"))}
     missing = [schema for schema in settings if schema not in known]
     if missing:
         raise DesktopViewError(f"{system} has no schema {', '.join(missing)}: install the packages of "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import struct
 from pathlib import Path
 
 from .paths import build_aside, sandbox_share_dir
@@ -18,7 +19,7 @@ from .paths import build_aside, sandbox_share_dir
 # The template's folder is named by this version and a digest of this module's source, so any
 # change to what it writes builds a new folder beside the old one (two branches that each bumped
 # the version to the same number cannot share a stale template).
-TEMPLATE_VERSION = 10
+TEMPLATE_VERSION = 11
 
 USER_FOLDERS = ("Desktop", "Documents", "Downloads", "Music", "Pictures", "Videos", "Templates", "Public")
 
@@ -61,6 +62,29 @@ USER_DIRS = "".join(f'XDG_{key}_DIR="$HOME/{folder}"\n' for key, folder in (
 # "password") that OSWorld's VLC getters read the player's state from; and a dummy audio
 # output, since the sandbox has no sound device and VLC would show an error dialog.
 VLCRC = "[qt]\nqt-privacy-ask=0\n\n[core]\nextraintf=http\naout=dummy\n\n[lua]\nhttp-password=password\n"
+
+
+def qt_window_geometry(x: int, y: int, width: int, height: int, screen_width: int = 1920) -> str:
+    """A window's place as Qt 5's QWidget::saveGeometry() writes it into an ini file (format 3.0: frame,
+    normal and plain geometry, screen 0, neither maximized nor full screen), the client area at (x, y).
+    restoreGeometry() puts the window back there, within the screen's available area."""
+    def rect() -> bytes:  # QRect in a QDataStream: left, top, right, bottom
+        return struct.pack(">iiii", x, y, x + width - 1, y + height - 1)
+    blob = (struct.pack(">IHH", 0x1D9D0CB, 3, 0) + rect() + rect()
+            + struct.pack(">iBBi", 0, 0, 0, screen_width) + rect())
+    return "@ByteArray(" + "".join(f"\\x{byte:02x}" for byte in blob) + ")"
+
+
+# VLC's main window where the VM's VLC opens it (client area at (641, 361), 600x420, the size VLC gives a
+# first window), not centered on the work area as a first start places it (695, 343). The VM's image
+# was set up through VLC's own Tools > Preferences (OSWorld's desktop_env/server/README.md), so VLC
+# saved its window there on exit and restores it at each start. The VM's recorded clicks (vlc tasks
+# launched without a file): Tools at (940.8, 370.44) and View at (984.96, 370.44), 54 px left of and
+# 18 px below where VLC's menus are on a first start here (995 and 1038.5, 352.5); the Preferences
+# dialog, which GNOME attaches centered on this window, has its "All" button at (633.6, 897.48) and
+# its Save at (1192.32, 899.64) on the VM, as here with the window at this place. VLC rewrites the
+# file on exit, as on the VM.
+VLC_QT_INTERFACE = f"[General]\ngeometry={qt_window_geometry(641, 361, 600, 420)}\n"
 
 
 # GIMP: its single-window mode's window maximized, as on the VM, whose recorded clicks find GIMP's menus in
@@ -125,6 +149,7 @@ def write_template(home: Path) -> None:
         ".config/user-dirs.locale": "C\n",
         ".bashrc": "PS1='\\u@osworld:\\w\\$ '\n",
         ".config/vlc/vlcrc": VLCRC,
+        ".config/vlc/vlc-qt-interface.conf": VLC_QT_INTERFACE,
         ".config/GIMP/2.10/sessionrc": GIMP_SESSIONRC,
         # GNOME Shell warns once per home that it cannot lock the screen without GDM; the
         # VM has GDM and shows no such notice.
