@@ -181,6 +181,7 @@ class GroupStats:
             interval = estimate.interval if estimate else None
             out[name] = estimate.mean if estimate else None
             out[f"{name}_low"], out[f"{name}_high"] = (interval.low, interval.high) if interval else (None, None)
+        out["score_interval_method"] = self.score.method if self.score else None
         out["task_set"] = self.task_set.digest if self.task_set else None
         out["task_set_unrecorded"] = self.task_set.unrecorded if self.task_set else None
         return out
@@ -268,7 +269,8 @@ def run_heading(run: RunResults, rows: Sequence[GroupStats]) -> str:
         budgets += " (runs with different budgets mixed by --force)"
     overall = rows[-1] if rows else None
     text = (f"score: the mean over tasks of each task's mean over its trials, an error counted as 0 (w/o errors: "
-            f"errored trials left out); step budget {budgets}")
+            f"errored trials left out); 95% CI: Wilson's where every task scored 0 or 1, else a bootstrap over "
+            f"tasks; step budget {budgets}")
     if overall and overall.cost_usd is not None:
         text += f"; costs at prices {'; '.join(price_dates(run)) or 'of a date not recorded'}"
     if overall and overall.task_set and overall.task_set.unrecorded:
