@@ -53,7 +53,7 @@ def compare_command(result_a: str, result_b: str, common: bool, fmt: str) -> Non
         click.echo(to_markdown(result))
         return
     for line in headline(result):
-        console.print(Text(line))
+        console.print(Text(line), soft_wrap=True)
     table = Table(*GROUP_COLUMNS)
     for cells in group_rows(result):
         table.add_row(*cells, style="bold" if cells[0] == "Overall" else None)
