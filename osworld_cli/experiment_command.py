@@ -18,7 +18,8 @@ from runner import experiments
 from runner.run import RunOptionError
 
 from .errors import OptionMistake
-from .run_commands import console, run_command
+from .output import console
+from .run_commands import run_command
 from .task_commands import load_plugins
 
 # Build the cells: (models, observation types, result root, osworld run options, the script's own options).

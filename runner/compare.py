@@ -2,9 +2,10 @@
 
 What differs between two runs' scores is partly which tasks each got right by chance; pairing the
 tasks takes the tasks' own difficulty out of the comparison, so a smaller difference is seen. The
-difference of the mean scores (errors as 0, as on the leaderboard) gets a paired 95% interval (Newcombe's
-for binary scores with one trial per task, else the paired bootstrap) and a test (runner/stats.py: the
-exact McNemar test when both runs have one trial per task, else the paired bootstrap's interval), overall, per paper category and per domain, with the tasks each run won.
+difference of the mean scores (errors as 0, as on the leaderboard) gets a paired 95% interval
+(Newcombe's for binary scores with one trial per task, else the paired bootstrap) and a test
+(runner/stats.py: the exact McNemar test when both runs have one trial per task, else the paired
+bootstrap's interval), overall, per paper category and per domain, with the tasks each run won.
 
 Two runs over different tasks are not compared: the difference (tasks only one run has, tasks whose
 file changed between the runs) is named, and `common=True` compares the tasks both ran with the same

@@ -325,7 +325,7 @@ def run_episode(agent: Any, env: EpisodeEnv, task_config: dict[str, Any], instru
     """Runs `task_config` (trial `trial` of it) with `agent` on `env` into `task_dir`; every failure is a
     recorded error, or a 0 when the agent broke its desktop."""
     recorder = EpisodeRecorder(task_dir, task_config.get("id"), previous_errors, trial=trial,
-                               task_sha256=getattr(task, "sha256", None))
+                               task_sha256=getattr(task, "sha256", None), instruction=instruction)
     episode = Episode(agent, env, config, recorder, on_step)
     score: float | None = None
     failure: Exception | None = None

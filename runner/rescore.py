@@ -36,7 +36,7 @@ from desktop_env.evaluators.context import NotRecorded
 from desktop_env.evaluators.outcome import Evaluation
 from desktop_env.evaluators.recording import MANIFEST_VERSION, RecordingContext, ReplayContext, record_unreached_getters
 
-from .results import now_iso, read_status, read_task, read_trajectory, split_trial, write_json_atomic
+from .results import RESCORE_FILE, now_iso, read_status, read_task, read_trajectory, split_trial, write_json_atomic
 from .summary import find_runs
 
 log = logging.getLogger("osworld.rescore")
@@ -44,7 +44,7 @@ log = logging.getLogger("osworld.rescore")
 RESCORE_DIR = "rescore"
 FILES_DIR = "files"
 MANIFEST = "manifest.json"
-RESULT_FILE = "rescore.json"
+RESULT_FILE = RESCORE_FILE
 
 
 class NotRescorable(Exception):
