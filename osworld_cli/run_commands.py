@@ -246,7 +246,7 @@ def print_failures(listed: list[TaskFailure]) -> None:
               help="Refuse to run (exit status 2) when the score would not be comparable with OSWorld's "
                    "leaderboard, naming why.")
 @plugin_option
-def run_command(plugins: tuple[str, ...], dry_run: bool, log_level: str | None, **options: Any) -> None:
+def run_command(dry_run: bool, log_level: str | None, **options: Any) -> None:
     """Run an agent on tasks and score it; results go to RESULT_DIR/ACTION_SPACE/OBS/MODEL/DOMAIN/ID/.
     OSWorld's run.py options are accepted by their own names too (--max_steps, --observation_type, ...).
 
@@ -254,15 +254,9 @@ def run_command(plugins: tuple[str, ...], dry_run: bool, log_level: str | None, 
     (a mistake in the options, or --strict and a score that would not be comparable); 3 stopped early (the
     same fatal error task after task, workers that die as they start, a Ray cluster with no room); 130
     interrupted."""
-    from runner.run import RunConfig
-
     if log_level:
         logging.getLogger().setLevel(log_level)
-    load_plugins(plugins)
-    options["domains"], options["task_ids"] = list(options["domains"]), list(options["task_ids"])
-    options["plugins"] = list(plugins)
-    with option_mistakes():
-        config = RunConfig(**options).resolved()
+    config = config_of(options)
     if dry_run:
         sys.exit(print_dry_run(config))
     summary = run_with_progress(config)
@@ -271,6 +265,19 @@ def run_command(plugins: tuple[str, ...], dry_run: bool, log_level: str | None, 
     print_summary((str(config.layout.model_dir),), "table")
     print_invalid(summary)
     sys.exit(run_exit_status(summary))
+
+
+def config_of(options: dict[str, Any]) -> RunConfig:
+    """The RunConfig of `osworld run`'s options (as click parsed them), its plugins loaded and the agent's
+    own defaults taken for what the options leave out."""
+    from runner.run import RunConfig
+
+    options = {k: v for k, v in options.items() if k not in ("dry_run", "log_level")}
+    load_plugins(options["plugins"])
+    options.update(domains=list(options["domains"]), task_ids=list(options["task_ids"]),
+                   plugins=list(options["plugins"]))
+    with option_mistakes():
+        return RunConfig(**options).resolved()
 
 
 def print_invalid(summary: RunSummary) -> None:

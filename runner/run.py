@@ -27,6 +27,7 @@ from .config import RunOptionError as RunOptionError
 from .events import Note, Planned, Reporter
 from .plan import Plan, RunSummary
 from .plan import PlannedTask as PlannedTask  # re-exported
+from .plan import plan_tasks as plan_tasks
 from .preview import RunPreview, preview_run
 from .reproduce import observed, reproduce_command
 from .results import TaskState, now_iso, read_status, record_invalid_task, write_json_atomic
