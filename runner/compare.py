@@ -21,7 +21,18 @@ from typing import Any
 
 from . import stats
 from .results import TaskRecord
-from .summary import CATEGORIES, GroupStats, RunResults, TaskKey, find_runs, group_stats, pct, scores_by_task, usd
+from .summary import (
+    CATEGORIES,
+    GroupStats,
+    RunResults,
+    TaskKey,
+    distinct_labels,
+    find_runs,
+    group_stats,
+    pct,
+    scores_by_task,
+    usd,
+)
 
 SHOWN = 5  # tasks named in a message before "and N more"
 
@@ -97,9 +108,10 @@ class RunComparison:
     b_stats: GroupStats
 
 
-def pick_run(path: str | Path) -> RunResults:
-    """The one run under `path`; a folder with none or several is refused, naming them."""
-    runs = find_runs(path)
+def pick_run(path: str | Path, rescored: bool = False, label: str | None = None) -> RunResults:
+    """The one run under `path` (`rescored`: with the scores `osworld rescore` wrote; `label`: called so);
+    a folder with none or several is refused, naming them."""
+    runs = find_runs(path, rescored, label)
     if not runs:
         raise CompareError(f"no task results under {path}")
     if len(runs) > 1:
@@ -111,6 +123,7 @@ def pick_run(path: str | Path) -> RunResults:
 def compare_runs(a: RunResults, b: RunResults, common: bool = False) -> RunComparison:
     """A against B, paired by task. Refuses (CompareError) runs whose task sets differ, unless
     `common`: then only the tasks both ran from the same task file are compared."""
+    distinct_labels([a, b])
     difference = task_set_difference(a, b)
     if difference.differs and not common:
         raise CompareError(f"{a.label} and {b.label} are not over the same tasks: "
