@@ -63,8 +63,8 @@ def rescore_command(results: tuple[str, ...], meta: str | None, plugins: tuple[s
         show_table([Column("task", key=True), Column("old", key=True), Column("new", key=True),
                     Column("changed", key=True), Column("note")],
                    [[f"{row.domain}/{row.task_id}" + (f" #{row.trial}" if row.trial > 1 else ""), row.old_text,
-                     row.new_text, "[yellow]yes[/]" if row.changed else "no" if row.rescorable else "-", Text(row.note or "")]
-                    for row in rows])
+                     row.new_text, "[yellow]yes[/]" if row.changed else "no" if row.rescorable else "-",
+                     Text(row.note or "")] for row in rows])
         changed = sum(r.changed for r in rescored)
         console.print(f"{len(rescored)} of {len(rows)} task(s) rescored, {changed} changed"
                       + ("; new scores are in each task's rescore.json (result.txt is kept): summarize --rescored "
