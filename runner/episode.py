@@ -217,7 +217,8 @@ class Episode:
         if self.config.record:
             self.recorder.start_recording(self.env.controller)
         done = False
-        while not done and self.steps < self.config.max_steps:
+        # An agent ends the episode without an action by setting `episode_over` (mm_agents/base.py).
+        while not done and self.steps < self.config.max_steps and not getattr(self.agent, "episode_over", False):
             budget = self.config.agent_time_budget
             with self.recorder.timed("agent"):
                 left = None if budget is None else budget - self.recorder.durations["agent"]
