@@ -76,7 +76,8 @@ def print_dry_run(config: RunConfig) -> int:
             + "; ".join(sorted(set(plan.left_out.values()))))
     invalid = once_per_task(plan.invalid)
     if invalid:
-        named = ", ".join(f"{name} {count}" for name, count in blockers(plan).most_common())
+        named = ", ".join(f"{name} {count}" for name, count in sorted(blockers(plan).items(),
+                                                                     key=lambda kv: (-kv[1], kv[0])))
         say(f"cannot run here: {len(invalid)} task(s) ({named}); each gets an error record, counted as 0:")
         for planned in invalid:
             say(f"  {planned.domain}/{planned.task_id}: {planned.error}")
