@@ -12,12 +12,13 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rich.console import Console, RenderableType
-from rich.measure import Measurement
+from rich.cells import cell_len
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 PIPED_WIDTH = 10_000  # wide enough that no table or line of ours is ever wrapped in a pipe
+LONGEST_WORD = 60     # a longer word (a path, an explanation's value) may be folded inside its cell
 
 
 def make_console(terminal: bool | None = None) -> Console:
@@ -39,21 +40,35 @@ class Column:
 Cell = str | Text
 
 
+def _narrowest(column: Column, cells: Sequence[Cell]) -> int:
+    """The fewest columns a column can take: a key's longest value, else its longest word (up to
+    LONGEST_WORD), its header included."""
+    texts = [column.name, *(cell.plain if isinstance(cell, Text) else str(cell) for cell in cells)]
+    if column.key:
+        return max(cell_len(line) for text in texts for line in text.splitlines() or [""])
+    return min(max((cell_len(word) for text in texts for word in text.split()), default=1), LONGEST_WORD)
+
+
 def table_of(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], title: str | None = None,
              caption: str | None = None, styles: Sequence[str | None] | None = None, lines: bool = False,
              sections: Sequence[int] = ()) -> Table:
-    """A rich table whose key columns stay whole and whose other cells wrap (fold) rather than being cut;
-    `sections`: rows after which a line is drawn (before a total)."""
+    """A rich table whose key columns stay whole and whose other cells wrap between words, never narrower
+    than their longest word (so a table that cannot fit is one `fits` says so of, rather than one folded
+    a letter a line); `sections`: rows after which a line is drawn (before a total)."""
     table = Table(title=title, caption=caption, show_lines=lines)
-    for column in columns:
-        table.add_column(column.name, no_wrap=column.key, overflow="fold", justify=column.justify)  # type: ignore[arg-type]
+    for i, column in enumerate(columns):
+        table.add_column(column.name, no_wrap=column.key, overflow="fold", justify=column.justify,  # type: ignore[arg-type]
+                         min_width=_narrowest(column, [row[i] for row in rows]))
     for i, row in enumerate(rows):
         table.add_row(*row, style=styles[i] if styles else None, end_section=i in sections)
     return table
 
 
-def fits(out: Console, renderable: RenderableType) -> bool:
-    return Measurement.get(out, out.options, renderable).minimum <= out.width
+def fits(out: Console, columns: Sequence[Column], rows: Sequence[Sequence[Cell]]) -> bool:
+    """Whether the table fits the console with every column at its narrowest (rich's own measure of a table
+    is already squeezed to the width it is given, so it cannot say)."""
+    narrowest = sum(_narrowest(column, [row[i] for row in rows]) for i, column in enumerate(columns))
+    return narrowest + 3 * len(columns) + 1 <= out.width  # a space either side of each cell and the rules
 
 
 def show_table(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], title: str | None = None,
@@ -61,9 +76,8 @@ def show_table(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], title:
                sections: Sequence[int] = (), out: Console | None = None) -> None:
     """Prints the rows as a table, or, on a terminal too narrow for its identifiers, as one block per row."""
     out = out or console
-    table = table_of(columns, rows, title, caption, styles, lines, sections)
-    if fits(out, table):
-        out.print(table)
+    if fits(out, columns, rows):
+        out.print(table_of(columns, rows, title, caption, styles, lines, sections))
         return
     if title:
         out.print(Text(title, style="italic"))
