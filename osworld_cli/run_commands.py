@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -345,7 +346,10 @@ def demo_command(result_dir: str, num_envs: int) -> None:
     config = RunConfig(agent="oracle", model="reference-solution", observation_type="screenshot",
                        tasks=str(BUILTIN_ROOT / "test_small.json"), result_dir=result_dir, num_envs=num_envs,
                        retry_errors=True)
+    started = time.monotonic()
     summary = run_with_progress(config)
     print_summary((str(config.layout.model_dir),), "table")
     print_invalid(summary)
+    console.print(f"the demo ran {summary.ran} task(s) in {time.monotonic() - started:.0f} s "
+                  f"({summary.skipped_done} already done in {result_dir})")
     sys.exit(run_exit_status(summary))
