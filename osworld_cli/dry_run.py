@@ -95,7 +95,8 @@ def print_dry_run(config: RunConfig) -> int:
     problem = agent_problem(config) if plan.to_run else None
     if problem:
         say(f"agent: cannot be built, a real run stops here: {problem}", "red")
-    for warning in preview.warnings(with_invalid=False):
+    warning = preview.network_warning()  # the rest of the warnings a run gives are said above
+    if warning:
         say(f"warning: {warning}", "yellow")
     for line in preview.verdict.lines():
         say(line)

@@ -55,24 +55,31 @@ class RunPreview:
                 "left_out": len(self.plan.left_out), "suite_tasks": self.plan.suite_tasks,
                 "time_budget": self.config.time_budget()}
 
-    def warnings(self, with_invalid: bool = True) -> list[str]:
-        """What the user should know before the run spends anything, one line each (`with_invalid`: the
-        tasks that cannot run here too; a display that lists them itself leaves them out)."""
-        config, out = self.config, []
-        if self.live_web and not config.network:
-            out.append(f"{len(self.live_web)} task(s) need a live website or an account and the network is off: "
-                       f"they will most likely score 0 (--network turns it on): {_named(list(self.live_web))}")
+    def network_warning(self) -> str | None:
+        if self.live_web and not self.config.network:
+            return (f"{len(self.live_web)} task(s) need a live website or an account and the network is off: they "
+                    f"will most likely score 0 (--network turns it on): {_named(list(self.live_web))}")
+        return None
+
+    def invalid_warning(self) -> str | None:
         invalid = once_per_task(self.plan.invalid)
-        if invalid and with_invalid:
-            out.append(f"{len(invalid)} task(s) cannot run here; each gets an error record, counted as 0: "
-                       f"{_named([(p.domain, p.task_id) for p in invalid])}")
+        if invalid:
+            return (f"{len(invalid)} task(s) cannot run here; each gets an error record, counted as 0: "
+                    f"{_named([(p.domain, p.task_id) for p in invalid])}")
+        return None
+
+    def downloads_warning(self) -> str | None:
         if self.missing_files:
             tasks = len({(f.domain, f.task_id) for f in self.missing_files})
-            when = ("fetched before the first desktop starts" if config.prefetch
+            when = ("fetched before the first desktop starts" if self.config.prefetch
                     else "fetched during each task's setup (--no-prefetch)")
-            out.append(f"{len(self.missing_files)} file(s) of {tasks} task(s) are not in the cache "
-                       f"({config.cache_dir}): {when}; `osworld tasks prefetch` fetches them ahead")
-        return out
+            return (f"{len(self.missing_files)} file(s) of {tasks} task(s) are not in the cache "
+                    f"({self.config.cache_dir}): {when}; `osworld tasks prefetch` fetches them ahead")
+        return None
+
+    def warnings(self) -> list[str]:
+        """What the user should know before the run spends anything, one line each."""
+        return [w for w in (self.network_warning(), self.invalid_warning(), self.downloads_warning()) if w]
 
 
 def _named(pairs: list[tuple[str, str]]) -> str:

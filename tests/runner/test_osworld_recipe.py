@@ -86,7 +86,8 @@ def test_the_dry_run_decides_the_network_from_the_tasks_and_warns_when_it_is_tur
     assert status == 0, out
     assert "left out: 1 task(s) OSWorld-Verified does not score" in out
     assert "network: on (decided by the tasks); 1 task(s) to run need a live website or an account" in out
-    assert "1 file(s) of 1 task(s) are not in the cache" in out and "fetched before the first desktop starts" in out
+    assert "downloads: 1 task(s) need files fetched by URL, 0 of them all in the cache" in out
+    assert "1 file(s) to fetch before the first desktop starts" in out
     assert "budgets: 15 steps per task; no limit on the agent's time" in out
     assert "agent: noop, model noop (the agent's own default)" in out
     assert "comparable with OSWorld's leaderboard: no" in out
