@@ -32,8 +32,16 @@ def budget_text(preview: RunPreview) -> str:
 
 
 def agent_text(config: RunConfig) -> str:
+    from mm_agents.loader import declared_defaults
+
+    declared = declared_defaults(config.agent)
+
     def origin(name: str) -> str:
-        return " (the agent's own default)" if name in config.agent_defaults else ""
+        if name not in config.agent_defaults:
+            return ""
+        if name in declared:
+            return " (the agent's own default)"
+        return " (the agent's name: it declares no model)" if name == "model" else " (it declares none)"
     return (f"agent: {config.agent}, model {config.model}{origin('model')}, observation {config.observation_type}"
             f"{origin('observation_type')}, action space {config.action_space}")
 
