@@ -268,12 +268,15 @@ def run_command(dry_run: bool, log_level: str | None, **options: Any) -> None:
     sys.exit(run_exit_status(summary))
 
 
+CLI_ONLY = ("dry_run", "log_level")  # options of the command, not of the run
+
+
 def config_of(options: dict[str, Any]) -> RunConfig:
     """The RunConfig of `osworld run`'s options (as click parsed them), its plugins loaded and the agent's
     own defaults taken for what the options leave out."""
     from runner.run import RunConfig
 
-    options = {k: v for k, v in options.items() if k not in ("dry_run", "log_level")}
+    options = {k: v for k, v in options.items() if k not in CLI_ONLY}
     load_plugins(options["plugins"])
     options.update(domains=list(options["domains"]), task_ids=list(options["task_ids"]),
                    plugins=list(options["plugins"]))

@@ -90,7 +90,8 @@ def setting_notes(record: Mapping[str, Any]) -> list[str]:
     """What the options leave to chance without making the number incomparable."""
     notes = []
     facts = _facts(record)
-    budget, steps = record.get("agent_time_budget"), record.get("max_steps")
+    # The budget the run had: as the plan decided it (the option may be left to the default).
+    budget, steps = facts.get("time_budget", record.get("agent_time_budget")), record.get("max_steps")
     if isinstance(budget, (int, float)) and budget > 0 and isinstance(steps, int) \
             and budget < SECONDS_PER_STEP * steps:
         notes.append(f"the agent has {budget:g} s per task ({budget / steps:.0f} s a step over {steps} steps): a "

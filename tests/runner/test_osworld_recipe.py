@@ -89,7 +89,7 @@ def test_the_dry_run_decides_the_network_from_the_tasks_and_warns_when_it_is_tur
     assert "downloads: 1 task(s) need files fetched by URL, 0 of them all in the cache" in out
     assert "1 file(s) to fetch before the first desktop starts" in out
     assert "budgets: 15 steps per task; no limit on the agent's time" in out
-    assert "agent: noop, model noop (the agent's own default)" in out
+    assert "agent: noop, model noop (the agent's name: it declares no model)" in out
     assert "comparable with OSWorld's leaderboard: no" in out
     assert "the checkout's OSWorld-Verified selection has 3 task(s), not the leaderboard's 361" in out
     status, out = dry_run(*base, "--no-network")
@@ -125,6 +125,7 @@ def test_a_run_fetches_downloads_first_and_records_what_summarize_judges_it_by(t
     assert args["config"]["network"] is True and args["config"]["osworld"] == str(root.resolve())
     assert args["plan"] == args["runs"][-1]["plan"]
     assert args["plan"]["needs_network"] == 1 and args["plan"]["time_budget"] == 0 and args["plan"]["left_out"] == 1
+    assert args["reproduce"].startswith(f"osworld run --osworld {root.resolve()} --agent noop --model noop")
     done = CliRunner().invoke(cli, ["summarize", str(tmp_path / "r")])
     assert "comparable with OSWorld's leaderboard: no" in done.output
     assert "selection has 3 task(s), not the leaderboard's 361" in done.output
