@@ -15,6 +15,7 @@ A = TypeVar("A", bound=type)
 BUILTIN_AGENTS = {
     "oracle": "mm_agents.oracle:OracleAgent",
     "noop": "mm_agents.noop:NoopAgent",
+    "replay": "mm_agents.replay:ReplayAgent",
     "prompt": "mm_agents.prompt_agent:PromptAgent",
     "tool": "mm_agents.tool_agent:ToolAgent",
     "claude-computer-use": "mm_agents.computer_use.agents:ClaudeComputerUseAgent",

@@ -42,7 +42,11 @@ def report_command(results: tuple[str, ...], output: str, title: str, labels: di
 @tasks_option
 @plugin_option
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
-def rescore_command(results: tuple[str, ...], meta: str | None, plugins: tuple[str, ...], as_json: bool) -> None:
+@click.option("--evaluator-fixes", is_flag=True,
+              help="Score with our fixes of OSWorld's evaluator bugs (docs/EVALUATORS.md) instead of OSWorld's "
+                   "verdicts: shows which scores the fixes change; not comparable with OSWorld's scores.")
+def rescore_command(results: tuple[str, ...], meta: str | None, plugins: tuple[str, ...], as_json: bool,
+                    evaluator_fixes: bool) -> None:
     """Re-run the evaluators of finished tasks on the result files saved at the time (rescore/ in each task
     folder), without a desktop. The new score goes to rescore.json beside the old result.txt, which is kept;
     `summarize`, `compare` and `report` use it with --rescored. The task files are those each run recorded
@@ -53,7 +57,7 @@ def rescore_command(results: tuple[str, ...], meta: str | None, plugins: tuple[s
 
     load_plugins(plugins)
     task_set = open_task_set(meta) if meta else None
-    rows = rescore_results(results, task_set)
+    rows = rescore_results(results, task_set, evaluator_fixes=evaluator_fixes)
     if not rows:
         raise click.ClickException(f"no task results under {', '.join(results)}")
     rescored = [r for r in rows if r.rescorable]

@@ -15,10 +15,13 @@ refuses an incomparable run) and by `summarize`, from what args.json recorded.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .results import RESCORE_FILE
 from .suite import LEADERBOARD_STEPS, OFFICIAL_TASKS
 
 if TYPE_CHECKING:
@@ -147,12 +150,22 @@ def run_comparability(run: RunResults) -> Verdict:
         status = read_status(run.folder(task)) if task.status == "error" else None
         statuses.append((task.status, status.error.type if status and status.error else None))
     reasons += outcome_reasons(statuses, sum(r.status == "incomplete" for r in run.records))
+    fixed = sum(_rescored_with_fixes(run.folder(r)) for r in run.records if r.rescored)
+    if fixed:
+        reasons.append(f"{fixed} score(s) were rescored with the evaluator fixes (rescore --evaluator-fixes)")
     notes = setting_notes(record)
     errors = sum(r.status == "error" for r in run.records)
     if errors:
         notes.append(f"{errors} error(s) count as 0 (OSWorld's own summary leaves them out of the denominator); "
                      "--retry-errors runs them again")
     return Verdict(not reasons, reasons, notes)
+
+
+def _rescored_with_fixes(folder: Path) -> bool:
+    try:
+        return bool(json.loads((folder / RESCORE_FILE).read_text()).get("evaluator_fixes"))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def comparability_lines(run: RunResults) -> list[str]:

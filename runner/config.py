@@ -106,6 +106,7 @@ class RunConfig:
     strict: bool = False                     # refuse a run whose number is not comparable with OSWorld's
     label: str | None = None                 # what summaries call the run (recorded in args.json)
     agent_defaults: list[str] = field(default_factory=list)  # options taken from the agent's own declaration
+    evaluator_fixes: bool = False            # our fixes of OSWorld's metric bugs, not OSWorld's verdicts
 
     def __post_init__(self) -> None:
         def refuse(option: str, message: str) -> NoReturn:
