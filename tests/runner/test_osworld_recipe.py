@@ -151,7 +151,7 @@ def test_summarize_finds_a_run_cut_short_by_the_time_budget_incomparable(tmp_pat
 
 def test_each_check_is_a_row_and_a_field_not_recorded_is_not_checked():
     assert [c.field for c in SETTING_CHECKS].count("evaluator_fixes") == 1
-    facts = {"tasks": 361, "suite_tasks": 361, "needs_network": 65}
+    facts = {"tasks": 361, "suite_tasks": 361, "needs_network": 68}
     good = {"osworld": "/o", "domains": [], "task_ids": [], "max_steps": 50, "screen_size": [1920, 1080],
             "screenshot_scale": 1.0, "perturb": None, "network": True}
     assert plan_verdict(good, facts).comparable
@@ -164,11 +164,11 @@ def test_each_check_is_a_row_and_a_field_not_recorded_is_not_checked():
 def test_osworlds_task_files_with_and_without_the_network(tmp_path):
     base = ["--tasks", str(SHARED / "test_all.json"), "--result-dir", str(tmp_path)]
     status, out = dry_run(*base)
-    assert status == 0 and "network: on (decided by the tasks); 52 task(s) to run need a live website" in out
+    assert status == 0 and "network: on (decided by the tasks); 55 task(s) to run need a live website" in out
     assert "cannot run here: 9 task(s) (Google Drive 8, a website login 8, a live scripted website 1)" in out
     assert "its tasks are not OSWorld-Verified's (run with --osworld CHECKOUT" in out
     status, out = dry_run(*base, "--no-network")
-    assert "warning: 52 task(s) need a live website or an account and the network is off" in out
+    assert "warning: 55 task(s) need a live website or an account and the network is off" in out
     status, out = dry_run(*base, "--network")
     assert "network: on (--network)" in out and "the network is off" not in out
 
