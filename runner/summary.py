@@ -21,6 +21,7 @@ import csv
 import hashlib
 import io
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -63,20 +64,75 @@ class RunResults:
         return trial_dir(self.path / record.domain / record.task_id, record.trial)
 
 
-def find_runs(path: str | Path) -> list[RunResults]:
-    """Every run (action_space/obs_type/model folder) under `path`, which may be any level of the layout."""
+def find_runs(path: str | Path, rescored: bool = False, label: str | None = None) -> list[RunResults]:
+    """Every run (action_space/obs_type/model folder) under `path`, which may be any level of the layout.
+    With `rescored`, finished tasks carry the scores `osworld rescore` wrote, where it wrote one. A run is
+    labelled `label` (with one run under `path`; with several, `label` and each one's own), else with
+    the label its args.json records (`osworld run --label`), else action_space/obs_type/model."""
     path = Path(path)
     task_dirs = find_task_folders(path)
     runs: dict[Path, RunResults] = {}
     for task_dir in task_dirs:
         run_dir = split_trial(task_dir)[0].parent.parent
-        if run_dir not in runs:  # labelled action_space/obs_type/model, as the folders are
-            runs[run_dir] = RunResults(label="/".join(run_dir.parts[-3:]), path=run_dir,
-                                       step_budgets=recorded_step_budgets(run_dir), args=readable_args(run_dir))
-        record = read_task(task_dir)
+        if run_dir not in runs:
+            args = readable_args(run_dir)
+            runs[run_dir] = RunResults(label=recorded_label(args) or "/".join(run_dir.parts[-3:]), path=run_dir,
+                                       step_budgets=recorded_step_budgets(run_dir), args=args)
+        record = read_task(task_dir, rescored=rescored)
         if record is not None:
             runs[run_dir].records.append(record)
-    return [r for r in runs.values() if r.records]
+    found = [r for r in runs.values() if r.records]
+    if label:
+        for run in found:
+            run.label = label if len(found) == 1 else f"{label}:{'/'.join(run.path.parts[-3:])}"
+    return found
+
+
+def recorded_label(args: dict[str, Any] | None) -> str | None:
+    """The label `osworld run --label` recorded in args.json, if any."""
+    config = (args or {}).get("config")
+    label = config.get("label") if isinstance(config, dict) else None
+    return label if isinstance(label, str) and label else None
+
+
+def distinct_labels(runs: Sequence[RunResults]) -> None:
+    """Runs that would stand side by side under one label (one model run twice, into two result folders)
+    get the folder that holds their results in front of it: `results-a:pyautogui/screenshot/gpt-4o`
+    (its whole path when its name is not enough)."""
+    def clashing() -> list[RunResults]:
+        counts = Counter(run.label for run in runs)
+        return [run for run in runs if counts[run.label] > 1]
+
+    base = {id(run): run.label for run in runs}
+    for whole in (False, True):
+        for run in clashing():
+            root = run.path.parents[2] if len(run.path.parents) > 2 else run.path.parent
+            run.label = f"{root if whole else root.name}:{base[id(run)]}"
+
+
+def parse_labels(values: Sequence[str]) -> dict[str, str]:
+    """`NAME=PATH` pairs, by path (ValueError naming the one that is not)."""
+    labels: dict[str, str] = {}
+    for value in values:
+        name, sep, where = value.partition("=")
+        if not sep or not name or not where:
+            raise ValueError(f"expected NAME=PATH, got {value!r}")
+        labels[where] = name
+    return labels
+
+
+def runs_under(paths: Sequence[str | Path], labels: Mapping[str, str] | None = None,
+               rescored: bool = False) -> list[RunResults]:
+    """The runs under each path, labelled (`labels`: NAME by PATH, as --label gives them), with labels
+    that would clash made distinct."""
+    labels = dict(labels or {})
+    unknown = [where for where in labels if where not in {str(p) for p in paths}]
+    if unknown:
+        raise ValueError(f"--label names {unknown[0]!r}, which is not one of the folders given "
+                         f"({', '.join(map(str, paths))})")
+    runs = [run for path in paths for run in find_runs(path, rescored, labels.get(str(path)))]
+    distinct_labels(runs)
+    return runs
 
 
 def readable_args(run_dir: Path) -> dict[str, Any] | None:
@@ -181,6 +237,7 @@ class GroupStats:
             interval = estimate.interval if estimate else None
             out[name] = estimate.mean if estimate else None
             out[f"{name}_low"], out[f"{name}_high"] = (interval.low, interval.high) if interval else (None, None)
+        out["score_interval_method"] = self.score.method if self.score else None
         out["task_set"] = self.task_set.digest if self.task_set else None
         out["task_set_unrecorded"] = self.task_set.unrecorded if self.task_set else None
         return out
@@ -275,8 +332,12 @@ def run_heading(run: RunResults, rows: Sequence[GroupStats]) -> str:
     if len(run.step_budgets) > 1:
         budgets += " (runs with different budgets mixed by --force)"
     overall = rows[-1] if rows else None
+    rescored = sum(r.rescored for r in run.records)
     text = (f"score: the mean over tasks of each task's mean over its trials, an error counted as 0 (w/o errors: "
-            f"errored trials left out); step budget {budgets}")
+            f"errored trials left out); 95% CI: Wilson's where every task scored 0 or 1, else a bootstrap over "
+            f"tasks; step budget {budgets}")
+    if rescored:
+        text = f"scores as rescored (rescore.json) for {rescored} trial(s), result.txt for the rest; " + text
     if overall and overall.cost_usd is not None:
         text += f"; costs at prices {'; '.join(price_dates(run)) or 'of a date not recorded'}"
     if scored_with_evaluator_fixes(run):
