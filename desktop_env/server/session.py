@@ -69,18 +69,25 @@ ACCESSIBILITY_ENV = {
     "DBUS_FATAL_WARNINGS": "0",
 }
 
-# Ubuntu's GNOME session: GNOME Shell on X11 in our `ubuntu` mode (the view's
-# gnome-shell/modes), and the settings daemons an idle Ubuntu desktop shows the effect of:
-# XSETTINGS (GTK apps take the theme and fonts from gsettings, live) and the media keys
-# (Ctrl+Alt+T opens a terminal). gnome-session is not run: it wants systemd.
+# Ubuntu's GNOME session: its sound server (PulseAudio, as Ubuntu 22.04 runs it: the top
+# bar's volume slider, apps' audio and `pactl`/`amixer` go through it), GNOME Shell on X11
+# in our `ubuntu` mode (the view's gnome-shell/modes), and the settings daemons an idle
+# Ubuntu desktop shows the effect of: XSETTINGS (GTK apps take the theme and fonts from
+# gsettings, live) and the media keys (Ctrl+Alt+T opens a terminal). gnome-session is not
+# run: it wants systemd.
 # Annotated: SessionConfig, above, refers to it before mypy reaches this line.
-DESKTOP_COMPONENTS: tuple[str, ...] = ("gnome-shell", "gsd-xsettings", "gsd-media-keys")
+DESKTOP_COMPONENTS: tuple[str, ...] = ("pulseaudio", "gnome-shell", "gsd-xsettings", "gsd-media-keys")
 SESSION_MODE = "ubuntu"
 DESKTOP_COMMANDS = {
     "gnome-shell": ["gnome-shell", "--x11", f"--mode={SESSION_MODE}"],
     "gsd-xsettings": ["/usr/libexec/gsd-xsettings"],
     "gsd-media-keys": ["/usr/libexec/gsd-media-keys"],
 }
+# PulseAudio with the view's startup script (the system's, then the VM's volume), in the
+# foreground so the session owns it, and never exiting when idle (its default after 20 s).
+# It puts its socket in $XDG_RUNTIME_DIR/pulse, where `pactl` and `pulseaudio --start` look.
+SOUND_SERVER_SCRIPT = "pulse/default.pa"
+SOUND_SERVER_ARGS = ["--daemonize=no", "--exit-idle-time=-1", "--log-target=stderr", "-n"]
 # The line GNOME Shell logs once its start-up is complete: its top bar and dock take input
 # from then on (before it, the start-up animation runs and input is ignored).
 SHELL_STARTED_LINE = b"GNOME Shell started at"
@@ -254,7 +261,11 @@ class Session:
     def start_desktop(self) -> None:
         for name in self.config.desktop_components:
             argv = DESKTOP_COMMANDS.get(name, [name])
-            if name == "gnome-shell":
+            if name == "pulseaudio":
+                if self.config.desktop_data:  # by hand inside a VM, the VM's own sound server runs
+                    self._spawn(name, ["pulseaudio", *SOUND_SERVER_ARGS, "-F",
+                                       f"{self.config.desktop_data}/{SOUND_SERVER_SCRIPT}"])
+            elif name == "gnome-shell":
                 self._spawn_announcing(name, argv, SHELL_STARTED_LINE)
             elif name == "gsd-media-keys":
                 self._spawn_announcing(name, argv, GRAB_COMPLETED_LINE, unless=GRAB_FAILED_LINE,
