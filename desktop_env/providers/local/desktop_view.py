@@ -144,6 +144,7 @@ def _write_applications(folder: Path) -> None:
             (folder / path.name).symlink_to(path)
     (folder / "google-chrome.desktop").write_text(chrome_entry())
     (folder / "mimeapps.list").write_text(mimeapps_list(system))
+    (folder / "mimeinfo.cache").write_text(mimeinfo_cache(folder))
 
 
 # Chrome's entry as the VM has it (its id is what `favorite-apps` and task files name), run
@@ -185,15 +186,31 @@ def chrome_entry() -> str:
     return CHROME_ENTRY.format(icon="chromium")
 
 
-def media_types(entry: Path) -> list[str]:
-    """The video and audio types an app entry declares (its MimeType key)."""
+def declared_types(entry: Path) -> list[str]:
+    """The types an app entry declares it opens (its MimeType key)."""
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read(entry, encoding="utf-8")
         declared = parser.get("Desktop Entry", "MimeType", fallback="")
     except (OSError, configparser.Error):
         return []
-    return [mime for mime in declared.split(";") if mime.startswith(("video/", "audio/"))]
+    return [mime for mime in declared.split(";") if mime]
+
+
+def media_types(entry: Path) -> list[str]:
+    """The video and audio types an app entry declares."""
+    return [mime for mime in declared_types(entry) if mime.startswith(("video/", "audio/"))]
+
+
+def mimeinfo_cache(applications: Path) -> str:
+    """The index GIO reads to find the apps that open a type (what update-desktop-database
+    writes): without it, "Open With" in Files and Settings' Default Applications list only
+    the default app, where the VM lists every app that declares the type (VLC beside Videos)."""
+    apps: dict[str, list[str]] = {}
+    for entry in sorted(applications.glob("*.desktop")):
+        for mime in declared_types(entry):
+            apps.setdefault(mime, []).append(entry.name)
+    return "[MIME Cache]\n" + "".join(f"{mime}={';'.join(ids)};\n" for mime, ids in sorted(apps.items()))
 
 
 def mimeapps_list(applications: Path = SYSTEM_SHARE / "applications") -> str:
@@ -294,6 +311,8 @@ def _write_gnome_shell(folder: Path) -> None:
             (folder / "extensions" / uuid).symlink_to(system / "extensions" / uuid)
     for uuid in vm_desktop.OWN_EXTENSIONS:  # copied: the desktop does not see this checkout
         shutil.copytree(OWN_EXTENSIONS / uuid, folder / "extensions" / uuid)
+    (folder / "extensions" / "vm-window-places@osworld" / "places.json").write_text(
+        json.dumps(vm_desktop.WINDOW_PLACES))
     (folder / "search-providers").mkdir()
     for provider in sorted((system / "search-providers").glob("*.ini")):
         if vm_desktop.app_entry_allowed(_provider_app(provider)):

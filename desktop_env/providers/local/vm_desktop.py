@@ -80,9 +80,18 @@ SESSION_SERVICES = (
 SYSTEM_EXTENSIONS = ("dash-to-dock@micxgx.gmail.com", "ubuntu-appindicators@ubuntu.com", "ding@rastersoft.com")
 # Our own, shipped in shell_extensions/: GNOME 42's system menu at the top right (volume,
 # network, power mode, Settings, Lock, Power Off / Log Out) in place of GNOME 43's quick
-# settings, where the VM's recorded clicks expect it.
-OWN_EXTENSIONS = ("ubuntu-system-menu@osworld",)
+# settings, where the VM's recorded clicks expect it; and the VM's window places below.
+OWN_EXTENSIONS = ("ubuntu-system-menu@osworld", "vm-window-places@osworld")
 EXTENSIONS = SYSTEM_EXTENSIONS + OWN_EXTENSIONS
+
+# Where (x, y) and how large (width, height) the first window of an app (by WM_CLASS) shows on the
+# VM, shadows left out, for apps whose release here opens elsewhere [clicks]:
+# - GNOME Settings 41 (Ubuntu 22.04's, GTK 3) centres its 980 px wide window in the work area; the
+#   VM's runs click its header bar at y 162-165 (the sidebar's search button at x 528), the first
+#   sidebar row (Network) at 209 with 45 px between rows, and after scrolling the sidebar to its
+#   end Date & Time at 886 (its last row, About, ends near 953). Settings 43 opens 640 px tall
+#   where mutter's placement puts it (y 164).
+WINDOW_PLACES = {"gnome-control-center": (505, 140, 980, 813)}
 
 # Our session mode (Ubuntu's `ubuntu` mode is not in Debian): the user session with Yaru's
 # shell theme and Ubuntu's extensions.
