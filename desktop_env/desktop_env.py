@@ -27,6 +27,12 @@ log = logging.getLogger("osworld.env")
 
 ACTION_SPACES = ("pyautogui", "computer_13")
 SPECIAL_ACTIONS = ("WAIT", "FAIL", "DONE")
+# OSWorld's runner sleeps this long after a reset before its first screenshot; here it is the bound of a
+# wait that ends once the desktop shows what the setup started.
+FIRST_OBSERVATION_WAIT_S = 60.0
+# After an action the desktop gets its pause, or until it holds still for ACTION_HOLD_S, at most this long.
+ACTION_SETTLE_S = 10.0
+ACTION_HOLD_S = 0.5
 
 SetupRunner = Callable[["DesktopEnv", list], None]
 # An evaluator gives an Evaluation (score and why); a plain float is accepted from custom ones.
@@ -36,7 +42,7 @@ Evaluator = Callable[["DesktopEnv", dict], "Evaluation | float"]
 def default_evaluator(env: DesktopEnv, evaluator: dict) -> Evaluation:
     from .evaluators.scoring import evaluate_task
     run_steps(env, evaluator.get("postconfig") or [], phase="postconfig")
-    return evaluate_task(env, evaluator)
+    return evaluate_task(env, evaluator, evaluator_fixes=getattr(env, "evaluator_fixes", False))
 
 
 def special_action(action: Any) -> str | None:
@@ -68,7 +74,8 @@ class DesktopEnv:
     and `action_space` is the action space's name, as OSWorld's runners read them.
     So it does not claim to be a `gymnasium.Env`; `desktop_env.gym_adapter.OSWorldGymEnv`
     is the Gymnasium environment over it. Setup steps run through `setup_runner` (default:
-    every OSWorld step type) and scoring through `evaluator` (default: postconfig, getters, metrics).
+    every OSWorld step type) and scoring through `evaluator` (default: postconfig, getters, metrics,
+    with OSWorld's verdicts unless `evaluator_fixes`).
     Files a task names by relative path resolve against `task_dir`
     (`reset(task, options={"task_dir": ...})`); downloads and fetched result files go
     to `cache_dir/<task id>/`, where OSWorld keeps them too.
@@ -79,7 +86,8 @@ class DesktopEnv:
                  screen_size: tuple[int, int] = (1920, 1080), headless: bool = True, require_a11y_tree: bool = True,
                  require_terminal: bool = False, os_type: str = "Ubuntu", client_password: str = "password",
                  network: bool = False, provider: Provider | None = None, record_evaluation: bool = True,
-                 setup_runner: SetupRunner = run_steps, evaluator: Evaluator = default_evaluator,
+                 evaluator_fixes: bool = False, setup_runner: SetupRunner = run_steps,
+                 evaluator: Evaluator = default_evaluator,
                  **provider_options: Any):
         if action_space not in ACTION_SPACES:
             raise ValueError(f"action_space must be one of {ACTION_SPACES}, got {action_space!r}")
@@ -103,6 +111,8 @@ class DesktopEnv:
         self.last_evaluation: Evaluation | None = None
         # Getters see this evaluation's context, not the env; recorded, it lets `osworld rescore` replay them.
         self.record_evaluation = record_evaluation
+        # Metrics give OSWorld's verdicts unless asked for our fixes (evaluators/fixes.py).
+        self.evaluator_fixes = evaluator_fixes
         self.evaluation_context: EvalContext | None = None
         if provider is None:
             options = dict(provider_options)
@@ -116,10 +126,13 @@ class DesktopEnv:
         self.provider.start_emulator(path_to_vm, headless, os_type)
         self.controller = self._new_controller()
         self._fresh = True  # just started: a reset need not revert again
+        self._can_settle = callable(getattr(self.controller, "settle", None))
         self.task_config: dict[str, Any] = {}
         self.instruction: str | None = None
         self.action_history: list[Any] = []
         self.setup_warnings: list[dict] = []  # setup and postconfig steps that went wrong without failing
+        self.settle_waits: list[dict] = []  # launch and open steps' waits for their apps (controllers/setup.py)
+        self.readiness: dict[str, Any] = {"steps": self.settle_waits}  # and the first observation's, for status.json
         self._step_no = 0
 
     # -- the Env API ----------------------------------------------------------------------------
@@ -127,6 +140,8 @@ class DesktopEnv:
               options: dict[str, Any] | None = None) -> dict[str, Any]:
         # `seed` is in OSWorld's signature and means nothing to it either: a desktop is not seeded.
         self.setup_warnings = []
+        self.settle_waits = []
+        self.readiness = {"steps": self.settle_waits}
         self.evaluation_context = None
         if not self._fresh or self._server_known_gone():  # a desktop whose first actions broke it
             self.provider.revert_to_snapshot(self.path_to_vm, self.snapshot_name)
@@ -142,7 +157,15 @@ class DesktopEnv:
         self.cache_dir = str(Path(self.cache_dir_base) / str(self.task_config.get("id", "untitled")))
         Path(self.cache_dir).mkdir(parents=True, exist_ok=True)
         self.setup_runner(self, self.task_config.get("config") or [])
+        self.readiness["first_observation"] = self.settle(FIRST_OBSERVATION_WAIT_S)
         return self.observe()
+
+    def settle(self, timeout: float) -> dict[str, Any]:
+        """Waits (bounded) until the apps the setup started are up and the screen holds still, where OSWorld's
+        runner sleeps a fixed 60 s; says what it waited for (`supported` false: the env server cannot tell)."""
+        settle = getattr(self.controller, "settle", None)
+        report = settle(timeout) if settle is not None else None
+        return {"supported": False} if report is None else {"supported": True, **report}
 
     def step(self, action: Any, pause: float = 2) -> tuple[dict[str, Any], float, bool, dict[str, Any]]:
         self._step_no += 1
@@ -162,8 +185,21 @@ class DesktopEnv:
                 result = self.controller.execute_python_command(code)
                 if result.get("returncode", 0) != 0:
                     info["action_error"] = (result.get("error") or "").strip()[-2000:]
-            time.sleep(pause)
+            self._pause_after_action(pause, info)
         return self.observe(), 0.0, done, info
+
+    def _pause_after_action(self, pause: float, info: dict[str, Any]) -> None:
+        """`pause` seconds, as OSWorld gives an action, or longer while the desktop is still answering it (bounded):
+        on the VM an app shows what a click opened within the pause, and the next observation must show it here
+        too when the machine is busy (a dialog that appears late also appears where the pointer is by then)."""
+        started = time.monotonic()
+        if self._can_settle:
+            report = self.controller.settle(ACTION_SETTLE_S, hold=ACTION_HOLD_S)
+            if report is None:
+                self._can_settle = False  # a server without /setup/settle (OSWorld's own): the VM's timing holds
+            elif not report.get("settled"):
+                info["unsettled"] = report.get("waiting_for")
+        time.sleep(max(0.0, pause - (time.monotonic() - started)))
 
     def evaluate(self) -> float:
         """OSWorld's contract: the score. Why it is that score is in `self.last_evaluation`."""

@@ -35,7 +35,11 @@ def report_command(results: tuple[str, ...], output: str, title: str) -> None:
 @tasks_option
 @plugin_option
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
-def rescore_command(results: tuple[str, ...], meta: str | None, plugins: tuple[str, ...], as_json: bool) -> None:
+@click.option("--evaluator-fixes", is_flag=True,
+              help="Score with our fixes of OSWorld's evaluator bugs (docs/EVALUATORS.md) instead of OSWorld's "
+                   "verdicts: shows which scores the fixes change; not comparable with OSWorld's scores.")
+def rescore_command(results: tuple[str, ...], meta: str | None, plugins: tuple[str, ...], as_json: bool,
+                    evaluator_fixes: bool) -> None:
     """Re-run the evaluators of finished tasks on the result files saved at the time (rescore/ in each task
     folder), without a desktop. The new score goes to rescore.json beside the old result.txt, which is kept."""
     import json
@@ -44,7 +48,7 @@ def rescore_command(results: tuple[str, ...], meta: str | None, plugins: tuple[s
 
     load_plugins(plugins)
     task_set = open_task_set(meta)
-    rows = rescore_results(results, task_set)
+    rows = rescore_results(results, task_set, evaluator_fixes=evaluator_fixes)
     if not rows:
         raise click.ClickException(f"no task results under {', '.join(results)}")
     if as_json:

@@ -168,6 +168,9 @@ def print_failures(listed: list[TaskFailure]) -> None:
 @click.option("--perturb", default=None, type=click.Choice(["layout", "clutter"]),
               help="After setup, move and resize the task's windows (layout) or open unrelated windows (clutter).")
 @click.option("--perturb-seed", default=0, show_default=True, help="Seed of --perturb (combined with the task id).")
+@click.option("--evaluator-fixes", is_flag=True,
+              help="Score with our fixes of OSWorld's evaluator bugs (docs/EVALUATORS.md) instead of OSWorld's "
+                   "verdicts. The scores are then not comparable with OSWorld's published ones.")
 @click.option("--backend", default="local", show_default=True, type=click.Choice(["local", "ray"]),
               help="local: worker processes on this machine; ray: Ray workers on a cluster (pip install osworld[ray]).")
 @click.option("--ray-address", default=None,

@@ -91,6 +91,7 @@ class RunConfig:
     agent_time_budget: float = 300.0         # seconds of the agent's predict() per task; 0: no limit
     stop_after_fatal: int = 2                # stop when this many tasks in a row fail with one fatal error; 0: never
     force: bool = False                      # run into a folder whose results were made with other settings
+    evaluator_fixes: bool = False            # our fixes of OSWorld's metric bugs, not OSWorld's verdicts
 
     def __post_init__(self) -> None:
         def refuse(option: str, message: str) -> NoReturn:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
 
+from desktop_env.controllers.setup_check import check_setup_took
 from desktop_env.desktop_env import special_action
 from desktop_env.errors import ResourceLimitExceeded
 from desktop_env.evaluators.outcome import Evaluation
@@ -77,6 +78,7 @@ class EpisodeConfig:
     perturb: str | None = None          # "layout" / "clutter": disturb the desktop after setup, before the agent
     perturb_seed: int = 0
     agent_time_budget: float | None = None  # seconds of predict() per task; None: no limit
+    check_setup: bool = True            # a setup that drove apps with keys must not leave the task solved
 
 
 @dataclass
@@ -194,6 +196,8 @@ class Episode:
             if self.config.wait_after_reset:
                 time.sleep(self.config.wait_after_reset)
                 obs = self.env.observe()
+            if self.config.check_setup:
+                check_setup_took(self.env, task_config)
         self.log.info("reset done in %.2fs; instruction: %s", self.recorder.durations["reset"], instruction)
         return obs
 
@@ -315,7 +319,8 @@ class Episode:
         status = self.recorder.finish(error, self.steps, usage=getattr(self.agent, "usage", None),
                                       warnings=getattr(self.env, "setup_warnings", None),
                                       model_calls=getattr(self.agent, "model_calls", None),
-                                      recorded_score=getattr(self.agent, "recorded_score", None))
+                                      recorded_score=getattr(self.agent, "recorded_score", None),
+                                      readiness=getattr(self.env, "readiness", None))
         return EpisodeOutcome(status.status, None if error else score, self.steps, error, status.durations, fault)
 
 

@@ -12,6 +12,7 @@ list them.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -99,6 +100,8 @@ class FidelityReport:
     num_envs: int
     meta_path: str
     outcomes: list[TaskOutcome] = field(default_factory=list)
+    load: dict[str, Any] = field(default_factory=dict)   # load averages before and after, CPUs
+    cpu_hogs: int = 0                                      # busy loops run beside the desktops
 
     @property
     def clean(self) -> bool:
@@ -109,9 +112,11 @@ class FidelityReport:
 
     def to_markdown(self) -> str:
         lines = [f"# Fidelity suite: {self.meta_path}", "",
-                 "| tasks | harness errors | free passes | minutes | desktops |", "|---|---|---|---|---|",
+                 "| tasks | harness errors | free passes | minutes | desktops | CPU hogs | load before / after |",
+                 "|---|---|---|---|---|---|---|",
                  f"| {self.tasks} | {len(self.errors)} | {len(self.free_passes)} | {self.minutes:.1f} "
-                 f"| {self.num_envs} |",
+                 f"| {self.num_envs} | {self.cpu_hogs} | {self.load.get('before', '-')} / "
+                 f"{self.load.get('after', '-')} ({self.load.get('cpus', '?')} CPUs) |",
                  ""]
         for title, items, text in (("Harness errors", self.errors, lambda o: o.error),
                                    ("Free passes (the no-op agent scored > 0)", self.free_passes,
@@ -146,7 +151,7 @@ def run_suite(osworld: Path, result_dir: Path, num_envs: int = 2, only: list[str
     config = RunConfig(agent="noop", model="noop", observation_type="screenshot", tasks=str(selection.meta_path),
                        task_ids=[task_id for _, task_id in selection.selected], num_envs=num_envs,
                        result_dir=str(result_dir), resume=False, record=False, max_steps=1, force=True, **options)
-    started = time.monotonic()
+    started, before = time.monotonic(), load_average()
     if selection.selected:
         run_benchmark(config)
     minutes = (time.monotonic() - started) / 60
@@ -154,6 +159,12 @@ def run_suite(osworld: Path, result_dir: Path, num_envs: int = 2, only: list[str
     return FidelityReport(
         tasks=len(outcomes), excluded=selection.excluded, minutes=minutes, num_envs=num_envs,
         meta_path=str(selection.meta_path), outcomes=outcomes,
+        load={"before": before, "after": load_average(), "cpus": os.cpu_count()},
         errors=[o for o in outcomes if o.status == "error"],
         free_passes=[o for o in outcomes if o.status == "ok" and (o.score or 0) > 0],
         incomplete=[o for o in outcomes if o.status == "incomplete"])
+
+
+def load_average() -> str:
+    """The machine's 1, 5 and 15 minute load averages, for a figure measured under load."""
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())

@@ -174,10 +174,13 @@ class EpisodeRecorder:
         self.status.evaluation = Evaluation(0.0, f"scored 0: {fault.text()}")
 
     def finish(self, error: ErrorRecord | None, steps: int, usage: Any = None, warnings: Any = None,
-               model_calls: Any = None, recorded_score: Any = None) -> TaskStatus:
+               model_calls: Any = None, recorded_score: Any = None, readiness: Any = None) -> TaskStatus:
         """The final record: ok with its score, or the error (never with a score); written last.
-        `recorded_score`: a replayed trajectory's score where it was recorded, kept beside this one."""
+        `recorded_score`: a replayed trajectory's score where it was recorded, kept beside this one;
+        `readiness`: how long the setup's steps and the first observation waited for the desktop."""
         status = self.status
+        if isinstance(readiness, dict) and (readiness.get("steps") or readiness.get("first_observation")):
+            status.readiness = jsonable(readiness)
         if isinstance(recorded_score, (int, float)) and not isinstance(recorded_score, bool):
             status.recorded_score = float(recorded_score)
         if warnings:

@@ -15,14 +15,14 @@ from typing import Any
 from .config import RunConfig
 from .results import TaskStatus, read_status
 from .settings import TRANSPORT_ARGS, flag
-from .summary import RunResults
+from .summary import RunResults, scored_with_evaluator_fixes
 
 # Always on the command line: what the run is (the rest only when it differs from the default).
 ALWAYS = ("agent", "model", "observation_type", "action_space", "max_steps", "trials")
 # Options that change the scores a run gets (beside ALWAYS and the task selection).
 SCORING = ("agent_args", "provider", "path_to_vm", "max_trajectory_length", "temperature", "top_p", "max_tokens",
            "sleep_after_execution", "screen_size", "network", "wait_after_reset", "screenshot_scale", "perturb",
-           "perturb_seed", "agent_time_budget", "plugins")
+           "perturb_seed", "agent_time_budget", "plugins", "evaluator_fixes")
 SECRET_WORDS = ("key", "token", "password", "secret")
 
 
@@ -60,6 +60,8 @@ def reproduce_command(config: Mapping[str, Any]) -> str:
             words += [part for plugin in value for part in ("--plugin", plugin)]
         elif name == "network":
             words.append("--network" if value else "--no-network")
+        elif name == "evaluator_fixes":
+            words.append("--evaluator-fixes")  # a flag: only ever given to turn it on
         elif value is not None:
             words += [flag(name), _value(name, value)]
     return shlex.join(words)
@@ -93,5 +95,6 @@ def reproducibility(run: RunResults) -> dict[str, Any]:
     its trials' records say they ran with."""
     args = run.args or {}
     return {"command": reproduce_line(run), "versions": args.get("versions"), "pricing": args.get("pricing"),
+            "evaluator_fixes": scored_with_evaluator_fixes(run),
             "task_set": args.get("task_set"),
             "observed": observed(s for s in (read_status(run.folder(r)) for r in run.records) if s is not None)}

@@ -125,9 +125,10 @@ def last_action(task_dir: Path) -> Any:
 
 
 def evaluate_offline(task_dir: Path, task_config: dict[str, Any],
-                     task_files_dir: str | os.PathLike[str] | None = None) -> Evaluation:
-    """The task's evaluation from its recording and trajectory (0 again for a desktop the agent broke);
-    raises NotRescorable or RescoreError."""
+                     task_files_dir: str | os.PathLike[str] | None = None,
+                     evaluator_fixes: bool = False) -> Evaluation:
+    """The task's evaluation from its recording and trajectory (0 again for a desktop the agent broke),
+    with OSWorld's verdicts or, with `evaluator_fixes`, ours; raises NotRescorable or RescoreError."""
     from desktop_env.desktop_env import decided_by_last_action
     from desktop_env.evaluators.scoring import evaluate_task
 
@@ -148,7 +149,7 @@ def evaluate_offline(task_dir: Path, task_config: dict[str, Any],
         with tempfile.TemporaryDirectory(prefix="osworld-rescore-") as tmp:
             ctx = ReplayContext(manifest, task_dir / RESCORE_DIR / FILES_DIR, Path(tmp),
                                 str(task_files_dir) if task_files_dir else None, task_config)
-            return evaluate_task(ctx, evaluator)
+            return evaluate_task(ctx, evaluator, evaluator_fixes)
     except NotRecorded as e:
         raise NotRescorable(str(e)) from None
     except Exception as e:  # EvaluationError, a task file that cannot be found, an unknown metric...
@@ -160,10 +161,11 @@ def _same(a: float | None, b: float | None) -> bool:
 
 
 def rescore_record(task_dir: str | os.PathLike[str], task_config: Any,
-                   task_files_dir: str | os.PathLike[str] | None = None, write: bool = True) -> dict[str, Any]:
+                   task_files_dir: str | os.PathLike[str] | None = None, write: bool = True,
+                   evaluator_fixes: bool = False) -> dict[str, Any]:
     """Rescores one task folder and returns what rescore.json says (written beside result.txt, which is
     kept): old and new score, the new evaluation's explanation, or why there is no new score
-    (`rescorable` false with a `reason`, or an `error`).
+    (`rescorable` false with a `reason`, or an `error`), and whether our evaluator fixes were applied.
 
     `task_config` is the task's dict, or a loaded `Task`, whose folder then resolves the task's
     relative file paths (else pass `task_files_dir`).
@@ -180,13 +182,14 @@ def rescore_record(task_dir: str | os.PathLike[str], task_config: Any,
         "task_id": task_config.get("id", task_dir.name), "domain": split_trial(task_dir)[0].parent.name,
         "old_score": old, "old_status": record.status if record else "incomplete",
         "new_score": None, "changed": None, "rescorable": True, "rescored_at": now_iso(),
+        "evaluator_fixes": evaluator_fixes,
         "osworld": osworld_version(), "scored_with": manifest.get("osworld"), "saved_at": manifest.get("saved_at"),
         "metrics": {name: {"when_scored": (manifest.get("metrics") or {}).get(name), "now": digest}
                     for name, digest in metric_fingerprints(evaluator).items()},
         "evaluator_changed": (manifest["evaluator"] != evaluator) if "evaluator" in manifest else None,
     }
     try:
-        evaluation = evaluate_offline(task_dir, task_config, task_files_dir)
+        evaluation = evaluate_offline(task_dir, task_config, task_files_dir, evaluator_fixes)
         result.update(new_score=evaluation.score, changed=not _same(old, evaluation.score),
                       evaluation=evaluation.to_json())
     except NotRescorable as e:
@@ -254,8 +257,10 @@ def find_task(task_set: Any, domain: str, task_id: str) -> Any | None:
     return None
 
 
-def rescore_results(paths: Iterable[str | os.PathLike[str]], task_set: Any) -> list[RescoreRow]:
-    """Rescores every finished task under `paths` (any level of the results layout), tasks from `task_set`."""
+def rescore_results(paths: Iterable[str | os.PathLike[str]], task_set: Any,
+                    evaluator_fixes: bool = False) -> list[RescoreRow]:
+    """Rescores every finished task under `paths` (any level of the results layout), tasks from `task_set`;
+    `evaluator_fixes`: with our fixes of OSWorld's metrics instead of its verdicts."""
     rows = []
     for path in paths:
         for run in find_runs(Path(path)):
@@ -275,7 +280,7 @@ def rescore_results(paths: Iterable[str | os.PathLike[str]], task_set: Any) -> l
                 if task is None:
                     row.note = f"not in {task_set.meta_path}"
                     continue
-                result = rescore_record(task_dir, task)
+                result = rescore_record(task_dir, task, evaluator_fixes=evaluator_fixes)
                 if not result["rescorable"]:
                     row.note = f"not rescorable: {result['reason']}"
                 elif "error" in result:

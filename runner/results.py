@@ -281,6 +281,7 @@ class TaskStatus:
     recorded_score: float | None = _json_field(_of(int, float))
     model_calls: dict[str, Any] | None = _json_field(_of(dict))
     screen_size: list[int] | None = _json_field(_list_of(_of(int)))
+    readiness: dict[str, Any] | None = _json_field(_of(dict))
     evaluation: Evaluation | None = _json_field(Evaluation.from_json)
     agent_fault: AgentFault | None = _json_field(AgentFault.from_json)
     warnings: list[dict[str, Any]] = _json_field(_list_of(_of(dict)), factory=list)

@@ -19,7 +19,7 @@ from typing import Any
 
 SETTING_FIELDS = ("agent", "agent_args", "model", "observation_type", "action_space", "max_steps",
                   "max_trajectory_length", "temperature", "top_p", "max_tokens", "screen_size", "screenshot_scale",
-                  "perturb", "perturb_seed")
+                  "perturb", "perturb_seed", "evaluator_fixes")
 
 # Agent arguments that say where the model is served and how patiently, not what is measured.
 TRANSPORT_ARGS = frozenset({"base_url", "api_key", "model_provider", "timeout", "max_retries", "grounder_base_url",

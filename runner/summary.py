@@ -261,6 +261,14 @@ def _cells(row: GroupStats, k: int) -> dict[str, str]:
             "cost $": usd(row.cost_usd), "$/task": usd(row.cost_per_task), "$/success": usd(row.cost_per_success)}
 
 
+def scored_with_evaluator_fixes(run: RunResults) -> bool:
+    """Whether any run into the folder scored with --evaluator-fixes (args.json): its scores are then not
+    OSWorld's verdicts, so not comparable with OSWorld's published scores."""
+    args = run.args if isinstance(run.args, dict) else {}
+    configs = [args.get("config")] + [r.get("config") for r in args.get("runs") or [] if isinstance(r, dict)]
+    return any(isinstance(c, dict) and c.get("evaluator_fixes") for c in configs)
+
+
 def run_heading(run: RunResults, rows: Sequence[GroupStats]) -> str:
     """What the figures of the run mean: the score, the step budget, and what the task-set hash leaves out."""
     budgets = ", ".join(map(str, run.step_budgets)) or "not recorded"
@@ -271,6 +279,9 @@ def run_heading(run: RunResults, rows: Sequence[GroupStats]) -> str:
             f"errored trials left out); step budget {budgets}")
     if overall and overall.cost_usd is not None:
         text += f"; costs at prices {'; '.join(price_dates(run)) or 'of a date not recorded'}"
+    if scored_with_evaluator_fixes(run):
+        text += ("; NOT COMPARABLE with OSWorld's scores: scored with --evaluator-fixes (our fixes of OSWorld's "
+                 "metrics, docs/EVALUATORS.md)")
     if overall and overall.task_set and overall.task_set.unrecorded:
         text += (f"; * {overall.task_set.unrecorded} task(s) ran without a task hash recorded (older or OSWorld's "
                  "folders), so the task-set hash covers their ids only")

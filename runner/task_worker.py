@@ -32,6 +32,7 @@ class DesktopWorker:
     def _ensure_env(self) -> Any:
         if self.env is None and self.env_factory is not None:
             self.env = self.env_factory()
+            self.env.evaluator_fixes = self.config.evaluator_fixes  # the run's option decides how it is scored
         if self.env is None:
             from desktop_env.desktop_env import DesktopEnv
 
@@ -47,7 +48,8 @@ class DesktopWorker:
                                   action_space=config.action_space, screen_size=tuple(config.screen_size),
                                   require_a11y_tree=config.observation_type != "screenshot",
                                   cache_dir=config.cache_dir, client_password=config.client_password,
-                                  network=config.network, **provider_options)
+                                  network=config.network, evaluator_fixes=config.evaluator_fixes,
+                                  **provider_options)
         return self.env
 
     def run_task(self, domain: str, task_id: str, task_dir: Path, previous_errors: list[PreviousError],

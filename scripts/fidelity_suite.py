@@ -3,13 +3,15 @@
 agent on local desktops. Every harness error and every free pass (no-op scored > 0) is a place
 where the local desktop does not behave as OSWorld's VM.
 
-    python scripts/fidelity_suite.py --osworld ~/OSWorld [--num-envs 2] [--out results/fidelity] [--task-id ID] [--list]
+    python scripts/fidelity_suite.py --osworld ~/OSWorld [--num-envs 2] [--cpu-hogs 0] [--out results/fidelity]
+        [--task-id ID] [--list]
 
 Writes fidelity.md and fidelity.json to --out (the runs themselves below it). Exit status 0 when
 there are no errors and no free passes, 1 otherwise, 2 for a wrong --osworld.
 """
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -29,7 +31,10 @@ from runner.fidelity import run_suite, select_tasks  # noqa: E402
               help="Folder for fidelity.md, fidelity.json and the run's results.")
 @click.option("--task-id", "only", multiple=True, help="Only this task (repeatable).")
 @click.option("--list", "list_only", is_flag=True, help="Print the selected and excluded tasks; run nothing.")
-def main(osworld: Path, num_envs: int, out: Path, only: tuple[str, ...], list_only: bool) -> None:
+@click.option("--cpu-hogs", default=0, show_default=True, type=click.IntRange(0),
+              help="Busy loops beside the desktops for the whole run: the suite under load, where a setup's fixed "
+                   "sleeps no longer match the VM's timing.")
+def main(osworld: Path, num_envs: int, out: Path, only: tuple[str, ...], list_only: bool, cpu_hogs: int) -> None:
     """Run OSWorld's network-free task files with the no-op agent and report errors and free passes."""
     try:
         selection = select_tasks(osworld, list(only))
@@ -46,7 +51,14 @@ def main(osworld: Path, num_envs: int, out: Path, only: tuple[str, ...], list_on
         return
     click.echo(f"running {len(selection.selected)} task files with the no-op agent on {num_envs} desktop(s); "
                f"{len(selection.excluded)} excluded")
-    report = run_suite(osworld, out / "runs", num_envs=num_envs, only=list(only))
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cpu_hogs)]
+    try:
+        report = run_suite(osworld, out / "runs", num_envs=num_envs, only=list(only))
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    report.cpu_hogs = cpu_hogs
     out.mkdir(parents=True, exist_ok=True)
     (out / "fidelity.md").write_text(report.to_markdown())
     (out / "fidelity.json").write_text(report.to_json())

@@ -125,6 +125,14 @@ class PythonController:
     def launch(self, command: list[str] | str, shell: bool = False) -> None:
         self.request("POST", "/setup/launch", json_body={"command": command, "shell": shell})
 
+    def settle(self, timeout: float, hold: float | None = None) -> dict[str, Any] | None:
+        """Waits (at most `timeout` s) until the apps the setup launched are up and the desktop holds still
+        (our server's /setup/settle); None from a server without it, such as OSWorld's own."""
+        body: dict[str, Any] = {"timeout": timeout, **({"hold": hold} if hold is not None else {})}
+        response = self.request("POST", "/setup/settle", json_body=body, ok_statuses=(200, 404), idempotent=True,
+                                timeout=timeout + 30)
+        return response.json() if response.status == 200 else None
+
     # -- files ----------------------------------------------------------------------------------
     def get_file(self, path: str) -> bytes | None:
         response = self.request("POST", "/file", form={"file_path": path}, ok_statuses=(200, 404), idempotent=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 import sqlite3
 import tempfile
 import time
@@ -42,10 +43,14 @@ for _name, _reason in (("googledrive", "needs a Google Drive account and the net
 NEEDS_ACCOUNT = extensions.UnsupportedView("setup_step")
 
 WAIT_FOR_WINDOW_S = 30.0
+# A launched app gets as long as OSWorld's runner waits after a reset before the agent's first look.
+SETTLE_AFTER_STEP_S = 60.0
+SETTLED_AFTER = ("launch", "open")
 WAIT_FOR_CHROME_S = 30.0
 EXECUTE_UNTIL_S = 60.0
 
 WINDOW_FOUND_HEADER = "X-OSWorld-Window-Found"  # set by our env server's window endpoints
+WINDOW_ACTIVE_HEADER = "X-OSWorld-Window-Active"
 
 # The profile the google-chrome shim runs Chromium on (and OSWorld's VM runs Chrome on).
 CHROME_HISTORY = "/home/user/.config/google-chrome/Default/History"
@@ -101,6 +106,9 @@ def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
         before = len(warnings)
         try:
             fn(env, **parameters)
+            if kind in SETTLED_AFTER:
+                started_what = parameters.get("command", parameters.get("path"))
+                settle_after_step(env, f"{section}[{index}]", started_what)
         except UnsafeTaskPath as e:  # names the field within the step; the task's field path goes before it
             raise e.locate(f"{section}[{index}].parameters", task_file_of(env)) from None
         except SetupError as e:
@@ -113,6 +121,36 @@ def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
             warning.update(field=f"{section}[{index}]", type=kind)
             log.warning("%s step %d (%s): %s", phase, index, kind, warning["message"])
         log.info("%s step %d (%s) took %.2fs", phase, index, kind, time.monotonic() - started)
+
+
+def settle_waits(env: Any) -> list[dict]:
+    """How long each launch or open step of this task waited for its app (env.settle_waits, emptied by each
+    reset), as status.json's `readiness.steps` keeps it."""
+    waits = getattr(env, "settle_waits", None)
+    if waits is None:
+        waits = env.settle_waits = []
+    return waits
+
+
+def settle_after_step(env: Any, field: str, started: Any = None) -> None:
+    """After a launch or open step: the next step runs once the app's window is up and the desktop holds
+    still, so that a fixed sleep a task file puts after it starts where it started on the VM. A desktop app
+    that shows no window within the bound fails the step; a desktop that never holds still is a warning."""
+    settle = getattr(env.controller, "settle", None)
+    report = settle(SETTLE_AFTER_STEP_S) if settle is not None else None
+    if report is None:  # a server that cannot tell (OSWorld's own): the VM's timing holds
+        return
+    waiting = [str(what) for what in report.get("waiting_for") or []]
+    what = started if isinstance(started, str) else shlex.join(str(word) for word in started or [])
+    settle_waits(env).append({"field": field, "started": what[:200], "waited_s": report.get("waited_s"),
+                              "settled": bool(report.get("settled")), **({"waiting_for": waiting} if waiting else {})})
+    windowless = [what for what in waiting if what.startswith("a window of")]
+    if windowless:
+        raise SetupError(f"no window appeared within {SETTLE_AFTER_STEP_S:g} s: still waiting for "
+                         f"{'; '.join(windowless)}")
+    if waiting:
+        setup_warnings(env).append({"message": f"the desktop did not hold still within {SETTLE_AFTER_STEP_S:g} s "
+                                               f"(waiting for {'; '.join(waiting)})"})
 
 
 def setup_warnings(env: Any) -> list[dict]:
@@ -248,8 +286,10 @@ def sleep(env: Any, seconds: float) -> None:
 
 
 # -- windows -----------------------------------------------------------------------------------
-def _window_request(env: Any, path: str, window_name: str, strict: bool, by_class: bool) -> None:
+def _window_request(env: Any, path: str, window_name: str, strict: bool, by_class: bool,
+                    must_be_active: bool = False) -> None:
     body = {"window_name": window_name, "strict": strict, "by_class": by_class}
+    found = [False]
 
     def attempt() -> bool:
         try:
@@ -258,15 +298,23 @@ def _window_request(env: Any, path: str, window_name: str, strict: bool, by_clas
             if e.status != 404:
                 raise
             return False
-        # Our server says whether a window matched; OSWorld's answers 200 either way.
-        return response.headers.get(WINDOW_FOUND_HEADER.lower(), "1") != "0"
+        # Our server says whether a window matched, and whether it has the focus after an activation;
+        # OSWorld's answers 200 either way and says neither.
+        found[0] = response.headers.get(WINDOW_FOUND_HEADER.lower(), "1") != "0"
+        return found[0] and (not must_be_active or response.headers.get(WINDOW_ACTIVE_HEADER.lower(), "1") != "0")
 
-    _poll(attempt, WAIT_FOR_WINDOW_S, f"a window matching {window_name!r}", interval=0.25)
+    what = f"a window matching {window_name!r}"
+    try:
+        _poll(attempt, WAIT_FOR_WINDOW_S, what, interval=0.25)
+    except SetupError:
+        if found[0]:  # there, but the keys a later step sends would go elsewhere
+            raise SetupError(f"{what} was found but did not get the focus within {WAIT_FOR_WINDOW_S:g} s") from None
+        raise
 
 
 @setup_step("activate_window")
 def activate_window(env: Any, window_name: str, strict: bool = False, by_class: bool = False) -> None:
-    _window_request(env, "/setup/activate_window", window_name, strict, by_class)
+    _window_request(env, "/setup/activate_window", window_name, strict, by_class, must_be_active=True)
 
 
 @setup_step("close_window")

@@ -7,6 +7,7 @@
 - A result getter that finds nothing (None, or FileNotFoundError) gives 0 for
   that metric (so 0 overall under "and").
 - `infeasible` and FAIL-as-last-action are decided by DesktopEnv before this runs.
+Metrics give OSWorld's verdicts unless `evaluator_fixes` (fixes.py) asks for ours.
 Errors that are not "the agent's file is missing" (a getter that cannot reach the
 desktop, a metric that crashes on a valid file) raise EvaluationError: they are
 harness errors and must be recorded as errors, never as a score of 0.
@@ -18,6 +19,7 @@ from typing import Any
 
 from ..errors import DesktopEnvError
 from .context import context_for
+from .fixes import evaluator_fixes as fixes_applied
 from .outcome import Evaluation, MetricPart, MetricResult, as_metric_result, summarize_parts
 from .registry import get_getter, get_metric, ignored_options
 
@@ -111,8 +113,14 @@ def missing_result(call: MetricCall) -> MetricResult:
                              f"the agent's output is missing, so {call.func!r} gives 0")
 
 
-def evaluate_task(env: Any, evaluator: dict) -> Evaluation:
-    """The task's score with its explanation and the metrics behind it (OSWorld's rules for conj)."""
+def evaluate_task(env: Any, evaluator: dict, evaluator_fixes: bool = False) -> Evaluation:
+    """The task's score with its explanation and the metrics behind it (OSWorld's rules for conj);
+    `evaluator_fixes`: the metrics apply our fixes of OSWorld's bugs (fixes.py) instead of its verdicts."""
+    with fixes_applied(evaluator_fixes):
+        return _evaluate(env, evaluator)
+
+
+def _evaluate(env: Any, evaluator: dict) -> Evaluation:
     conj = evaluator.get("conj", "and")
     if conj not in ("and", "or"):
         raise EvaluationError(f"evaluator 'conj' must be 'and' or 'or', got {conj!r}")
@@ -142,5 +150,5 @@ def evaluate_task(env: Any, evaluator: dict) -> Evaluation:
     return finish(sum(scores) / len(scores) if conj == "and" else max(scores))
 
 
-def score_task(env: Any, evaluator: dict) -> float:
-    return evaluate_task(env, evaluator).score
+def score_task(env: Any, evaluator: dict, evaluator_fixes: bool = False) -> float:
+    return evaluate_task(env, evaluator, evaluator_fixes).score

@@ -315,11 +315,13 @@ def register(router: Router, state: ServerState) -> None:
     def launch(request: Request) -> Response:
         command, shell = parse_command(request)
         argv = prepare_argv(command, shell, state.home)
+        windows_before = state.settler.windows_before_launch()
         try:
             process = subprocess.Popen(argv, shell=shell, env=state.env, cwd=state.home, stdin=subprocess.DEVNULL,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         except (FileNotFoundError, PermissionError) as e:
             raise HTTPError(500, str(e)) from None  # OSWorld's status and text
+        state.settler.note_launch(command, process.pid, process.poll, windows_before)
         if shell:  # the shell starts whatever the line names, and says so only by its exit code
             try:
                 code = process.wait(timeout=SHELL_LAUNCH_CHECK_S)

@@ -9,8 +9,11 @@ from .routes_files import os_error, resolve_path
 from .state import ServerState
 
 WINDOW_FOUND_HEADER = "X-OSWorld-Window-Found"
+WINDOW_ACTIVE_HEADER = "X-OSWorld-Window-Active"  # the activated window has the focus now
 OPEN_FILE_TIMEOUT_S = 60
 MAX_OPEN_FILE_TIMEOUT_S = 3600
+SETTLE_TIMEOUT_S = 60   # OSWorld's runner sleeps this long after a reset before its first screenshot
+SETTLE_HOLD_S = 1.0
 
 
 def window_target(request: Request) -> tuple[str, bool, bool]:
@@ -33,7 +36,9 @@ def register(router: Router, state: ServerState) -> None:
     def activate_window(request: Request) -> Response:
         name, strict, by_class = window_target(request)
         window = windows.activate_window(name, strict=strict, by_class=by_class)
-        return _window_answer("Window activated successfully", window)
+        response = _window_answer("Window activated successfully", window)
+        response.headers[WINDOW_ACTIVE_HEADER] = "1" if window is not None and windows.is_active(window.id) else "0"
+        return response
 
     @router.route("/setup/close_window", methods=("POST",))
     def close_window(request: Request) -> Response:
@@ -56,8 +61,11 @@ def register(router: Router, state: ServerState) -> None:
             argv, title = [raw], raw  # OSWorld also "opens" programs on PATH by running them
         else:
             raise HTTPError(404, f"file not found: {path}")
-        subprocess.Popen(argv, env=state.env, cwd=state.home, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        windows_before = state.settler.windows_before_launch()
+        process = subprocess.Popen(argv, env=state.env, cwd=state.home, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        # xdg-open starts the file's app and exits: what it opened is awaited as a desktop app's window.
+        state.settler.note_launch(argv, process.pid, process.poll, windows_before)
         # Apps title their window with the file's name, often without its extension.
         stem = title.rsplit(".", 1)[0] if "." in title else title
         window = windows.wait_for_window(stem, timeout)
@@ -65,3 +73,11 @@ def register(router: Router, state: ServerState) -> None:
             raise HTTPError(504, f"opened {path} but no window titled like {stem!r} appeared within {timeout:g} s")
         windows.activate_window(window.title, strict=True)
         return Response.text(f"File opened successfully: {path}")
+
+    @router.route("/setup/settle", methods=("POST",))
+    def settle(request: Request) -> Response:
+        """Ours: waits (bounded) until the windows the setup launched are up and the desktop holds still
+        (settle.py), and says what it waited for."""
+        timeout = request.number("timeout", SETTLE_TIMEOUT_S, minimum=0, maximum=MAX_OPEN_FILE_TIMEOUT_S)
+        hold = request.number("hold", SETTLE_HOLD_S, minimum=0, maximum=60)
+        return Response.json(state.settler.settle(timeout, hold).to_json())

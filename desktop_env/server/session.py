@@ -123,6 +123,29 @@ GNOME_SESSION_ENV = {
 }
 
 
+def adopt_xtest_devices(display: str) -> None:
+    """Makes XTest's virtual keyboard and pointer the ones the X server's core devices last used, before any
+    client connects. Every key and click of the harness comes through XTest; the first one from a device
+    other than the last used makes the X server switch the core keyboard to it, and announce a new keymap.
+    GNOME Shell answers that by ungrabbing every shortcut and grabbing it again, which takes it a few hundred
+    milliseconds on a busy machine: an agent's first Ctrl+Alt+T whose T arrived in between went to the
+    focused window instead of opening a terminal. Switched here, there is nothing left to switch later."""
+    from Xlib import XK, X
+    from Xlib.display import Display
+    from Xlib.ext import xtest
+
+    connection = Display(display)
+    try:
+        keycode = connection.keysym_to_keycode(XK.string_to_keysym("Shift_L"))
+        xtest.fake_input(connection, X.KeyPress, keycode)
+        xtest.fake_input(connection, X.KeyRelease, keycode)
+        pointer = connection.screen().root.query_pointer()
+        xtest.fake_input(connection, X.MotionNotify, x=pointer.root_x, y=pointer.root_y)  # where it already is
+        connection.sync()
+    finally:
+        connection.close()
+
+
 class Session:
     def __init__(self, config: SessionConfig):
         self.config = config
@@ -209,6 +232,7 @@ class Session:
         os.close(write_fd)
         display = ":" + self._read_line_from(read_fd, "Xvfb", proc)
         self.env["DISPLAY"] = display
+        adopt_xtest_devices(display)
         return display
 
     def _start_bus(self, name: str, config: list[str], socket_path: str) -> str:

@@ -28,6 +28,7 @@ class ServerState:
     _screen: Any = None
     _interpreter: Any = None
     _recorder: Any = None
+    _settler: Any = None
     relays: list[Any] = field(default_factory=list)
     _recording_dir: str | None = None
     _workarea: tuple[int, ...] = ()
@@ -63,9 +64,22 @@ class ServerState:
             if self._interpreter is None:
                 from .executor import DEFAULT_PRELOAD, PersistentInterpreter
                 preload = DEFAULT_PRELOAD + ("from desktop_env.server.pyautogui_pause import defer_pause\n"
-                                             "defer_pause(pyautogui)\n")
+                                             "defer_pause(pyautogui)\n"
+                                             "from desktop_env.server.input_pacing import pace_input\n"
+                                             "pace_input(pyautogui)\n")
                 self._interpreter = PersistentInterpreter(sys.executable, env=self.env, cwd=self.home, preload=preload)
             return self._interpreter
+
+    @property
+    def settler(self):
+        """The launches of the task's setup and the wait until the desktop shows them (settle.py)."""
+        with self._lock:
+            if self._settler is None:
+                from .settle import Settler
+                data_dirs = [os.path.join(self.home, ".local/share"),
+                             *self.env.get("XDG_DATA_DIRS", "/usr/local/share:/usr/share").split(":")]
+                self._settler = Settler(self.display, self.screen.screenshot, data_dirs, self.env.get("PATH"))
+            return self._settler
 
     @property
     def recorder(self):

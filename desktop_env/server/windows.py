@@ -188,6 +188,12 @@ def activate_window(name: str, strict: bool = False, by_class: bool = False,
         return target
 
 
+def is_active(window_id: int, display: str | None = None) -> bool:
+    """Whether the window manager names this window the active one (it has the keyboard focus)."""
+    with _connect(display) as connection:
+        return _active_window_id(connection) == window_id
+
+
 def close_window(name: str, strict: bool = False, by_class: bool = False,
                  display: str | None = None) -> Window | None:
     """Ask the first matching window to close, as its close button would.

@@ -39,6 +39,8 @@ NETWORK_COMMAND = re.compile(r"\b(?:apt(?:-get)?\s+(?:-\S+\s+)*(?:update|install
                              # VS Code's marketplace: an extension by id (a .vsix file is local), in a
                              # shell line or a JSON argument list
                              r"|--install-extension[\"',\s]+(?![^\"'\s]*\.vsix)[\w-]+\.[\w-]+")
+# `code --list-extensions | grep publisher.name`, as a shell line or a JSON argument list.
+EXTENSION_LOOKUP = re.compile(r"--list-extensions[\"',\s]+\|[\"',\s]+grep[\"',\s]+([\w-]+\.[\w-]+)")
 # Setup steps whose URLs are data written into the desktop, never fetched.
 URL_AS_DATA_STEPS = ("update_browse_history",)
 # A setup command that runs VS Code (`code FILE`, `code --install-extension ...`).
@@ -93,7 +95,21 @@ def web_reasons(task: Task) -> list[str]:
     url = WEB_URL.search(task.instruction)
     if url:
         reasons.append(f"the instruction names {url.group(0)}")
+    extension = marketplace_extension(task)
+    if extension:
+        reasons.append(f"the evaluator checks that VS Code has the extension {extension}, which the setup does not "
+                       "provide: an agent installs it from the marketplace")
     return reasons
+
+
+def marketplace_extension(task: Task) -> str | None:
+    """The extension id a task's evaluator looks for in `code --list-extensions` when no setup step brings its
+    .vsix: the agent can only get it from VS Code's marketplace, online."""
+    evaluator = json.dumps(_without_downloaded_files(task.evaluator))
+    if "--list-extensions" not in evaluator or ".vsix" in json.dumps(task.config.get("config") or []):
+        return None
+    found = EXTENSION_LOOKUP.search(evaluator)
+    return found.group(1) if found else None
 
 
 def needs_vscode(task: Task) -> str | None:

@@ -58,9 +58,12 @@ def test_bench_reports_every_figure_as_json():
     report = json.loads(output)
     figures = report["figures"]
     assert set(figures) == {"reset_s", "boot_s", "screenshot_ms", "action_ms", "idle_rss_mb", "spare_rss_mb",
-                            "a11y_ms", "calc_rss_mb"}
+                            "a11y_ms", "calc_rss_mb", "first_observation_s"}
     for name, figure in figures.items():
         assert figure["median"] > 0 and figure["p95"] >= figure["median"], name
     assert figures["screenshot_ms"]["samples"] == 3 and figures["reset_s"]["samples"] == 1
     assert figures["calc_rss_mb"]["median"] > figures["idle_rss_mb"]["median"]  # Calc was really open
+    waits = figures["first_observation_s"]
+    assert waits["samples"] == 3 and set(waits["extra"]) == {"chrome", "gimp", "calc"}
+    assert all(0 < seconds < 60 for seconds in waits["extra"].values())  # each app up within the VM's wait
     assert {"target", "meets_target"} <= set(figures["reset_s"])

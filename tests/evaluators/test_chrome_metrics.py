@@ -60,9 +60,8 @@ def test_is_expected_tabs_with_a_local_file_tab():
                             rule).score == 1.0
 
 
-def test_an_unknown_rule_type_is_a_task_error():
-    with pytest.raises(ValueError, match="rule type"):
-        is_expected_tabs([tab("https://github.com")], {"type": "title", "titles": ["GitHub"]})
+def test_a_tab_rule_type_other_than_url_scores_0_as_in_osworld():
+    assert is_expected_tabs([tab("https://github.com")], {"type": "title", "titles": ["GitHub"]}).score == 0.0
 
 
 def test_is_expected_active_tab_from_the_url_bar_or_the_debugging_port():

@@ -15,6 +15,7 @@ from docx.shared import Pt, RGBColor
 from PIL import Image, ImageDraw, ImageFont
 
 from desktop_env.evaluators import registry
+from desktop_env.evaluators.fixes import evaluator_fixes
 from desktop_env.evaluators.metrics import docs
 
 W_NS = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
@@ -122,10 +123,19 @@ def test_compare_docx_files_reads_odt(saved):
 
 
 @needs_soffice
-def test_compare_docx_files_tells_formats_apart_by_content_not_name(saved, tmp_path):
+def test_compare_docx_files_tells_formats_apart_by_name_as_osworld_does(saved, tmp_path):
     disguised = tmp_path / "answer.docx"
     shutil.copy(saved["odt"] / "retyped.odt", disguised)
-    assert docs.compare_docx_files(str(disguised), str(saved["odt"] / "gold.odt")).score == 1.0
+    # OSWorld reads a .docx/.odt pair as neither: 0 (see also test_osworld_verdicts.py).
+    assert docs.compare_docx_files(str(disguised), str(saved["odt"] / "gold.odt")).score == 0.0
+
+
+@needs_soffice
+def test_compare_docx_files_with_the_evaluator_fixes_tells_formats_apart_by_content(saved, tmp_path):
+    disguised = tmp_path / "answer.docx"
+    shutil.copy(saved["odt"] / "retyped.odt", disguised)
+    with evaluator_fixes():
+        assert docs.compare_docx_files(str(disguised), str(saved["odt"] / "gold.odt")).score == 1.0
 
 
 def test_compare_docx_files_missing_or_unreadable_scores_zero(gold_essay, bad_files):

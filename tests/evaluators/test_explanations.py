@@ -143,7 +143,7 @@ def test_app_settings_metrics_name_the_setting_and_its_value(tmp_path):
         "qt-max-volume is '200', expected '300'"
     assert vlc.check_qt_bgcone(vlcrc, {"expected_qt_bgcone": "0"}).explanation == \
         "qt-bgcone is '1' (the default), expected '0'"
-    code = write(tmp_path / "settings.json", '{\n  // mine\n  "editor.fontSize": 12,\n}')
+    code = write(tmp_path / "settings.json", '{\n  "editor.fontSize": 12\n}')
     assert vscode.check_json_settings(code, {"expected": {"editor.fontSize": 14}}).explanation == \
         "setting 'editor.fontSize' is 12, expected 14"
     assert basic_os.is_utc_0("Time zone: Europe/Paris (CET, +0100)").explanation == \

@@ -9,6 +9,7 @@ import sqlite3
 import pytest
 
 from desktop_env.a11y_namespaces import xmlns_declarations
+from desktop_env.evaluators.fixes import evaluator_fixes
 from desktop_env.evaluators.metrics import general
 from desktop_env.evaluators.metrics.general import (
     check_accessibility_tree,
@@ -51,9 +52,15 @@ def test_exact_match_compares_command_output_with_the_expected_text():
     assert exact_match(None, {"expected": "true\n"}).score == 0.0
 
 
-def test_exact_match_ignores_only_a_trailing_newline():
-    assert exact_match("File exists.", {"expected": "File exists.\n"}).score == 1.0
-    assert exact_match(" File exists.", {"expected": "File exists.\n"}).score == 0.0
+def test_exact_match_is_plain_equality_as_in_osworld():
+    assert exact_match("File exists.", {"expected": "File exists.\n"}).score == 0.0
+    assert exact_match("File exists.", {"expected": "File exists."}).score == 1.0
+
+
+def test_exact_match_with_the_evaluator_fixes_ignores_only_trailing_whitespace():
+    with evaluator_fixes():
+        assert exact_match("File exists.", {"expected": "File exists.\n"}).score == 1.0
+        assert exact_match(" File exists.", {"expected": "File exists.\n"}).score == 0.0
 
 
 def test_match_in_list_accepts_any_listed_value():
@@ -161,9 +168,15 @@ def test_check_direct_json_object_parses_a_string_result():
 
 
 def test_check_direct_json_object_ignore_list_order():
+    beside = {"expected": {"k": ["a", "b"]}, "ignore_list_order": True}
+    inside = {"expected": {"k": ["a", "b"], "ignore_list_order": True}}
     assert check_direct_json_object({"k": ["b", "a"]}, {"expected": {"k": ["a", "b"]}}).score == 0.0
-    assert check_direct_json_object({"k": ["b", "a"]},
-                                    {"expected": {"k": ["a", "b"]}, "ignore_list_order": True}).score == 1.0
+    # OSWorld reads the flag only inside `expected`, where it then fails on sorting its own value.
+    assert check_direct_json_object({"k": ["b", "a"]}, beside).score == 0.0
+    assert check_direct_json_object({"k": ["b", "a"]}, inside).score == 0.0
+    with evaluator_fixes():
+        assert check_direct_json_object({"k": ["b", "a"]}, beside).score == 1.0
+        assert check_direct_json_object({"k": ["b", "a"]}, inside).score == 1.0
 
 
 def test_is_included_all_json_objects(tmp_path):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from desktop_env.evaluators.fixes import evaluator_fixes
 from desktop_env.evaluators.metrics.thunderbird import (
     check_thunderbird_filter,
     check_thunderbird_folder,
@@ -160,7 +161,15 @@ def mbox(tmp_path, name: str, messages: list[str]) -> str:
     return write(tmp_path, name, "".join(messages))
 
 
-def test_check_thunderbird_folder_same_messages_in_any_order(tmp_path):
+@pytest.fixture
+def fixes_on():
+    """The folder tests below pin our comparison of messages, which --evaluator-fixes turns on: OSWorld's
+    own reading compares no message (test_osworld_verdicts.py keeps its verdict)."""
+    with evaluator_fixes():
+        yield
+
+
+def test_check_thunderbird_folder_same_messages_in_any_order(fixes_on, tmp_path):
     gold = mbox(tmp_path, "Bills_gold", [message("Invoice"), message("Receipt")])
     moved = mbox(tmp_path, "Bills", [message("Receipt", date="Tue Jan 16 10:00:00 2024"), message("Invoice")])
     assert check_thunderbird_folder(moved, gold).score == 1.0
@@ -169,28 +178,28 @@ def test_check_thunderbird_folder_same_messages_in_any_order(tmp_path):
     assert check_thunderbird_folder(str(tmp_path / "missing"), gold).score == 0.0
 
 
-def test_check_thunderbird_folder_drops_deleted_messages_by_default(tmp_path):
+def test_check_thunderbird_folder_drops_deleted_messages_by_default(fixes_on, tmp_path):
     gold = mbox(tmp_path, "gold", [message("Invoice")])
     with_deleted = mbox(tmp_path, "folder", [message("Invoice"), message("Old newsletter", status="0009")])
     assert check_thunderbird_folder(with_deleted, gold).score == 1.0
     assert check_thunderbird_folder(with_deleted, gold, remove_deleted=False).score == 0.0
 
 
-def test_check_thunderbird_folder_duplicates(tmp_path):
+def test_check_thunderbird_folder_duplicates(fixes_on, tmp_path):
     gold = mbox(tmp_path, "gold", [message("Invoice")])
     twice = mbox(tmp_path, "folder", [message("Invoice"), message("Invoice")])
     assert check_thunderbird_folder(twice, gold, remove_duplicate=True).score == 1.0
     assert check_thunderbird_folder(twice, gold, remove_duplicate=False).score == 0.0
 
 
-def test_check_thunderbird_folder_ignore_status_and_keys(tmp_path):
+def test_check_thunderbird_folder_ignore_status_and_keys(fixes_on, tmp_path):
     gold = mbox(tmp_path, "gold", [message("Invoice", status="0001")])
     read_and_tagged = mbox(tmp_path, "folder", [message("Invoice", status="0003", keys="$label1")])
     assert check_thunderbird_folder(read_and_tagged, gold).score == 0.0
     assert check_thunderbird_folder(read_and_tagged, gold, ignore_status=True, ignore_keys=True).score == 1.0
 
 
-def test_check_thunderbird_folder_lists_of_folders(tmp_path):
+def test_check_thunderbird_folder_lists_of_folders(fixes_on, tmp_path):
     gold = [mbox(tmp_path, "have_seen_gold", [message("Hello")]), mbox(tmp_path, "Bills_gold", [message("Invoice")])]
     good = [mbox(tmp_path, "have_seen", [message("Hello")]), mbox(tmp_path, "Bills", [message("Invoice")])]
     assert check_thunderbird_folder(good, gold, remove_deleted=True, remove_duplicate=True).score == 1.0
@@ -199,7 +208,7 @@ def test_check_thunderbird_folder_lists_of_folders(tmp_path):
 
 
 @pytest.mark.parametrize("eml_subject, score", [("Invoice", 1.0), ("Receipt", 0.0)])
-def test_check_thunderbird_folder_compares_eml_files_whole(tmp_path, eml_subject, score):
+def test_check_thunderbird_folder_compares_eml_files_whole(fixes_on, tmp_path, eml_subject, score):
     eml = message(eml_subject).split("\n", 1)[1]  # an .eml has no mbox separator line
     gold = write(tmp_path, "gold1.eml", message("Invoice").split("\n", 1)[1])
     assert check_thunderbird_folder(write(tmp_path, "pred1.eml", eml), gold).score == score

@@ -6,6 +6,7 @@ import zipfile
 
 import pytest
 
+from desktop_env.evaluators.fixes import evaluator_fixes
 from desktop_env.evaluators.metrics.vscode import (
     check_html_background_image,
     check_json_keybindings,
@@ -55,8 +56,21 @@ def test_parse_jsonc_accepts_comments_and_trailing_commas_but_not_inside_strings
         parse_jsonc('{"a": }')
 
 
-def test_check_json_settings(tmp_path):
+def test_check_json_settings_reads_plain_json_as_osworld_does(tmp_path):
+    # OSWorld's json.load cannot read VS Code's comments and trailing commas: 0, whatever the values.
+    as_vscode_writes = write(tmp_path, "commented.json", SETTINGS)
+    assert check_json_settings(as_vscode_writes, {"expected": {"files.autoSave": "afterDelay"}}).score == 0.0
+    plain = write(tmp_path, "plain.json", '{"files.autoSave": "afterDelay", "editor.wordWrapColumn": 50}')
+    assert check_json_settings(plain, {"expected": {"files.autoSave": "afterDelay"}}).score == 1.0
+
+
+def test_check_json_settings_with_the_evaluator_fixes(tmp_path):
     settings = write(tmp_path, "settings.json", SETTINGS)
+    with evaluator_fixes():
+        check_json_settings_with_fixes(tmp_path, settings)
+
+
+def check_json_settings_with_fixes(tmp_path, settings):
     assert check_json_settings(settings,
                                {"expected": {"files.autoSave": "afterDelay", "files.autoSaveDelay": 500}}).score == 1.0
     assert check_json_settings(settings, {"expected": {"files.exclude": {"**/__pycache__": True}}}).score == 1.0
@@ -64,6 +78,14 @@ def test_check_json_settings(tmp_path):
     assert check_json_settings(settings, {"expected": {"debug.focusEditorOnBreak": False}}).score == 0.0
     assert check_json_settings(None, {"expected": {"files.autoSave": "afterDelay"}}).score == 0.0
     assert check_json_settings(write(tmp_path, "broken.json", '{"files.autoSave": '), {"expected": {}}).score == 0.0
+
+
+def test_check_json_keybindings_reads_json_after_the_first_line_only(tmp_path):
+    wanted = {"key": "ctrl+j", "command": "workbench.action.focusActiveEditorGroup", "when": "terminalFocus"}
+    trailing_comma = write(tmp_path, "comma.json", KEYBINDINGS.replace("}\n]", "},\n]"))
+    assert check_json_keybindings(trailing_comma, {"expected": wanted}).score == 0.0
+    with evaluator_fixes():
+        assert check_json_keybindings(trailing_comma, {"expected": wanted}).score == 1.0
 
 
 def test_check_json_keybindings_after_the_comment_line(tmp_path):
@@ -103,9 +125,14 @@ def test_compare_config_exact_text(tmp_path):
 def test_compare_config_containment_ok_checks_json_containment(tmp_path):
     rules = {"expected": "{\"workbench.colorTheme\": \"Visual Studio Dark\"}\n"}
     dark = write(tmp_path, "settings.json", SETTINGS.replace("Default Dark Modern", "Visual Studio Dark"))
-    assert compare_config(dark, rules).score == 0.0
-    assert compare_config(dark, rules, containment_ok=True).score == 1.0
-    assert compare_config(write(tmp_path, "light.json", SETTINGS), rules, containment_ok=True).score == 0.0
+    # Comments make it no JSON to OSWorld, and the expected text is no substring of it.
+    assert compare_config(dark, rules, containment_ok=True).score == 0.0
+    with evaluator_fixes():
+        assert compare_config(dark, rules, containment_ok=True).score == 1.0
+        assert compare_config(write(tmp_path, "light.json", SETTINGS), rules, containment_ok=True).score == 0.0
+    plain = write(tmp_path, "plain.json", '{"workbench.colorTheme": "Visual Studio Dark", "a": 1}')
+    assert compare_config(plain, rules).score == 1.0  # containment is the default, as in OSWorld
+    assert compare_config(plain, rules, containment_ok=False).score == 0.0
     assert compare_config(write(tmp_path, "text.txt", "my project folder"), {"expected": "project"},
                           containment_ok=True).score == 1.0
 

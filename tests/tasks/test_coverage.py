@@ -123,3 +123,21 @@ def test_on_osworlds_task_files_only_accounts_live_scripted_sites_and_vs_code_ke
     assert total.tasks == 296
     assert set(total.blockers) == {"VS Code", "Google Drive", "a website login", "a live scripted website"}
     assert (total.offline, total.downloads, total.live_web, total.cannot_run) == (43, 167, 48, 38)
+
+
+def test_a_task_scored_by_an_extension_the_setup_does_not_bring_needs_the_marketplace(tmp_path):
+    def lists(extension: str) -> dict:
+        return {**EVALUATOR, "func": "is_extension_installed",
+                "result": {"type": "vm_command_line", "command": ["code", "--list-extensions", "|", "grep", extension]},
+                "expected": {"type": "rule", "rules": {"type": "contain", "expected": extension}}}
+    meta = task_set(tmp_path, {
+        "vs_code/by-id": {"evaluator": lists("ms-python.python")},
+        "vs_code/from-vsix": {"evaluator": lists("undefined_publisher.test"), "config": [
+            {"type": "execute", "parameters": {"command": "code --install-extension ~/t.vsix", "shell": True}}]},
+        "vs_code/file-listed": {"evaluator": {**lists("x"), "result": {
+            "type": "vm_command_line", "command": ["ls", "/home/user", "|", "grep", "t.py"]}}},
+    })
+    found = {c.task_id: c for c in coverage(tasks_of(meta), missing_apps=dict).tasks}
+    assert found["by-id"].category == "live web"
+    assert "ms-python.python" in found["by-id"].reasons[0] and "marketplace" in found["by-id"].reasons[0]
+    assert found["from-vsix"].category == "offline" and found["file-listed"].category == "offline"

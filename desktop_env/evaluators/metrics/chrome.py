@@ -97,7 +97,8 @@ def is_expected_tabs(open_tabs: Any, rule: dict | None = None) -> MetricResult:
     URL matches some open tab (see normalize_url)."""
     if not open_tabs or rule is None:
         return failed("no open tabs were read" if rule is not None else "no rule given")
-    _rule_type(rule, "is_expected_tabs", ("url",))
+    if rule.get("type") != "url":  # OSWorld's is_expected_tabs scores any other rule type 0
+        return failed(f"rule type {rule.get('type')!r} is not 'url', which is_expected_tabs scores 0")
     actual = [tab.get("url") for tab in open_tabs if isinstance(tab, dict)]
     expected = rule["urls"]
     if len(actual) != len(expected):
@@ -113,7 +114,8 @@ def is_expected_active_tab(active_tab: Any, rule: dict | None = None) -> MetricR
     url = _url_of(active_tab)
     if url is None or rule is None:
         return failed(_no_url(active_tab, rule))
-    _rule_type(rule, "is_expected_active_tab", ("url",))
+    if rule.get("type") != "url":  # OSWorld's is_expected_active_tab scores any other rule type 0
+        return failed(f"rule type {rule.get('type')!r} is not 'url', which is_expected_active_tab scores 0")
     return verdict(urls_match(rule["url"], url), f"the active tab is at {show(url)}, expected {show(rule['url'])}")
 
 
@@ -123,7 +125,8 @@ def is_expected_active_tab_approximate(active_tab: Any, rule: dict | None = None
     url = _url_of(active_tab)
     if url is None or rule is None:
         return failed(_no_url(active_tab, rule))
-    _rule_type(rule, "is_expected_active_tab_approximate", ("url",))
+    if rule.get("type") != "url":  # OSWorld's is_expected_active_tab_approximate scores any other rule type 0
+        return failed(f"rule type {rule.get('type')!r} is not 'url', which is_expected_active_tab_approximate scores 0")
 
     def without_query(u: str) -> str:
         return urlunparse(urlparse(u)._replace(query=""))
@@ -202,12 +205,18 @@ def is_expected_bookmarks(bookmarks: Any, rule: dict | None = None) -> MetricRes
                    f"folder {folder.get('name')!r} holds {sorted(map(str, saved))}, expected {show(rule['urls'])}")
 
 
+ZOOM_NAMES = frozenset({"Zoom Chrome Extension", "Zoom for Google Chrome"})
+
+
 @metric("is_expected_installed_extensions")
 def is_expected_installed_extensions(installed: Any, expected: dict | None = None) -> MetricResult:
     """Every name in expected["expected"] is among the installed extensions' names."""
     if not installed or expected is None:
         return failed("no installed extensions were found" if expected is not None else "no expected names given")
-    missing = sorted(set(expected["expected"]) - set(installed))
+    def canonical(name: str) -> str:  # OSWorld's one alias group: a renamed Zoom extension
+        return min(ZOOM_NAMES) if name in ZOOM_NAMES else name
+
+    missing = sorted({canonical(n) for n in expected["expected"]} - {canonical(n) for n in installed})
     return verdict(not missing, f"not installed: {show(missing)} (installed: {show(sorted(installed))})" if missing
                    else "every expected extension is installed")
 

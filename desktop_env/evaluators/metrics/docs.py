@@ -24,6 +24,7 @@ from typing import Any
 from lxml import etree
 
 from ..archives import ArchiveTooLarge, check_zip_file, read_member
+from ..fixes import fixes_enabled
 from ..outcome import MetricResult, failed, first_difference, passed, show, verdict
 from ..registry import metric
 
@@ -195,6 +196,11 @@ def _similarity(a: str, b: str) -> float:
     return fuzz.ratio(a, b) / 100.0
 
 
+def _same_document_kind(first: Any, second: Any) -> bool:
+    return isinstance(first, str) and isinstance(second, str) and any(
+        first.endswith(suffix) and second.endswith(suffix) for suffix in (".docx", ".odt"))
+
+
 @metric("compare_docx_files")
 def compare_docx_files(result: Any, expected: Any = None, ignore_blanks: bool = True, ignore_case: bool = False,
                        ignore_order: bool = False, delete_empty_lines: bool = False, content_only: bool = False,
@@ -214,9 +220,13 @@ def compare_docx_files(result: Any, expected: Any = None, ignore_blanks: bool = 
     A .docx gives its body paragraphs (not those in tables); an .odt gives every paragraph
     and heading, table cells included (OSWorld's .odt reading takes table cells too, but
     drops headings and the text of links, tabs and repeated spaces). OSWorld picks the
-    reader from the file names and rejects a .docx/.odt pair; here the reader is chosen from
-    the content, so a file saved in the other format under the expected name is still read.
+    reader from the file names and scores 0 unless both end in .docx or both in .odt, and so do
+    we; the evaluator fixes choose the reader from the content instead, so a .docx/.odt pair, or a
+    file saved in the other format under the expected name, is still read.
     """
+    if not fixes_enabled() and not _same_document_kind(result, expected):
+        return failed(f"the result {show(result)} and the expected {show(expected)} are not both .docx or both "
+                      ".odt by name, which OSWorld's compare_docx_files requires")
     paragraphs1 = paragraph_texts(result)
     paragraphs2 = paragraph_texts(expected)
     if paragraphs1 is None or paragraphs2 is None:

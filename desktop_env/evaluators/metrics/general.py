@@ -16,6 +16,7 @@ import ast
 import csv
 import datetime
 import difflib
+import io
 import json
 import logging
 import operator
@@ -26,6 +27,7 @@ from typing import Any
 
 from ...a11y_namespaces import A11Y_NAMESPACES as UBUNTU_A11Y_NAMESPACES
 from ..archives import check_zip_file
+from ..fixes import fixes_enabled
 from ..outcome import MetricResult, failed, first_difference, passed, show, verdict
 from ..registry import metric
 
@@ -112,15 +114,17 @@ def missing_file(path: Any, role: str = "result") -> str:
 # -- plain values (command output, getter values) -----------------------------------------------
 
 def _same_text(result: Any, expected: Any) -> bool:
-    # A command's stdout and a task's expected string often differ only by a trailing newline.
-    if isinstance(result, str) and isinstance(expected, str):
-        return result == expected or result.rstrip() == expected.rstrip()
-    return result == expected
+    # A command's stdout and a task's expected string often differ only by a trailing newline: equal
+    # for our fix, not for OSWorld's plain ==.
+    if fixes_enabled() and isinstance(result, str) and isinstance(expected, str):
+        return result.rstrip() == expected.rstrip()
+    return bool(result == expected)
 
 
 @metric("exact_match")
 def exact_match(result: Any, rules: dict | None = None) -> MetricResult:
-    """1 when result equals rules["expected"] (strings: ignoring trailing whitespace)."""
+    """1 when result equals rules["expected"] (with the evaluator fixes, strings ignore trailing
+    whitespace)."""
     if result is None or rules is None:
         return failed("no result to compare" if result is None else "no rules given")
     return verdict(_same_text(result, rules["expected"]), f"got {show(result)}, expected {show(rules['expected'])}")
@@ -128,11 +132,19 @@ def exact_match(result: Any, rules: dict | None = None) -> MetricResult:
 
 @metric("match_in_list")
 def match_in_list(result: Any, rules: dict | None = None) -> MetricResult:
-    """1 when result is one of rules["expected"] (a list of accepted values)."""
+    """1 when result is one of rules["expected"] (a list of accepted values). OSWorld's `in` also takes
+    a substring when `expected` is a string; the evaluator fixes require one of the listed values,
+    trailing whitespace aside."""
     if result is None or rules is None:
         return failed("no result to compare" if result is None else "no rules given")
-    return verdict(any(_same_text(result, accepted) for accepted in rules["expected"]),
-                   f"got {show(result)}, expected one of {show(rules['expected'])}")
+    accepted = rules["expected"]
+    said = f"got {show(result)}, expected one of {show(accepted)}"
+    if fixes_enabled():
+        return verdict(isinstance(accepted, list) and any(_same_text(result, a) for a in accepted), said)
+    try:
+        return verdict(result in accepted, said)
+    except TypeError:  # OSWorld's `in` raises here (a non-string in a string): no score there either
+        return failed(f"{said}: not a list or a string to look in")
 
 
 @metric("is_in_list")
@@ -198,30 +210,72 @@ EVALUATION_FAILED = "__EVALUATION_FAILED__"  # what a relativeTime getter puts i
 
 
 def _as_object(result: Any) -> Any:
-    """A getter value as a Python object: JSON text and Python-literal text are parsed."""
+    """A getter value as a Python object. OSWorld swaps every ' for " and reads JSON, so Python-literal
+    text with an apostrophe inside a value is no object there; the evaluator fixes read JSON, then a
+    Python literal."""
     if not isinstance(result, str):
         return result
     text = result.strip()
+    if not fixes_enabled():
+        try:
+            return json.loads(text.replace("'", '"'))
+        except ValueError:
+            return None
     try:
         return json.loads(text)
     except ValueError:
         pass
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
 
 
 def _contains_expected(expected: Any, actual: Any) -> bool:
-    """`expect_in_result` semantics for one key."""
+    """`expect_in_result` semantics for one key: a list gives accepted alternatives (an element of a
+    list result, or equal to a string result), a string must be in the result (a substring, or an
+    element of a list). Any other expected value fails in OSWorld; the evaluator fixes compare it."""
     if isinstance(expected, list):
-        # Any one of several accepted values: an element of a list result, or equal to a string.
-        if isinstance(actual, list):
-            return any(e in actual for e in expected)
-        return any(e == actual for e in expected)
+        return any((isinstance(actual, list) and e in actual) or (isinstance(actual, str) and e == actual)
+                   for e in expected)
     if isinstance(expected, str):
-        return isinstance(actual, str) and expected in actual
-    return expected == actual
+        try:
+            return expected in actual
+        except TypeError:
+            return False
+    return fixes_enabled() and expected == actual
+
+
+def _osworld_comparison(expected: dict, result: dict) -> str | None:
+    """Why the result's values differ from the expected ones as OSWorld compares them, or None. It reads
+    `ignore_list_order` inside `expected` (task files put it beside it, where it is never seen), and
+    then sorts that flag's own value too, which fails the whole metric."""
+    ignore_order = expected.get("ignore_list_order", False)
+    for key, value in expected.items():
+        actual = result.get(key)
+        if ignore_order:
+            try:
+                # Unsortable values (a flag, a missing key) raise here, as in OSWorld.
+                value, actual = sorted(value), sorted(actual)  # type: ignore[arg-type]
+            except TypeError:
+                return f"key {key!r}: {show(actual)} and {show(value)} cannot both be sorted"
+        if value != actual:
+            return f"key {key!r}: {show(actual)}, expected {show(value)}"
+    return None
+
+
+def _fixed_comparison(expected: dict, result: dict, ignore_order: bool) -> str | None:
+    """The evaluator fixes' comparison: `ignore_list_order` (beside or inside `expected`) compares list
+    values as multisets and is not itself a key to compare."""
+    for key, value in expected.items():
+        if key == "ignore_list_order":
+            continue
+        actual = result.get(key)
+        if ignore_order and isinstance(value, list) and isinstance(actual, list):
+            value, actual = sorted(value, key=repr), sorted(actual, key=repr)
+        if value != actual:
+            return f"key {key!r}: {show(actual)}, expected {show(value)}"
+    return None
 
 
 @metric("check_direct_json_object")
@@ -230,7 +284,8 @@ def check_direct_json_object(result: Any, rules: dict | None = None) -> MetricRe
 
     Every expected key must equal the result's value; with `expect_in_result: true`, a string
     must be a substring of the result's and a list lists accepted alternatives.
-    `ignore_list_order: true` (in rules) compares list values as multisets. `expected` comes
+    `ignore_list_order` is OSWorld's (see _osworld_comparison) unless the evaluator fixes are on,
+    which compare list values as multisets when it is set beside or inside `expected`. `expected` comes
     from the `rule` getter or, with dates filled in, from `rule_relativeTime`; a value of
     "__EVALUATION_FAILED__" there scores 0.
     """
@@ -247,12 +302,13 @@ def check_direct_json_object(result: Any, rules: dict | None = None) -> MetricRe
             if not _contains_expected(value, result.get(key)):
                 return failed(f"key {key!r}: {show(result.get(key))} does not contain {show(value)}")
         return passed(f"all {len(expected)} expected keys are in the result")
-    for key, value in expected.items():
-        actual = result.get(key)
-        if rules.get("ignore_list_order", False) and isinstance(value, list) and isinstance(actual, list):
-            value, actual = sorted(value, key=repr), sorted(actual, key=repr)
-        if value != actual:
-            return failed(f"key {key!r}: {show(actual)}, expected {show(value)}")
+    if fixes_enabled():
+        ignore_order = bool(rules.get("ignore_list_order") or expected.get("ignore_list_order"))
+        differs = _fixed_comparison(expected, result, ignore_order)
+    else:
+        differs = _osworld_comparison(expected, result)
+    if differs:
+        return failed(differs)
     return passed(f"all {len(expected)} expected keys have their values")
 
 
@@ -326,14 +382,13 @@ def check_line_number(result: Any, rules: dict | None = None) -> MetricResult:
 
 @metric("compare_terminal_and_txt")
 def compare_terminal_and_txt(txt_file: Any, terminal_output: Any = None) -> MetricResult:
-    """1 when the text file's content equals the terminal output (trailing whitespace aside)."""
+    """1 when the text file's content equals the terminal output, character for character."""
     text = read_text(txt_file)
     if text is None:
         return failed(missing_file(txt_file))
     if not isinstance(terminal_output, str) or not terminal_output:
         return failed(f"no terminal output (got {show(terminal_output)})")
-    return verdict(text.rstrip() == terminal_output.rstrip(),
-                   f"the file {show(text.rstrip())} vs the terminal {show(terminal_output.rstrip())}")
+    return verdict(text == terminal_output, f"the file {show(text)} vs the terminal {show(terminal_output)}")
 
 
 _PYTHON_HEADER = re.compile(r"#!|# -\*- coding:|# coding[:=]")
@@ -368,7 +423,7 @@ def check_list(result: Any, rules: dict | None = None) -> MetricResult:
     text = read_text(result)
     if text is None or rules is None:
         return failed(missing_file(result) if rules is not None else "no rules given")
-    lines = text.splitlines()
+    lines = list(io.StringIO(text))  # as OSWorld reads them: split at "\n" only, each with its newline
     expect = [re.compile(p) for p in rules.get("expect", [])]
     unexpect = [re.compile(p) for p in rules.get("unexpect", [])]
     for p in expect:
@@ -389,7 +444,7 @@ def check_csv(result: Any, rules: dict | None = None) -> MetricResult:
     if text is None or rules is None:
         return failed(missing_file(result) if rules is not None else "no rules given")
     try:
-        rows = list(csv.DictReader(text.splitlines()))
+        rows = list(csv.DictReader(io.StringIO(text)))
     except csv.Error as e:
         return failed(f"the file is not CSV: {e}")
     for r in rules.get("expect", []):
@@ -497,7 +552,8 @@ def compare_time_in_speedtest_results(result: Any, time_diff: Any = None) -> Met
 @metric("run_sqlite3")
 def run_sqlite3(result: Any, rules: dict | None = None) -> MetricResult:
     """Runs rules["sql"] on the sqlite database file; the first column of the first row is the
-    score (a SQL truth value, so 0 or 1; clamped to [0, 1])."""
+    score (a SQL truth value, so 0 or 1; OSWorld takes any other number as it is, the evaluator
+    fixes clamp it to [0, 1])."""
     if rules is None or not isinstance(result, (str, os.PathLike)) or not os.path.isfile(result):
         return failed(missing_file(result) if rules is not None else "no rules given")
     # Read-only URI: a bare connect() would create an empty database file for a bad path.
@@ -513,9 +569,11 @@ def run_sqlite3(result: Any, rules: dict | None = None) -> MetricResult:
     if not row or row[0] is None:
         return failed(f"the query {show(rules['sql'])} gives no value")
     try:
-        score = min(max(float(row[0]), 0.0), 1.0)
+        score = float(row[0])
     except (TypeError, ValueError):
         return failed(f"the query gives {show(row[0])}, not a number")
+    if fixes_enabled():
+        score = min(max(score, 0.0), 1.0)
     return MetricResult(score, f"the query {show(rules['sql'])} gives {show(row[0])}")
 
 
@@ -564,7 +622,8 @@ def check_accessibility_tree(result: Any, rules: list | None = None, osname: str
             return failed(f"no node of the tree is selected by {show(what)}")
         if "text" in rule:
             if rule.get("exact", True):
-                if not any((n.text or "") == rule["text"] for n in nodes):
+                # OSWorld compares `text or None`: an empty node never equals an expected "".
+                if not any((n.text or None) == rule["text"] for n in nodes):
                     return failed(f"{len(nodes)} nodes selected by {show(what)}, none with the text "
                                   f"{show(rule['text'])} (first: {show(nodes[0].text)})")
             else:

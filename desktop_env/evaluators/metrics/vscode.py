@@ -14,6 +14,7 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from ..archives import ArchiveTooLarge, check_zip
+from ..fixes import fixes_enabled
 from ..outcome import MetricResult, failed, first_difference, passed, show, verdict
 from ..registry import metric
 from .general import missing_file, read_text
@@ -52,15 +53,32 @@ def parse_jsonc(text: str) -> Any:
     return json.loads("".join(out))
 
 
-def _load_jsonc_file(path: Any) -> Any:
+def _load_settings_file(path: Any, keybindings: bool = False) -> Any:
+    """The JSON value of a VS Code settings file, or None. OSWorld reads plain JSON (and, for
+    keybindings.json, plain JSON after its first line, where VS Code writes a // comment); the
+    evaluator fixes read comments and trailing commas anywhere, as VS Code does."""
     text = read_text(path)
     if text is None:
         return None
-    try:
-        return parse_jsonc(text)
-    except ValueError as e:
-        logger.info("%s is not JSON: %s", path, e)
-        return None
+    if fixes_enabled():
+        try:
+            return parse_jsonc(text)
+        except ValueError as e:
+            logger.info("%s is not JSON: %s", path, e)
+            return None
+    if not keybindings:
+        try:
+            return json.loads(text)
+        except ValueError:
+            return None
+    for attempt in (text, text.split("\n", 1)[1] if "\n" in text else ""):
+        try:
+            bindings = json.loads(attempt)
+        except ValueError:
+            continue
+        if isinstance(bindings, list):
+            return bindings
+    return None
 
 
 def _no_json(path: Any, what: str) -> str:
@@ -72,7 +90,7 @@ def _no_json(path: Any, what: str) -> str:
 @metric("check_json_settings")
 def check_json_settings(result: Any, expected: dict | None = None) -> MetricResult:
     """Every setting in expected["expected"] has that exact value in settings.json."""
-    settings = _load_jsonc_file(result)
+    settings = _load_settings_file(result)
     if not isinstance(settings, dict) or expected is None:
         return failed(_no_json(result, "settings object") if expected is not None else "no expected settings given")
     for key, value in expected["expected"].items():
@@ -85,7 +103,7 @@ def check_json_settings(result: Any, expected: dict | None = None) -> MetricResu
 def check_json_keybindings(result: Any, expected: dict | None = None) -> MetricResult:
     """keybindings.json (a list, usually after a // comment line) holds an entry equal to
     expected["expected"] ({key, command, when})."""
-    bindings = _load_jsonc_file(result)
+    bindings = _load_settings_file(result, keybindings=True)
     if not isinstance(bindings, list) or expected is None:
         return failed(_no_json(result, "list of keybindings") if expected is not None
                       else "no expected binding given")
@@ -123,21 +141,27 @@ def _is_subset(expected: Any, actual: Any) -> bool:
 
 
 @metric("compare_config")
-def compare_config(result: Any, rules: dict | None = None, containment_ok: bool = False) -> MetricResult:
-    """The file's text equals rules["expected"] (trailing whitespace aside).
-
-    With `containment_ok`, it is enough that the expected JSON is contained in the file's
-    (every expected key present with that value, recursively), e.g. one setting in a larger
-    settings.json; when either side is not JSON, that the expected text is a substring."""
+def compare_config(result: Any, rules: dict | None = None, containment_ok: bool = True) -> MetricResult:
+    """The file holds rules["expected"]: by default (`containment_ok`, as in OSWorld since it has the
+    option) the expected JSON is contained in the file's (every expected key present with that value,
+    recursively), e.g. one setting in a larger settings.json, or, when either side is not JSON, the
+    expected text is a substring of the file's. With `containment_ok: false` the texts are equal, or
+    both are equal JSON. The evaluator fixes read the file as VS Code does (comments, trailing commas)."""
     text = read_text(result)
-    if text is None or rules is None or not isinstance(rules.get("expected"), str):
+    if text is None or rules is None or not isinstance(rules.get("expected"), str) or not rules["expected"]:
         return failed(missing_file(result) if text is None else f"rules['expected'] must be text, got {show(rules)}")
     wanted = rules["expected"]
     said = f"the file {show(text.rstrip())} vs expected {show(wanted.rstrip())}"
     if not containment_ok:
-        return verdict(text.rstrip() == wanted.rstrip(), said)
+        if text == wanted:
+            return passed(f"the same text: {said}")
+        try:
+            return verdict(json.loads(text) == json.loads(wanted), f"JSON equality: {said}")
+        except ValueError:
+            return failed(said)
     try:
-        return verdict(_is_subset(json.loads(wanted), parse_jsonc(text)), f"containment: {said}")
+        actual = parse_jsonc(text) if fixes_enabled() else json.loads(text)
+        return verdict(_is_subset(json.loads(wanted), actual), f"containment: {said}")
     except ValueError:
         return verdict(wanted.strip() in text, f"substring: {said}")
 

@@ -82,6 +82,57 @@ SETTINGS_SIDEBAR_CSS = (
 )
 
 
+# GIMP: its single-window mode's window maximized, as on the VM, whose recorded clicks find GIMP's menus in
+# a maximized window beside the dock (Windows at (535, 73): 70 + GIMP's own 468 px from its left edge). This is
+# the session GIMP 2.10 writes itself after its window was maximized at 1920x1080 (position and size are
+# what it restores when unmaximized); its docks are GIMP's defaults.
+GIMP_SESSIONRC = """\
+# GIMP sessionrc
+
+(session-info "toplevel"
+    (factory-entry "gimp-single-image-window")
+    (position 70 27)
+    (size 1850 1016)
+    (open-on-exit)
+    (aux-info
+        (left-docks-width "188")
+        (right-docks-width "208")
+        (maximized "yes"))
+    (gimp-toolbox
+        (side left)
+        (book
+            (current-page 0)
+            (dockable "gimp-tool-options" (tab-style automatic) (aux-info (show-button-bar "true")))
+            (dockable "gimp-device-status" (tab-style automatic) (aux-info (show-button-bar "true")))
+            (dockable "gimp-undo-history" (tab-style automatic) (aux-info (show-button-bar "true")))
+            (dockable "gimp-image-list" (tab-style automatic) (aux-info (show-button-bar "true")))))
+    (gimp-dock
+        (side right)
+        (book
+            (current-page 0)
+            (dockable "gimp-brush-grid" (tab-style automatic) (aux-info (show-button-bar "true")))
+            (dockable "gimp-pattern-grid" (tab-style automatic) (aux-info (show-button-bar "true")))
+            (dockable "gimp-font-list" (tab-style automatic) (aux-info (show-button-bar "true")))
+            (dockable "gimp-document-list" (tab-style automatic) (aux-info (show-button-bar "true"))))
+        (book
+            (position 449)
+            (current-page 0)
+            (dockable "gimp-layer-list" (tab-style automatic) (preview-size 32) (aux-info (show-button-bar "true")))
+            (dockable "gimp-channel-list" (tab-style automatic) (preview-size 32)
+                (aux-info (show-button-bar "true")))
+            (dockable "gimp-vectors-list" (tab-style automatic) (preview-size 32)
+                (aux-info (show-button-bar "true"))))))
+
+(hide-docks no)
+(single-window-mode yes)
+(show-tabs yes)
+(tabs-position 0)
+(last-tip-shown 0)
+
+# end of sessionrc
+"""
+
+
 def write_template(home: Path) -> None:
     for folder in USER_FOLDERS:
         (home / folder).mkdir(parents=True, exist_ok=True)
@@ -93,6 +144,7 @@ def write_template(home: Path) -> None:
         ".config/user-dirs.locale": "C\n",
         ".bashrc": "PS1='\\u@osworld:\\w\\$ '\n",
         ".config/vlc/vlcrc": VLCRC,
+        ".config/GIMP/2.10/sessionrc": GIMP_SESSIONRC,
         ".config/gtk-4.0/gtk.css": SETTINGS_SIDEBAR_CSS,
         # GNOME Shell warns once per home that it cannot lock the screen without GDM; the
         # VM has GDM and shows no such notice.

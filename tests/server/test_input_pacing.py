@@ -1,0 +1,68 @@
+"""A press waits until the apps about to get it have handled what came before, and never while a key is held."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from desktop_env.server.input_pacing import ALWAYS_BUSY_S, WAIT_BOUND_S, InputPacer, find_processes, running
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def pacer_with(busy_until: dict[int, float], clock: Clock) -> InputPacer:
+    return InputPacer(lambda: set(busy_until), busy=lambda pid: clock.now < busy_until[pid], clock=clock,
+                      sleep=clock.sleep)
+
+
+def test_a_press_waits_until_the_app_has_run():
+    clock = Clock()
+    pacer = pacer_with({10: 0.3, 11: 0.0}, clock)
+    waited = pacer.wait_until_idle()
+    assert 0.3 <= waited < 0.35
+
+
+def test_idle_apps_cost_nothing_but_two_looks():
+    clock = Clock()
+    assert pacer_with({10: 0.0}, clock).wait_until_idle() < 0.02
+
+
+def test_no_wait_while_a_key_is_held():
+    clock = Clock()
+    pacer = pacer_with({10: 5.0}, clock)
+    pacer.held.add("ctrl")
+    assert pacer.wait_until_idle() == 0.0
+
+
+def test_an_app_busy_for_good_is_waited_for_once_per_action():
+    clock = Clock()
+    pacer = pacer_with({10: 1e9}, clock)
+    first = pacer.wait_until_idle()
+    assert ALWAYS_BUSY_S <= first <= WAIT_BOUND_S
+    assert pacer.wait_until_idle() < 0.02  # the same action: not again
+    pacer.new_action()
+    assert pacer.wait_until_idle() >= ALWAYS_BUSY_S
+
+
+def test_running_tells_a_spinning_process_from_a_sleeping_one():
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        time.sleep(0.3)
+        assert any(running(spinner.pid) for _ in range(20))
+        assert not running(sleeper.pid)
+        assert sleeper.pid in find_processes([os.path.basename(sys.executable).encode()[:15]])
+    finally:
+        for process in (spinner, sleeper):
+            process.kill()
+            process.wait()
