@@ -216,5 +216,5 @@ def test_settings_opens_where_the_vms_was_and_its_sidebar_clicks_reach_the_vms_p
             desktop.execute(f"pyautogui.scroll(-5, x={SIDEBAR_SCROLL[0]}, y={SIDEBAR_SCROLL[1]}); time.sleep(1)")
         for y, panel in rows:
             click(desktop, (SIDEBAR_X, y))
-            desktop.wait_for(lambda: last_panel(desktop) == panel, timeout=WAIT_S,
-                             what=f"the click at y {y} to open Settings' {panel} panel (now {last_panel(desktop)})")
+            desktop.wait_for(lambda expected=panel: last_panel(desktop) == expected, timeout=WAIT_S,
+                             what=f"the click at y {y} to open Settings' {panel} panel")
