@@ -5,6 +5,7 @@ import json
 import logging
 import sys
 import time
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -70,6 +71,8 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False,
         failures,
         failures_json,
         failures_markdown,
+        recorded_disagreement_lines,
+        recorded_disagreements,
         run_heading,
         runs_under,
         summarize_run,
@@ -89,7 +92,10 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False,
     listed = [f for run in runs for f in failures(run)] if with_failures else []
     if fmt == "json":
         data = json.loads(to_json(summaries, {run.path: {"reproducibility": reproducibility(run),
-                                                         "comparable": comparable_json(run)} for run in runs}))
+                                                         "comparable": comparable_json(run),
+                                                         "recorded_disagreements": [
+                                                             asdict(d) for d in recorded_disagreements(run)]}
+                                              for run in runs}))
         if with_failures:
             data["failures"] = failures_json(listed)
         click.echo(json.dumps(data, indent=2))
@@ -99,7 +105,7 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False,
         click.echo(to_csv(summaries), nl=False)
     elif fmt == "markdown":
         lines = {run.path: [f"reproduce with: `{reproduce_line(run)}`"] * bool(reproduce_line(run))
-                 + comparability_lines(run) for run in runs}
+                 + comparability_lines(run) + recorded_disagreement_lines(run) for run in runs}
         click.echo(to_markdown(summaries, lines))
         if with_failures:
             click.echo(failures_markdown(listed))
@@ -112,7 +118,7 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False,
             line = reproduce_line(run)
             if line:
                 console.print(Text(f"reproduce with: {line}"), soft_wrap=True)
-            for text in comparability_lines(run):
+            for text in comparability_lines(run) + recorded_disagreement_lines(run):
                 console.print(Text(text), soft_wrap=True)
         if len(summaries) > 1:
             header, body = comparison_rows(summaries)

@@ -39,10 +39,12 @@ from .summary import (
     comparison_rows,
     explanation_of,
     interval_text,
+    recorded_disagreements,
     run_heading,
     runs_under,
     summarize_run,
     table_rows,
+    task_label,
 )
 
 MAX_TEXT = 20_000        # characters of one response / action / info shown; the rest stays in traj.jsonl
@@ -690,7 +692,18 @@ def run_section(run: RunResults, rows: list[GroupStats], index: int) -> str:
     reproduce = f'<p class="reproduce">reproduce with: <code>{esc(command)}</code></p>' if command else ""
     return (f'<section class="run" id="run-{index}"><h2>{esc(run.label)}</h2>'
             f'<p class="muted">{esc(run.path)}; {esc(run_heading(run, rows))}</p>{reproduce}{summary_table(rows)}'
-            f'<div class="charts">{"".join(charts)}</div></section>')
+            f'{recorded_table(run)}<div class="charts">{"".join(charts)}</div></section>')
+
+
+def recorded_table(run: RunResults) -> str:
+    """A replay's tasks that ended otherwise here than where their trajectories were recorded."""
+    listed = recorded_disagreements(run)
+    if not listed:
+        return ""
+    body = [[task_label(d.domain, d.task_id, d.trial), f"{d.recorded:g}", d.status if d.here is None else f"{d.here:g}"]
+            for d in listed]
+    return (f'<h3>{len(listed)} replayed task(s) ended otherwise than where they were recorded</h3>'
+            + _table(["task", "score where recorded", "score here"], body, "recorded"))
 
 
 def render(summaries: list[tuple[RunResults, list[GroupStats]]], views: list[TaskView], base: Path,

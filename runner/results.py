@@ -364,6 +364,7 @@ class TaskRecord:
     trial: int = 1
     task_sha256: str | None = None   # of the task file the trial ran with (format 2)
     rescored: bool = False           # `score` is rescore.json's new score, not result.txt's
+    recorded_score: float | None = None  # a replayed trajectory's score where it was recorded (status.json)
 
 
 def _parse_time(value: str | None) -> dt.datetime | None:
@@ -461,6 +462,7 @@ def read_task(task_dir: Path, rescored: bool = False) -> TaskRecord | None:
         record.input_tokens = usage.get("input_tokens")
         record.output_tokens = usage.get("output_tokens")
         record.cost_usd = usage.get("cost_usd")
+        record.recorded_score = status.recorded_score
     if record.steps is None:
         record.steps = _steps_from_trajectory(task_dir)
     new_score = rescored_score(task_dir) if rescored and record.status == "ok" else None

@@ -219,6 +219,11 @@ class GroupStats:
     cost_usd: float | None = None         # of every trial that reported one
     cost_per_task: float | None = None    # per finished trial, when each one reported its cost
     cost_per_success: float | None = None
+    # Replays (`--agent replay`): the mean score the replayed trajectories had where they were recorded, over
+    # the trials that carry one, and how many of those ended otherwise here (a success there, not here, or back).
+    recorded: float | None = None
+    recorded_trials: int = 0
+    recorded_disagree: int = 0
 
     @property
     def success_rate(self) -> float | None:
@@ -274,7 +279,52 @@ def group_stats(name: str, records: list[TaskRecord]) -> GroupStats:
         output_tokens=_sum_or_none([r.output_tokens for r in records]),
         cost_usd=cost,
         cost_per_task=cost / len(done) if every_cost_known and cost is not None else None,
-        cost_per_success=cost / successes if every_cost_known and cost is not None and successes else None)
+        cost_per_success=cost / successes if every_cost_known and cost is not None and successes else None,
+        **recorded_stats(records))
+
+
+def succeeded(score: float | None) -> bool:
+    """OSWorld's success: a score of 1 (a partial score is not one, an error or no score neither)."""
+    return score is not None and score >= 1.0
+
+
+def recorded_stats(records: Sequence[TaskRecord]) -> dict[str, Any]:
+    replayed = [r for r in records if r.recorded_score is not None]
+    if not replayed:
+        return {}
+    return {"recorded": round(sum(r.recorded_score or 0.0 for r in replayed) / len(replayed), 4),
+            "recorded_trials": len(replayed),
+            "recorded_disagree": sum(succeeded(r.recorded_score) != succeeded(r.score if r.status == "ok" else None)
+                                     for r in replayed)}
+
+
+@dataclass
+class RecordedDisagreement:
+    domain: str
+    task_id: str
+    trial: int
+    recorded: float
+    here: float | None           # None: an error or no result here
+    status: str
+
+
+def recorded_disagreements(run: RunResults) -> list[RecordedDisagreement]:
+    """The replayed trials that ended otherwise here than where their trajectory was recorded."""
+    return [RecordedDisagreement(r.domain, r.task_id, r.trial, r.recorded_score, r.score if r.status == "ok" else None,
+                                 r.status)
+            for r in run.records if r.recorded_score is not None
+            and succeeded(r.recorded_score) != succeeded(r.score if r.status == "ok" else None)]
+
+
+def recorded_disagreement_lines(run: RunResults) -> list[str]:
+    listed = recorded_disagreements(run)
+    if not listed:
+        return []
+    lines = [f"{len(listed)} replayed task(s) ended otherwise than where they were recorded:"]
+    for d in listed:
+        here = f"{d.here:g}" if d.here is not None else d.status
+        lines.append(f"  {task_label(d.domain, d.task_id, d.trial)}: {d.recorded:g} where recorded, {here} here")
+    return lines
 
 
 def summarize_run(run: RunResults) -> list[GroupStats]:
@@ -315,7 +365,9 @@ def _cells(row: GroupStats, k: int) -> dict[str, str]:
             "avg steps": "-" if row.avg_steps is None else f"{row.avg_steps:g}",
             "avg s": "-" if row.avg_seconds is None else f"{row.avg_seconds:g}",
             "tokens in/out": "-" if row.input_tokens is None else f"{row.input_tokens}/{row.output_tokens or 0}",
-            "cost $": usd(row.cost_usd), "$/task": usd(row.cost_per_task), "$/success": usd(row.cost_per_success)}
+            "cost $": usd(row.cost_usd), "$/task": usd(row.cost_per_task), "$/success": usd(row.cost_per_success),
+            "score where recorded": pct(row.recorded),
+            "ended otherwise": "-" if not row.recorded_trials else f"{row.recorded_disagree}/{row.recorded_trials}"}
 
 
 def scored_with_evaluator_fixes(run: RunResults) -> bool:
@@ -351,6 +403,7 @@ def run_heading(run: RunResults, rows: Sequence[GroupStats]) -> str:
 
 TOKEN_COLUMNS = ("tokens in/out",)
 COST_COLUMNS = ("cost $", "$/task", "$/success")
+RECORDED_COLUMNS = ("score where recorded", "ended otherwise")
 
 
 def table_rows(rows: Sequence[GroupStats]) -> tuple[list[str], list[list[str]]]:
@@ -358,7 +411,8 @@ def table_rows(rows: Sequence[GroupStats]) -> tuple[list[str], list[list[str]]]:
     k = max((row.k for row in rows), default=1)
     cells = [_cells(row, k) for row in rows]
     hidden = (() if any(row.input_tokens is not None for row in rows) else TOKEN_COLUMNS) + \
-        (() if any(row.cost_usd is not None for row in rows) else COST_COLUMNS)
+        (() if any(row.cost_usd is not None for row in rows) else COST_COLUMNS) + \
+        (() if any(row.recorded_trials for row in rows) else RECORDED_COLUMNS)
     header = [name for name in (cells[0] if cells else _cells(GroupStats("x"), k)) if name not in hidden]
     return header, [[row[name] for name in header] for row in cells]
 
