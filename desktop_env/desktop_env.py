@@ -32,7 +32,7 @@ SPECIAL_ACTIONS = ("WAIT", "FAIL", "DONE")
 FIRST_OBSERVATION_WAIT_S = 60.0
 # After an action the desktop gets its pause, or until it holds still for ACTION_HOLD_S, at most this long.
 ACTION_SETTLE_S = 10.0
-ACTION_HOLD_S = 0.5
+ACTION_HOLD_S = 0.3
 
 SetupRunner = Callable[["DesktopEnv", list], None]
 # An evaluator gives an Evaluation (score and why); a plain float is accepted from custom ones.
@@ -156,8 +156,10 @@ class DesktopEnv:
             self.task_dir = str(options["task_dir"])
         self.cache_dir = str(Path(self.cache_dir_base) / str(self.task_config.get("id", "untitled")))
         Path(self.cache_dir).mkdir(parents=True, exist_ok=True)
-        self.setup_runner(self, self.task_config.get("config") or [])
-        self.readiness["first_observation"] = self.settle(FIRST_OBSERVATION_WAIT_S)
+        steps = self.task_config.get("config") or []
+        self.setup_runner(self, steps)
+        if steps:  # a desktop that ran no setup is as /health found it: ready, the screen still
+            self.readiness["first_observation"] = self.settle(FIRST_OBSERVATION_WAIT_S)
         return self.observe()
 
     def settle(self, timeout: float) -> dict[str, Any]:

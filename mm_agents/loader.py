@@ -96,6 +96,32 @@ def load_agent_class(spec: str) -> type:
     return cls
 
 
+def agent_name(spec: str) -> str:
+    """What an agent is called when nothing else names it: a registered name as it is, a class by its name."""
+    return spec.rpartition(":")[2] if ":" in spec and spec not in extensions.KindView("agent") else spec
+
+
+def constructor_parameters(cls: type[Any]) -> dict[str, inspect.Parameter]:
+    """The named parameters of the agent's constructor (none for a class without one)."""
+    if cls.__init__ is object.__init__:
+        return {}
+    return {name: p for name, p in inspect.signature(cls.__init__).parameters.items()
+            if name != "self" and p.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)}
+
+
+def takes_any_keyword(cls: type[Any]) -> bool:
+    """Whether the constructor takes **kwargs (so any argument name may mean something to it)."""
+    if cls.__init__ is object.__init__:
+        return False
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(cls.__init__).parameters.values())
+
+
+def declared_defaults(spec: str) -> dict[str, Any]:
+    """The defaults the agent's constructor declares, by name (`model`, `observation_type`...)."""
+    return {name: p.default for name, p in constructor_parameters(load_agent_class(spec)).items()
+            if p.default is not inspect.Parameter.empty}
+
+
 def accepts_argument(cls: type[Any], name: str) -> bool:
     """Whether the agent's constructor takes `name` (named, or through **kwargs)."""
     if cls.__init__ is object.__init__:  # no constructor of its own: it takes no arguments at all

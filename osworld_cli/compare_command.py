@@ -1,16 +1,12 @@
 """`osworld compare RESULTS_A RESULTS_B`: two runs over the same tasks, paired (runner/compare.py)."""
 from __future__ import annotations
 
-import sys
-
 import click
-from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from .errors import CANNOT_START
-
-console = Console() if sys.stdout.isatty() else Console(width=200)
+from .output import Column, console, show_table
+from .run_commands import label_option, rescored_option
 
 
 class CannotCompare(click.ClickException):
@@ -26,7 +22,10 @@ class CannotCompare(click.ClickException):
               help="Compare only the tasks both runs finished from the same task file, saying what is left out "
                    "(without it, runs over different tasks are refused).")
 @click.option("--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "markdown", "json"]))
-def compare_command(result_a: str, result_b: str, common: bool, fmt: str) -> None:
+@label_option
+@rescored_option
+def compare_command(result_a: str, result_b: str, common: bool, fmt: str, labels: dict[str, str],
+                    rescored: bool) -> None:
     """Run A against run B, task by task: the difference of the mean scores (errors as 0) with a paired 95%
     interval and a test (exact McNemar with one trial per task, else a paired bootstrap), per domain and
     category, and the tasks each run scored higher on. Each folder is one run (…/ACTION_SPACE/OBS/MODEL)."""
@@ -42,8 +41,12 @@ def compare_command(result_a: str, result_b: str, common: bool, fmt: str) -> Non
         won_and_lost,
     )
 
+    unknown = [where for where in labels if where not in (result_a, result_b)]
+    if unknown:
+        raise click.BadParameter(f"{unknown[0]!r} is neither RESULT_A nor RESULT_B", param_hint="--label")
     try:
-        result = compare_runs(pick_run(result_a), pick_run(result_b), common=common)
+        result = compare_runs(pick_run(result_a, rescored, labels.get(result_a)),
+                              pick_run(result_b, rescored, labels.get(result_b)), common=common)
     except CompareError as e:
         raise CannotCompare(str(e)) from None
     if fmt == "json":
@@ -53,10 +56,9 @@ def compare_command(result_a: str, result_b: str, common: bool, fmt: str) -> Non
         click.echo(to_markdown(result))
         return
     for line in headline(result):
-        console.print(Text(line))
-    table = Table(*GROUP_COLUMNS)
-    for cells in group_rows(result):
-        table.add_row(*cells, style="bold" if cells[0] == "Overall" else None)
-    console.print(table)
+        console.print(Text(line), soft_wrap=True)
+    rows = group_rows(result)
+    show_table([Column(name, key=name in ("group", "A−B points", "95% CI")) for name in GROUP_COLUMNS], rows,
+               styles=["bold" if cells[0] == "Overall" else None for cells in rows])
     for title, names in won_and_lost(result):
-        console.print(Text(f"{title}: {', '.join(names) or 'none'}"))
+        console.print(Text(f"{title}: {', '.join(names) or 'none'}"), soft_wrap=True)

@@ -7,15 +7,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from .output import console
 from .task_commands import load_tasks
 
 if TYPE_CHECKING:
     from desktop_env.tasks.coverage import CoverageReport
 
-console = Console()
 
 
 COLUMNS = ("domain", "tasks", "offline", "downloads", "prefetched", "live web or account", "cannot run here",

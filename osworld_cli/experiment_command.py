@@ -18,7 +18,8 @@ from runner import experiments
 from runner.run import RunOptionError
 
 from .errors import OptionMistake
-from .run_commands import console, run_command
+from .output import console
+from .run_commands import CLI_ONLY, run_command
 from .task_commands import load_plugins
 
 # Build the cells: (models, observation types, result root, osworld run options, the script's own options).
@@ -62,7 +63,8 @@ def experiment_command(experiment: experiments.Experiment, default_observations:
             click.Option(["--table-only"], is_flag=True,
                          help="Run nothing; make the table from the results already there."),
         ]
-        passed_through = [p for p in run_command.params if p.name not in sets_itself | {"model", "observation_type"}]
+        passed_through = [p for p in run_command.params
+                          if p.name not in sets_itself | {"model", "observation_type", *CLI_ONLY}]
         return click.Command(experiment.name, callback=main, params=common + passed_through,
                              help=build_cells.__doc__)
     return decorate

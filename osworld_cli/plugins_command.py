@@ -1,15 +1,14 @@
 """`osworld plugins`: every name each extension kind has, and where it comes from."""
 from __future__ import annotations
 
+import json
+
 import click
-from rich.console import Console
-from rich.table import Table
 
 from desktop_env import extensions
 
-from .task_commands import load_plugins, plugin_option
-
-console = Console()
+from .output import Column, console, show_table, tsv
+from .task_commands import format_option, load_plugins, plugin_option
 
 
 @click.command("plugins")
@@ -17,11 +16,13 @@ console = Console()
               help="Only this kind (repeatable; default all).")
 @click.option("--external", is_flag=True, help="Only what plugins add: leave out the built-ins.")
 @plugin_option
-def plugins_command(kinds: tuple[str, ...], external: bool, plugins: tuple[str, ...]) -> None:
+@format_option
+def plugins_command(kinds: tuple[str, ...], external: bool, plugins: tuple[str, ...], fmt: str) -> None:
     """List getters, metrics, setup steps, providers, agents, model clients and compare_table rule types by name, each
     with where it comes from: built-in, an installed distribution's entry point (group osworld.<kind>s),
     a --plugin file, or another module; and the OSWorld names known here but not supported, with why."""
     load_plugins(plugins)
+    listed: dict[str, list[tuple[str, str, str]]] = {}  # kind -> (name, from, where or why not)
     for kind in kinds or extensions.KINDS:
         try:
             registered = extensions.entries(kind)
@@ -31,15 +32,21 @@ def plugins_command(kinds: tuple[str, ...], external: bool, plugins: tuple[str, 
         if external:
             registered = [entry for entry in registered if entry.source != extensions.BUILTIN]
             unsupported = []
-        info = extensions.KINDS[kind]
-        table = Table(title=f"{kind} ({info.group})", title_justify="left")
-        for column in ("name", "from", "where"):  # folded, never cut: a path or a name is read whole
-            table.add_column(column, overflow="fold")
-        for entry in registered:
-            table.add_row(entry.name, entry.source, entry.where)
-        for refused in unsupported:
-            table.add_row(refused.name, "unsupported", refused.reason, style="dim")
-        if registered or unsupported:
-            console.print(table, soft_wrap=True)
-        else:
-            console.print(f"{kind} ({info.group}): none", highlight=False)
+        listed[kind] = [(e.name, e.source, e.where) for e in registered] + \
+                       [(u.name, "unsupported", u.reason) for u in unsupported]
+    if fmt == "json":
+        click.echo(json.dumps({kind: [{"name": n, "from": f, "where": w} for n, f, w in rows]
+                               for kind, rows in listed.items()}, indent=2))
+        return
+    if fmt == "tsv":
+        click.echo(tsv(["kind", "name", "from", "where"], [[kind, *row] for kind, rows in listed.items()
+                                                          for row in rows]), nl=False)
+        return
+    for kind, rows in listed.items():
+        title = f"{kind} ({extensions.KINDS[kind].group})"
+        if not rows:
+            console.print(f"{title}: none", highlight=False)
+            continue
+        # A name is read whole (a class's module:qualname too); a path folds rather than being cut.
+        show_table([Column("name", key=True), Column("from", key=True), Column("where")], [list(r) for r in rows],
+                   title=title, styles=["dim" if source == "unsupported" else None for _, source, _ in rows])

@@ -2,27 +2,28 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
+import time
+from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
+from .dry_run import print_dry_run
 from .env_commands import screen_size_option
 from .errors import INTERRUPTED, OK, RUN_STOPPED, TASK_ERRORS, option_mistakes
 from .limit_options import desktop_limit_options
+from .osworld_options import AcceptsOSWorldOptions
+from .output import Column, console, show_table
 from .task_commands import load_plugins, plugin_option
 
 if TYPE_CHECKING:
     from runner.plan import RunSummary
     from runner.run import RunConfig
     from runner.summary import TaskFailure
-
-# Piped output (CI logs, files) gets wide tables instead of 80 squeezed columns.
-console = Console() if sys.stdout.isatty() else Console(width=200)
 
 
 def parse_agent_args(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, Any]:
@@ -40,15 +41,40 @@ def parse_agent_args(ctx: click.Context, param: click.Parameter, values: tuple[s
     return parsed
 
 
-def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False) -> None:
+def parse_labels(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
+    from runner.summary import parse_labels as parse
+
+    try:
+        return parse(values)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+label_option = click.option(
+    "--label", "labels", multiple=True, callback=parse_labels, metavar="NAME=PATH",
+    help="Call the run under PATH (one of the folders given) NAME in tables (repeatable). Without it a run "
+         "is called by the label its args.json records (run --label), else ACTION_SPACE/OBS/MODEL; two runs "
+         "that would share a name get their results folder in front.")
+rescored_option = click.option(
+    "--rescored", is_flag=True,
+    help="Use the scores `osworld rescore` wrote (rescore.json) where it wrote one, instead of result.txt.")
+
+GROUP_KEYS = ("group", "score", "95% CI")  # never wrapped: what a reader looks for in a row
+
+
+def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False,
+                  labels: dict[str, str] | None = None, rescored: bool = False) -> None:
+    from runner.comparability import comparability_lines
     from runner.reproduce import reproduce_line, reproducibility
     from runner.summary import (
         comparison_rows,
         failures,
         failures_json,
         failures_markdown,
-        find_runs,
+        recorded_disagreement_lines,
+        recorded_disagreements,
         run_heading,
+        runs_under,
         summarize_run,
         table_rows,
         to_csv,
@@ -56,13 +82,20 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False)
         to_markdown,
     )
 
-    runs = [run for path in paths for run in find_runs(path)]
+    try:
+        runs = runs_under(paths, labels, rescored)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--label") from None
     if not runs:
         raise click.ClickException(f"no task results under {', '.join(paths)}")
     summaries = [(run, summarize_run(run)) for run in runs]
     listed = [f for run in runs for f in failures(run)] if with_failures else []
     if fmt == "json":
-        data = json.loads(to_json(summaries, {run.path: {"reproducibility": reproducibility(run)} for run in runs}))
+        data = json.loads(to_json(summaries, {run.path: {"reproducibility": reproducibility(run),
+                                                         "comparable": comparable_json(run),
+                                                         "recorded_disagreements": [
+                                                             asdict(d) for d in recorded_disagreements(run)]}
+                                              for run in runs}))
         if with_failures:
             data["failures"] = failures_json(listed)
         click.echo(json.dumps(data, indent=2))
@@ -71,29 +104,36 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False)
             raise click.UsageError("--failures lists explanations; use --format table, markdown or json")
         click.echo(to_csv(summaries), nl=False)
     elif fmt == "markdown":
-        lines = {run.path: [f"reproduce with: `{reproduce_line(run)}`"] for run in runs if reproduce_line(run)}
+        lines = {run.path: [f"reproduce with: `{reproduce_line(run)}`"] * bool(reproduce_line(run))
+                 + comparability_lines(run) + recorded_disagreement_lines(run) for run in runs}
         click.echo(to_markdown(summaries, lines))
         if with_failures:
             click.echo(failures_markdown(listed))
     else:
         for run, rows in summaries:
             header, body = table_rows(rows)
-            table = Table(*header, title=f"{run.label}  ({run.path})", caption=run_heading(run, rows))
-            for row, cells in zip(rows, body, strict=True):
-                table.add_row(*cells, style="bold" if row.name == "Overall" else None)
-            console.print(table)
+            show_table([Column(name, key=name in GROUP_KEYS) for name in header], body,
+                       title=f"{run.label}  ({run.path})", caption=run_heading(run, rows),
+                       styles=["bold" if row.name == "Overall" else None for row in rows])
             line = reproduce_line(run)
             if line:
                 console.print(Text(f"reproduce with: {line}"), soft_wrap=True)
+            for text in comparability_lines(run) + recorded_disagreement_lines(run):
+                console.print(Text(text), soft_wrap=True)
         if len(summaries) > 1:
             header, body = comparison_rows(summaries)
-            table = Table(*header, title="side by side: score (errors as 0) [95% CI] (tasks); "
-                                         "`osworld compare A B` pairs the tasks")
-            for cells in body:
-                table.add_row(*cells)
-            console.print(table)
+            show_table([Column(name, key=True) for name in header], body,
+                       title="side by side: score (errors as 0) [95% CI] (tasks); "
+                             "`osworld compare A B` pairs the tasks")
         if with_failures:
             print_failures(listed)
+
+
+def comparable_json(run: Any) -> dict[str, Any]:
+    from runner.comparability import run_comparability
+
+    verdict = run_comparability(run)
+    return {"comparable": verdict.comparable, "reasons": verdict.reasons, "notes": verdict.notes}
 
 
 def print_failures(listed: list[TaskFailure]) -> None:
@@ -103,23 +143,32 @@ def print_failures(listed: list[TaskFailure]) -> None:
     if not listed:
         console.print("failures: none (every finished task scored 1)")
         return
-    table = Table("run", "task", "outcome", "score", "why", title=f"failures ({len(listed)})", show_lines=True)
-    for f in listed:
-        table.add_row(Text(f.run), Text(task_label(f.domain, f.task_id, f.trial)), f.outcome,
-                      "-" if f.score is None else f"{f.score:g}", Text(f.explanation))
-    console.print(table, soft_wrap=True)
+    columns = [Column("run"), Column("task", key=True), Column("outcome", key=True), Column("score", key=True),
+               Column("why")]
+    show_table(columns, [[Text(f.run), Text(task_label(f.domain, f.task_id, f.trial)), f.outcome,
+                          "-" if f.score is None else f"{f.score:g}", Text(f.explanation)] for f in listed],
+               title=f"failures ({len(listed)})", lines=True)
 
 
-@click.command("run")
+@click.command("run", cls=AcceptsOSWorldOptions)
+@click.option("--osworld", default=None, metavar="CHECKOUT",
+              help="OSWorld-Verified as the leaderboard runs it, from an OSWorld checkout (or its "
+                   "evaluation_examples/): its 361 tasks (test_nogdrive.json), the network on for the tasks that "
+                   "need it, their downloads fetched first, no agent time budget; args.json records it all and "
+                   "`summarize` says whether the score is comparable. Pick the leaderboard's --max-steps 15, 50 "
+                   "or 100.")
 @click.option("--agent", default="prompt", show_default=True,
               help="Registered agent (prompt, tool, oracle, noop, those plugins add: osworld plugins lists them) "
                    "or package.module:Class or path/file.py:Class.")
 @click.option("--agent-arg", "agent_args", multiple=True, callback=parse_agent_args,
               help="KEY=VALUE passed to the agent's constructor (repeatable; values parsed as JSON when they can be).")
-@click.option("--model", default="gpt-4o", show_default=True, help="Model name; also names the results folder.")
-@click.option("--obs", "--observation-type", "observation_type", default="screenshot_a11y_tree", show_default=True,
+@click.option("--model", default=None,
+              help="Model name; also names the results folder. Default: the agent's own (gpt-4o for prompt), "
+                   "else the agent's name.")
+@click.option("--obs", "--observation-type", "observation_type", default=None,
               type=click.Choice(["screenshot", "a11y_tree", "screenshot_a11y_tree", "som"]),
-              help="What the agent observes.")
+              help="What the agent observes. Default: what the agent declares (screenshot for the computer-use "
+                   "agents, screenshot_a11y_tree for prompt and for an agent that declares nothing).")
 @click.option("--action-space", default="pyautogui", show_default=True, type=click.Choice(["pyautogui", "computer_13"]),
               help="How the agent acts.")
 @click.option("--provider", default="local", show_default=True,
@@ -130,7 +179,7 @@ def print_failures(listed: list[TaskFailure]) -> None:
                    "virtualbox: the .vbox file, VM name or UUID.")
 @click.option("--tasks", default=None,
               help="Meta file {domain: [ids]} with examples/ beside it (default: built-in test_all.json).")
-@click.option("--domain", "domains", multiple=True, help="Only this domain (repeatable; default all).")
+@click.option("--domain", "domains", multiple=True, help="Only this domain (repeatable; default all, as `all` is).")
 @click.option("--task-id", "task_ids", multiple=True, help="Only this task (repeatable).")
 @click.option("--max-steps", default=15, show_default=True, type=click.IntRange(1),
               help="Agent predict calls per task.")
@@ -158,7 +207,9 @@ def print_failures(listed: list[TaskFailure]) -> None:
               help="Run into a result folder whose results were made with other options (mixing them).")
 @click.option("--record/--no-record", default=True, show_default=True,
               help="Record each task's screen to recording.mp4.")
-@click.option("--network/--no-network", default=False, show_default=True, help="Give the desktops network access.")
+@click.option("--network/--no-network", default=None,
+              help="Give the desktops network access. Default: on when a selected task needs a live website or an "
+                   "account (`osworld tasks coverage` lists them), else off.")
 @desktop_limit_options
 @click.option("--wait-after-reset", default=0.0, show_default=True, type=click.FloatRange(0),
               help="Extra seconds after reset (for slow VMs).")
@@ -182,32 +233,64 @@ def print_failures(listed: list[TaskFailure]) -> None:
               help="GiB of memory each desktop declares to Ray.")
 @click.option("--ray-task-retries", default=1, show_default=True, type=click.IntRange(0),
               help="Re-runs of a task whose Ray worker or node died under it.")
-@click.option("--agent-time-budget", default=300.0, show_default=True, type=click.FloatRange(0),
+@click.option("--agent-time-budget", default=None, type=click.FloatRange(0),
               help="Seconds the agent may spend in predict() per task (model calls included); then the task is an "
-                   "error. 0: no limit.")
+                   "error. 0: no limit. Default: 20 s per step of --max-steps (300 s at 15); none with --osworld, "
+                   "as OSWorld's run.py has none.")
 @click.option("--stop-after-fatal", default=2, show_default=True, type=click.IntRange(0),
               help="Stop the run when this many tasks in a row fail with the same fatal model error (401/403/404, "
                    "a server that does not answer) or an agent that cannot be built. 0: never.")
+@click.option("--prefetch/--no-prefetch", default=True, show_default=True,
+              help="Fetch the selected tasks' downloads missing from --cache-dir before the first desktop starts "
+                   "(else during each task's setup).")
+@click.option("--client-password", default="password", show_default=True,
+              help="The desktop user's password, as tasks and agents are told it.")
+@click.option("--label", default=None, help="What summaries and reports call this run (recorded in args.json).")
+@click.option("--log-level", default=None, type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]),
+              help="Log the harness's messages at this level to stderr (as -v does for INFO).")
+@click.option("--dry-run", is_flag=True,
+              help="Print the plan (what runs, what is skipped, what cannot run here and why, what needs the network "
+                   "or downloads), the budgets and whether the score would be comparable with OSWorld's "
+                   "leaderboard, then exit without starting anything.")
+@click.option("--strict", is_flag=True,
+              help="Refuse to run (exit status 2) when the score would not be comparable with OSWorld's "
+                   "leaderboard, naming why.")
 @plugin_option
-def run_command(plugins: tuple[str, ...], **options: Any) -> None:
+def run_command(dry_run: bool, log_level: str | None, **options: Any) -> None:
     """Run an agent on tasks and score it; results go to RESULT_DIR/ACTION_SPACE/OBS/MODEL/DOMAIN/ID/.
+    OSWorld's run.py options are accepted by their own names too (--max_steps, --observation_type, ...).
 
     Exit status: 0 every selected task has a score; 1 some ended in an error record; 2 nothing ran
-    (a mistake in the options); 3 stopped early (the same fatal error task after task, workers that die as
-    they start, a Ray cluster with no room); 130 interrupted."""
-    from runner.run import RunConfig
-
-    load_plugins(plugins)
-    options["domains"], options["task_ids"] = list(options["domains"]), list(options["task_ids"])
-    options["plugins"] = list(plugins)
-    with option_mistakes():
-        config = RunConfig(**options)
+    (a mistake in the options, or --strict and a score that would not be comparable); 3 stopped early (the
+    same fatal error task after task, workers that die as they start, a Ray cluster with no room); 130
+    interrupted."""
+    if log_level:
+        logging.getLogger().setLevel(log_level)
+    config = config_of(options)
+    if dry_run:
+        sys.exit(print_dry_run(config))
     summary = run_with_progress(config)
     console.print(f"ran {summary.ran}: {summary.ok} scored ({summary.score_sum:g} success), {summary.errors} error(s); "
                   f"skipped {summary.skipped_done} done and {summary.skipped_errors} errored")
     print_summary((str(config.layout.model_dir),), "table")
     print_invalid(summary)
     sys.exit(run_exit_status(summary))
+
+
+CLI_ONLY = ("dry_run", "log_level")  # options of the command, not of the run
+
+
+def config_of(options: dict[str, Any]) -> RunConfig:
+    """The RunConfig of `osworld run`'s options (as click parsed them), its plugins loaded and the agent's
+    own defaults taken for what the options leave out."""
+    from runner.run import RunConfig
+
+    options = {k: v for k, v in options.items() if k not in CLI_ONLY}
+    load_plugins(options["plugins"])
+    options.update(domains=list(options["domains"]), task_ids=list(options["task_ids"]),
+                   plugins=list(options["plugins"]))
+    with option_mistakes():
+        return RunConfig(**options).resolved()
 
 
 def print_invalid(summary: RunSummary) -> None:
@@ -255,9 +338,13 @@ def run_exit_status(summary: RunSummary) -> int:
 @click.option("--failures", "with_failures", is_flag=True,
               help="Also list each task that scored below 1 (or ended in an error) with why: its evaluation's "
                    "explanation from status.json.")
-def summarize_command(results: tuple[str, ...], fmt: str, with_failures: bool) -> None:
-    """Success rates per domain, per paper category and overall for one or more result folders."""
-    print_summary(results, fmt, with_failures)
+@label_option
+@rescored_option
+def summarize_command(results: tuple[str, ...], fmt: str, with_failures: bool, labels: dict[str, str],
+                      rescored: bool) -> None:
+    """Success rates per domain, per paper category and overall for one or more result folders, and
+    whether each run is comparable with OSWorld's published numbers (and if not, why)."""
+    print_summary(results, fmt, with_failures, labels, rescored)
 
 
 @click.command("demo")
@@ -271,7 +358,10 @@ def demo_command(result_dir: str, num_envs: int) -> None:
     config = RunConfig(agent="oracle", model="reference-solution", observation_type="screenshot",
                        tasks=str(BUILTIN_ROOT / "test_small.json"), result_dir=result_dir, num_envs=num_envs,
                        retry_errors=True)
+    started = time.monotonic()
     summary = run_with_progress(config)
     print_summary((str(config.layout.model_dir),), "table")
     print_invalid(summary)
+    console.print(f"the demo ran {summary.ran} task(s) in {time.monotonic() - started:.0f} s "
+                  f"({summary.skipped_done} already done in {result_dir})")
     sys.exit(run_exit_status(summary))

@@ -8,16 +8,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from .errors import TASK_ERRORS, OptionMistake, selection_mistake
+from .output import Column, console, show_table, tsv
 
 if TYPE_CHECKING:
     from desktop_env.tasks import Problem, TaskSet
 
-console = Console()
+format_option = click.option(
+    "--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "tsv", "json"]),
+    help="table: for reading (ids always whole); tsv: one tab-separated line per row, the header first; json.")
 
 tasks_option = click.option(
     "--tasks", "meta", type=click.Path(dir_okay=False), default=None,
@@ -65,24 +67,30 @@ def tasks_group() -> None:
 
 @tasks_group.command("list")
 @tasks_option
-@click.option("--domain", "domains", multiple=True, help="Only this domain (repeatable).")
-def list_command(meta: str | None, domains: tuple[str, ...]) -> None:
-    """List the tasks a meta file indexes. A task file that cannot be read is listed with what is wrong
-    (and the exit status is 1)."""
+@click.option("--domain", "domains", multiple=True, help="Only this domain (repeatable; `all`: every one).")
+@format_option
+def list_command(meta: str | None, domains: tuple[str, ...], fmt: str) -> None:
+    """List the tasks a meta file indexes, with their whole ids. A task file that cannot be read is listed
+    with what is wrong (and the exit status is 1)."""
     from desktop_env.tasks import TaskFileError
 
     task_set = open_task_set(meta)
-    table = Table("domain", "id", "instruction", title=str(task_set.meta_path))
-    broken = 0
+    rows: list[tuple[str, str, str, bool]] = []  # domain, id, instruction or what is wrong, usable
     for domain, task_id in select_tasks(task_set, domains):
         try:
-            instruction = task_set.load(domain, task_id).instruction
+            rows.append((domain, task_id, task_set.load(domain, task_id).instruction, True))
         except TaskFileError as e:
-            broken += 1
-            table.add_row(domain, task_id, Text(f"cannot be used: {e}", style="red"))
-            continue
-        table.add_row(domain, task_id, instruction if len(instruction) < 90 else instruction[:87] + "...")
-    console.print(table)
+            rows.append((domain, task_id, f"cannot be used: {e}", False))
+    broken = sum(not usable for *_, usable in rows)
+    if fmt == "json":
+        click.echo(json.dumps([{"domain": d, "id": i, **({"instruction": text} if usable else {"error": text})}
+                               for d, i, text, usable in rows], indent=2, ensure_ascii=False))
+    elif fmt == "tsv":
+        click.echo(tsv(["domain", "id", "instruction"], [[d, i, text] for d, i, text, _ in rows]), nl=False)
+    else:
+        show_table([Column("domain", key=True), Column("id", key=True), Column("instruction")],
+                   [[d, i, Text(text, style="" if usable else "red")] for d, i, text, usable in rows],
+                   title=str(task_set.meta_path))
     if broken:
         console.print(f"[red]{broken} task file(s) cannot be used[/] (osworld tasks validate says more)")
         sys.exit(TASK_ERRORS)

@@ -7,19 +7,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from .env_commands import screen_size_option
 from .errors import INTERRUPTED, RUN_STOPPED, TASK_ERRORS, OptionMistake, option_mistakes
+from .output import console
 from .task_commands import load_plugins, open_task_set, plugin_option, select_tasks
 
 if TYPE_CHECKING:
     from desktop_env.tasks import TaskSet
     from runner.verify import Verdict
 
-console = Console()
 
 
 def verify_task_set(meta: str | None) -> TaskSet:

@@ -2,9 +2,10 @@
 
 What differs between two runs' scores is partly which tasks each got right by chance; pairing the
 tasks takes the tasks' own difficulty out of the comparison, so a smaller difference is seen. The
-difference of the mean scores (errors as 0, as on the leaderboard) gets a paired 95% interval and a
-test (runner/stats.py: the exact McNemar test when both runs have one trial per task, else the
-paired bootstrap), overall, per paper category and per domain, with the tasks each run won.
+difference of the mean scores (errors as 0, as on the leaderboard) gets a paired 95% interval
+(Newcombe's for binary scores with one trial per task, else the paired bootstrap) and a test
+(runner/stats.py: the exact McNemar test when both runs have one trial per task, else the paired
+bootstrap's interval), overall, per paper category and per domain, with the tasks each run won.
 
 Two runs over different tasks are not compared: the difference (tasks only one run has, tasks whose
 file changed between the runs) is named, and `common=True` compares the tasks both ran with the same
@@ -20,7 +21,18 @@ from typing import Any
 
 from . import stats
 from .results import TaskRecord
-from .summary import CATEGORIES, GroupStats, RunResults, TaskKey, find_runs, group_stats, pct, scores_by_task, usd
+from .summary import (
+    CATEGORIES,
+    GroupStats,
+    RunResults,
+    TaskKey,
+    distinct_labels,
+    find_runs,
+    group_stats,
+    pct,
+    scores_by_task,
+    usd,
+)
 
 SHOWN = 5  # tasks named in a message before "and N more"
 
@@ -96,9 +108,10 @@ class RunComparison:
     b_stats: GroupStats
 
 
-def pick_run(path: str | Path) -> RunResults:
-    """The one run under `path`; a folder with none or several is refused, naming them."""
-    runs = find_runs(path)
+def pick_run(path: str | Path, rescored: bool = False, label: str | None = None) -> RunResults:
+    """The one run under `path` (`rescored`: with the scores `osworld rescore` wrote; `label`: called so);
+    a folder with none or several is refused, naming them."""
+    runs = find_runs(path, rescored, label)
     if not runs:
         raise CompareError(f"no task results under {path}")
     if len(runs) > 1:
@@ -110,6 +123,7 @@ def pick_run(path: str | Path) -> RunResults:
 def compare_runs(a: RunResults, b: RunResults, common: bool = False) -> RunComparison:
     """A against B, paired by task. Refuses (CompareError) runs whose task sets differ, unless
     `common`: then only the tasks both ran from the same task file are compared."""
+    distinct_labels([a, b])
     difference = task_set_difference(a, b)
     if difference.differs and not common:
         raise CompareError(f"{a.label} and {b.label} are not over the same tasks: "
@@ -149,7 +163,7 @@ def verdict(comparison: stats.Comparison[TaskKey]) -> str:
 
 def test_text(comparison: stats.Comparison[TaskKey]) -> str:
     """Which test gives the verdict: with one trial per task McNemar's exact test on the tasks only one run
-    solved (the bootstrap interval beside it can be narrower than the data allows when few tasks differ)."""
+    solved; with more, the paired bootstrap's interval."""
     if comparison.p_value is not None:
         return (f"exact McNemar p={comparison.p_value:.3g} on the tasks only one run solved (A {comparison.a_only}, "
                 f"B {comparison.b_only}), which decides")
@@ -184,7 +198,7 @@ def headline(result: RunComparison) -> list[str]:
         lines.append(f"{result.difference.unchecked} task(s) have no task hash recorded in one run or both, so "
                      "whether both ran the same task file could not be checked")
     interval = overall.interval
-    ci = "" if interval is None else f", 95% CI {points(interval.low)} to {points(interval.high)}"
+    ci = "" if interval is None else f", 95% CI {points(interval.low)} to {points(interval.high)} ({overall.method})"
     lines.append(f"mean score (errors as 0): A {pct(overall.mean_a)}, B {pct(overall.mean_b)}; "
                  f"A−B {points(overall.difference)} points{ci}; {test_text(overall)}: {verdict(overall)}")
     for name, stats_row in (("A", a), ("B", b)):
@@ -214,7 +228,8 @@ def _comparison_json(comparison: stats.Comparison[TaskKey]) -> dict[str, Any]:
     interval = comparison.interval
     return {"tasks": comparison.tasks, "mean_a": comparison.mean_a, "mean_b": comparison.mean_b,
             "difference": comparison.difference, "low": interval.low if interval else None,
-            "high": interval.high if interval else None, "test": comparison.test, "p_value": comparison.p_value,
+            "high": interval.high if interval else None, "interval_method": comparison.method,
+            "test": comparison.test, "p_value": comparison.p_value,
             "a_only": comparison.a_only, "b_only": comparison.b_only, "significant": comparison.significant,
             "won": ["/".join(k) for k in comparison.won], "lost": ["/".join(k) for k in comparison.lost]}
 

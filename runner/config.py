@@ -1,7 +1,14 @@
 """The options of a run (RunConfig), checked as they are made: a mistake names the option as the
-command line spells it (RunOptionError)."""
+command line spells it (RunOptionError).
+
+Some options are decided from what the run is about to do unless the user gives them (`resolved()`):
+the model and observation type the agent's constructor declares (its defaults, which then also name
+the results folder), the network (on when a selected task needs a live website), and the agent's time
+budget (scaled with the step budget, or lifted for OSWorld-Verified as the leaderboard runs it).
+"""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -14,6 +21,8 @@ OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
 ACTION_SPACES = ("pyautogui", "computer_13")
 PERTURBATIONS = ("layout", "clutter")
 BACKENDS = ("local", "ray")
+DEFAULT_OBSERVATION = "screenshot_a11y_tree"  # for an agent that declares none: it gets everything
+SECONDS_PER_STEP = 20.0   # the agent's time budget per step when none is given (15 steps: 300 s)
 
 
 class RunOptionError(ValueError):
@@ -47,12 +56,13 @@ class ResumeMismatch(RunOptionError):
 class RunConfig:
     agent: str = "prompt"
     agent_args: dict[str, Any] = field(default_factory=dict)
-    model: str = "gpt-4o"
-    observation_type: str = "screenshot_a11y_tree"
+    model: str | None = None                 # None: the agent's declared default, else its name (resolved())
+    observation_type: str | None = None      # None: the agent's declared default, else DEFAULT_OBSERVATION
     action_space: str = "pyautogui"
     provider: str = "local"
     path_to_vm: str | None = None
     tasks: str | None = None                 # meta file; None = the built-in test_all.json
+    osworld: str | None = None               # an OSWorld checkout: its OSWorld-Verified tasks (runner/suite.py)
     domains: list[str] = field(default_factory=list)
     task_ids: list[str] = field(default_factory=list)
     max_steps: int = 15
@@ -68,7 +78,7 @@ class RunConfig:
     resume: bool = True
     retry_errors: bool = False
     record: bool = True
-    network: bool = False
+    network: bool | None = None              # None: on when a selected task needs a live website (resolved by the plan)
     # Limits of each local desktop, as the command line gives them (see DesktopLimits.from_options).
     desktop_memory: str = "4G"
     desktop_pids: str = "1024"
@@ -88,17 +98,32 @@ class RunConfig:
     ray_memory_per_env: float = 1.5          # GiB
     ray_task_retries: int = 1                # re-runs of a task whose Ray worker or node died under it
     plugins: list[str] = field(default_factory=list)  # modules registering getters/metrics, loaded by every worker
-    agent_time_budget: float = 300.0         # seconds of the agent's predict() per task; 0: no limit
+    # seconds of the agent's predict() per task; 0: no limit; None: SECONDS_PER_STEP a step, none with --osworld
+    agent_time_budget: float | None = None
     stop_after_fatal: int = 2                # stop when this many tasks in a row fail with one fatal error; 0: never
     force: bool = False                      # run into a folder whose results were made with other settings
+    prefetch: bool = True                    # fetch the selected tasks' missing downloads before any desktop starts
+    strict: bool = False                     # refuse a run whose number is not comparable with OSWorld's
+    label: str | None = None                 # what summaries call the run (recorded in args.json)
+    agent_defaults: list[str] = field(default_factory=list)  # options taken from the agent's own declaration
     evaluator_fixes: bool = False            # our fixes of OSWorld's metric bugs, not OSWorld's verdicts
 
     def __post_init__(self) -> None:
         def refuse(option: str, message: str) -> NoReturn:
             raise RunOptionError(option, message)
 
-        if self.observation_type not in OBSERVATION_TYPES:
+        if self.observation_type is not None and self.observation_type not in OBSERVATION_TYPES:
             refuse("--obs", f"must be one of {', '.join(OBSERVATION_TYPES)}, got {self.observation_type!r}")
+        if self.osworld is not None:
+            from .suite import NotACheckout, official_meta
+
+            try:
+                meta = str(official_meta(self.osworld))
+            except NotACheckout as e:
+                refuse("--osworld", str(e))
+            if self.tasks is not None and Path(self.tasks).resolve() != Path(meta):
+                refuse("--tasks", f"--osworld selects {meta}; give --tasks or --osworld, not both")
+            self.osworld, self.tasks = str(Path(self.osworld).expanduser().resolve()), meta
         if self.action_space not in ACTION_SPACES:
             refuse("--action-space", f"must be one of {', '.join(ACTION_SPACES)}, got {self.action_space!r}")
         for option, count, least in (("--num-envs", self.num_envs, 1), ("--trials", self.trials, 1),
@@ -112,8 +137,9 @@ class RunConfig:
                                ("--wait-after-reset", self.wait_after_reset)):
             if isinstance(number, bool) or not isinstance(number, (int, float)) or number < 0:
                 refuse(option, f"must be a number >= 0, got {number!r}")
-        if isinstance(self.agent_time_budget, bool) or not isinstance(self.agent_time_budget, (int, float)) \
-                or self.agent_time_budget < 0:
+        if self.agent_time_budget is not None and (
+                isinstance(self.agent_time_budget, bool) or not isinstance(self.agent_time_budget, (int, float))
+                or self.agent_time_budget < 0):
             refuse("--agent-time-budget", f"must be a number of seconds >= 0 (0: no limit), "
                                           f"got {self.agent_time_budget!r}")
         if isinstance(self.stop_after_fatal, bool) or not isinstance(self.stop_after_fatal, int) \
@@ -140,18 +166,55 @@ class RunConfig:
             if amount < 0:
                 refuse(option, f"cannot be negative, got {amount!r}")
 
+    def resolved(self) -> RunConfig:
+        """The config with the model and observation type the user left out taken from the agent's own
+        declaration (its constructor's defaults; the model falls back to the agent's name, the observation
+        to DEFAULT_OBSERVATION), those taken listed in `agent_defaults` (and so not passed to it)."""
+        if self.model is not None and self.observation_type is not None:
+            return self
+        from desktop_env.extensions import PluginError, load_plugin
+        from mm_agents.loader import AgentLoadError, agent_name, declared_defaults
+
+        try:
+            for plugin in self.plugins:  # a plugin's agent is found only once it is loaded
+                load_plugin(plugin)
+            declared = declared_defaults(self.agent)
+        except (AgentLoadError, PluginError) as e:
+            raise RunOptionError("--agent" if isinstance(e, AgentLoadError) else "--plugin", str(e)) from e
+        model = declared.get("model") if isinstance(declared.get("model"), str) else agent_name(self.agent)
+        observation = declared.get("observation_type")
+        if observation not in OBSERVATION_TYPES:
+            observation = DEFAULT_OBSERVATION
+        taken = [name for name in ("model", "observation_type") if getattr(self, name) is None]
+        return dataclasses.replace(self, model=self.model or model,
+                                   observation_type=self.observation_type or observation,
+                                   agent_defaults=list(dict.fromkeys(self.agent_defaults + taken)))
+
     @property
     def layout(self) -> RunLayout:
-        return RunLayout(Path(self.result_dir), self.action_space, self.observation_type, self.model)
+        config = self.resolved()
+        assert config.model is not None and config.observation_type is not None  # resolved() fills both
+        return RunLayout(Path(config.result_dir), config.action_space, config.observation_type, config.model)
+
+    def time_budget(self) -> float:
+        """The agent's seconds of predict() per task, 0 for no limit: as given, else SECONDS_PER_STEP a step,
+        or none for OSWorld-Verified (the leaderboard's runs have none)."""
+        if self.agent_time_budget is not None:
+            return float(self.agent_time_budget)
+        return 0.0 if self.osworld else SECONDS_PER_STEP * self.max_steps
 
     def agent_kwargs(self) -> dict[str, Any]:
-        return {"model": self.model, "action_space": self.action_space, "observation_type": self.observation_type,
-                "max_tokens": self.max_tokens, "temperature": self.temperature, "top_p": self.top_p,
-                "max_trajectory_length": self.max_trajectory_length, "client_password": self.client_password,
-                "screen_size": tuple(self.screen_size), "screenshot_scale": self.screenshot_scale, **self.agent_args}
+        """What the agent is built with: the run's options it did not declare itself, and its --agent-arg."""
+        config = self.resolved()
+        options = {"model": config.model, "action_space": config.action_space,
+                   "observation_type": config.observation_type, "max_tokens": config.max_tokens,
+                   "temperature": config.temperature, "top_p": config.top_p,
+                   "max_trajectory_length": config.max_trajectory_length, "client_password": config.client_password,
+                   "screen_size": tuple(config.screen_size), "screenshot_scale": config.screenshot_scale}
+        return {**{k: v for k, v in options.items() if k not in config.agent_defaults}, **config.agent_args}
 
     def episode_config(self) -> EpisodeConfig:
         return EpisodeConfig(max_steps=self.max_steps, sleep_after_execution=self.sleep_after_execution,
                              record=self.record, wait_after_reset=self.wait_after_reset,
                              perturb=self.perturb, perturb_seed=self.perturb_seed,
-                             agent_time_budget=self.agent_time_budget or None)
+                             agent_time_budget=self.time_budget() or None)

@@ -221,7 +221,8 @@ class Episode:
         if self.config.record:
             self.recorder.start_recording(self.env.controller)
         done = False
-        while not done and self.steps < self.config.max_steps:
+        # An agent ends the episode without an action by setting `episode_over` (mm_agents/base.py).
+        while not done and self.steps < self.config.max_steps and not getattr(self.agent, "episode_over", False):
             budget = self.config.agent_time_budget
             with self.recorder.timed("agent"):
                 left = None if budget is None else budget - self.recorder.durations["agent"]
@@ -331,7 +332,7 @@ def run_episode(agent: Any, env: EpisodeEnv, task_config: dict[str, Any], instru
     """Runs `task_config` (trial `trial` of it) with `agent` on `env` into `task_dir`; every failure is a
     recorded error, or a 0 when the agent broke its desktop."""
     recorder = EpisodeRecorder(task_dir, task_config.get("id"), previous_errors, trial=trial,
-                               task_sha256=getattr(task, "sha256", None))
+                               task_sha256=getattr(task, "sha256", None), instruction=instruction)
     episode = Episode(agent, env, config, recorder, on_step)
     score: float | None = None
     failure: Exception | None = None

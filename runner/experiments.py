@@ -183,7 +183,7 @@ def observation_tokens(config: RunConfig) -> int:
     from mm_agents.observations import DEFAULT_MAX_TOKENS
     from mm_agents.prompts import observation_text
 
-    kind = config.observation_type
+    kind = config.layout.observation_type
     tokens = _text_tokens(observation_text(kind, ""))
     if kind != "screenshot":
         tokens += config.agent_args.get("a11y_tree_max_tokens") or DEFAULT_MAX_TOKENS
@@ -212,13 +212,13 @@ def estimate_cost(config: RunConfig, instructions: list[str]) -> CostEstimate:
     history = [min(k, config.max_trajectory_length) for k in range(config.max_steps)]
     input_tokens = 0
     for instruction in instructions:
-        system = _text_tokens(system_prompt(config.action_space, config.observation_type, model_screen_size(config),
-                                            config.client_password, instruction))
+        system = _text_tokens(system_prompt(config.action_space, config.layout.observation_type,
+                                            model_screen_size(config), config.client_password, instruction))
         input_tokens += sum(system + (past + 1) * per_observation + past * config.max_tokens for past in history)
     output_tokens = len(instructions) * config.max_steps * config.max_tokens
     return CostEstimate(tasks=len(instructions), steps=len(instructions) * config.max_steps,
                         input_tokens=input_tokens, output_tokens=output_tokens,
-                        cost_usd=cost_usd(config.model, Usage(input_tokens, output_tokens)))
+                        cost_usd=cost_usd(config.layout.model, Usage(input_tokens, output_tokens)))
 
 
 @dataclass

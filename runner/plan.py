@@ -70,6 +70,8 @@ class Plan:
     skipped: list[PlannedTask]       # finished, or (without retry_errors) errored in an earlier run
     invalid: list[PlannedTask]       # cannot run (each with its problems): an error record, no desktop
     task_files: dict[tuple[str, str], str] = field(default_factory=dict)  # (domain, id) -> Task.sha256, if loadable
+    left_out: dict[tuple[str, str], str] = field(default_factory=dict)    # not in the suite (--osworld), and why
+    suite_tasks: int | None = None   # the tasks of the suite (--osworld) before --domain/--task-id chose some
 
 
 def plan_tasks(config: RunConfig) -> Plan:
@@ -81,10 +83,19 @@ def plan_tasks(config: RunConfig) -> Plan:
 
     task_set = load_task_set(config.tasks)
     pairs = task_set.select(config.domains or None, config.task_ids or None)
+    left_out: dict[tuple[str, str], str] = {}
+    suite_tasks = None
+    if config.osworld:  # OSWorld-Verified: the checkout's tasks less those it leaves out
+        from .suite import left_out as suite_left_out
+
+        everything = task_set.select()
+        left_out = suite_left_out(task_set, everything)
+        suite_tasks = len(dict.fromkeys(everything)) - len(left_out)
+        pairs = [pair for pair in pairs if pair not in left_out]
     problems = selection_problems(task_set, pairs)
     unique = list(dict.fromkeys(pairs))  # an id listed twice is one task (and an invalid one)
     plan = Plan([], [], [], {pair: task_set.load(*pair).sha256 for pair in unique
-                                if not refusals(problems.get(pair, []))})
+                                if not refusals(problems.get(pair, []))}, left_out, suite_tasks)
     for trial, (domain, task_id) in ((t, pair) for t in range(1, config.trials + 1) for pair in unique):
         task_dir = config.layout.task_dir(domain, task_id, trial)
         state = task_state(task_dir) if config.resume else TaskState.NEW

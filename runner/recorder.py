@@ -82,12 +82,13 @@ class EpisodeRecorder:
     record `finish` writes. `log` is the episode's logger (runtime.log)."""
 
     def __init__(self, task_dir: Path, task_id: Any, previous_errors: list[PreviousError] | None = None,
-                 trial: int = 1, task_sha256: str | None = None) -> None:
+                 trial: int = 1, task_sha256: str | None = None, instruction: str | None = None) -> None:
         task_dir.mkdir(parents=True, exist_ok=True)
         self.task_dir = task_dir
         # The history is there from the start: a run killed mid-episode must not lose it.
-        self.status = TaskStatus("running", task_id=task_id, trial=trial, task_sha256=task_sha256, started=now_iso(),
-                                 steps=0, previous_errors=list(previous_errors or []))
+        self.status = TaskStatus("running", task_id=task_id, instruction=instruction, trial=trial,
+                                 task_sha256=task_sha256, started=now_iso(), steps=0,
+                                 previous_errors=list(previous_errors or []))
         write_status(task_dir, self.status)
         self.log = task_logger(task_dir, str(task_id))
         self.durations = dict.fromkeys(PARTS, 0.0)

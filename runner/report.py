@@ -38,11 +38,13 @@ from .summary import (
     RunResults,
     comparison_rows,
     explanation_of,
-    find_runs,
     interval_text,
+    recorded_disagreements,
     run_heading,
+    runs_under,
     summarize_run,
     table_rows,
+    task_label,
 )
 
 MAX_TEXT = 20_000        # characters of one response / action / info shown; the rest stays in traj.jsonl
@@ -94,6 +96,7 @@ class TaskView:
     initial_shot: Path | None = None
     recording: Path | None = None
     rescore: dict[str, Any] | None = None
+    instruction: str | None = None
 
     @property
     def outcome(self) -> str:
@@ -107,9 +110,38 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def read_task_view(run: RunResults, record: TaskRecord) -> TaskView:
+def examples_folders(run: RunResults, meta: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Where the run's task files are: beside `meta` (report --tasks), beside the meta file our args.json
+    records (the built-in suite when it records none), or OSWorld's `test_config_base_dir`."""
+    from desktop_env.tasks.loader import BUILTIN_ROOT
+
+    folders = [Path(meta).parent / "examples"] if meta else []
+    args = run.args or {}
+    config = args.get("config")
+    if isinstance(config, dict):
+        tasks = config.get("tasks")
+        meta_file = Path(tasks) if isinstance(tasks, str) and tasks else BUILTIN_ROOT / "test_all.json"
+        folders.append(meta_file.parent / "examples")
+    elif isinstance(args.get("test_config_base_dir"), str):
+        folders.append(Path(args["test_config_base_dir"]) / "examples")
+    return folders
+
+
+def instruction_of(record: TaskRecord, status: TaskStatus | None, folders: Iterable[Path]) -> str | None:
+    """The task's instruction: as status.json recorded it, else from its task file in `folders`."""
+    if status is not None and status.instruction:
+        return status.instruction
+    for folder in folders:
+        task = _read_json(folder / record.domain / f"{record.task_id}.json")
+        if isinstance(task, dict) and isinstance(task.get("instruction"), str):
+            return str(task["instruction"])
+    return None
+
+
+def read_task_view(run: RunResults, record: TaskRecord, folders: Iterable[Path] = ()) -> TaskView:
     folder = run.folder(record)
     view = TaskView(run, record, folder, read_status(folder))
+    view.instruction = instruction_of(record, view.status, folders)
     shots: dict[int, list[Path]] = {}
     try:
         names = sorted(p.name for p in folder.iterdir())
@@ -534,7 +566,10 @@ def task_details(view: TaskView, anchor: str, base: Path) -> str:
                 else f"error: {rs['error']}" if rs.get("error")
                 else f"{rs.get('new_score')} (was {rs.get('old_score')})")
         meta.append(("rescore", f"{text} at {rs.get('rescored_at', '?')}"))
-    body = ['<dl class="meta">', *(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in meta)]
+    instruction = (f'<p class="instruction"><strong>instruction:</strong> {esc(view.instruction)}</p>'
+                   if view.instruction else '<p class="muted">instruction: not recorded, and no task file found '
+                                            '(report --tasks META finds it)</p>')
+    body = [instruction, '<dl class="meta">', *(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in meta)]
     links = Links(view.folder, base)
     anchors = [f'<a href="{esc(links.folder_url)}/">folder</a>']
     for name in ("traj.jsonl", "status.json", "result.txt", "runtime.log", "desktop.log", "rescore.json"):
@@ -569,7 +604,12 @@ def _options(select_id: str, label: str, values: Iterable[str]) -> str:
 def _rescore_note(view: TaskView) -> str:
     """" → new" beside the score when `osworld rescore` found a different one."""
     rs = view.rescore
-    if not rs or not rs.get("changed") or rs.get("new_score") is None:
+    if view.record.rescored and rs and rs.get("changed"):
+        old = rs.get("old_score")
+        was = f"{old:g}" if isinstance(old, (int, float)) else str(old)
+        return (f' <span class="rescored" title="rescored at {esc(rs.get("rescored_at"))}">'
+                f'(rescored; was {esc(was)})</span>')
+    if not rs or not rs.get("changed") or rs.get("new_score") is None or view.record.rescored:
         return ""
     new = rs["new_score"]
     text = f"{new:g}" if isinstance(new, (int, float)) else str(new)
@@ -622,7 +662,8 @@ def task_section(views: list[TaskView], base: Path) -> str:
         rows.append(f'<tr data-task="1" data-run="{esc(view.run.label)}" data-domain="{esc(r.domain)}" '
                     f'data-outcome="{esc(view.outcome)}" data-id="{esc(r.task_id)}">'
                     f"<td>{esc(view.run.label)}</td><td>{esc(r.domain)}</td>"
-                    f'<td class="task"><a href="#{anchor}">{esc(r.task_id)}{esc(trial_mark(r))}</a></td>'
+                    f'<td class="task"><a href="#{anchor}" title="{esc(view.instruction or "")}">'
+                    f'{esc(r.task_id)}{esc(trial_mark(r))}</a></td>'
                     f'<td><span class="badge o-{esc(view.outcome)}">{esc(view.outcome)}</span></td>'
                     f"<td>{esc(_score_text(r))}{_rescore_note(view)}</td>"
                     f"<td>{esc('-' if r.steps is None else r.steps)}</td>"
@@ -651,7 +692,18 @@ def run_section(run: RunResults, rows: list[GroupStats], index: int) -> str:
     reproduce = f'<p class="reproduce">reproduce with: <code>{esc(command)}</code></p>' if command else ""
     return (f'<section class="run" id="run-{index}"><h2>{esc(run.label)}</h2>'
             f'<p class="muted">{esc(run.path)}; {esc(run_heading(run, rows))}</p>{reproduce}{summary_table(rows)}'
-            f'<div class="charts">{"".join(charts)}</div></section>')
+            f'{recorded_table(run)}<div class="charts">{"".join(charts)}</div></section>')
+
+
+def recorded_table(run: RunResults) -> str:
+    """A replay's tasks that ended otherwise here than where their trajectories were recorded."""
+    listed = recorded_disagreements(run)
+    if not listed:
+        return ""
+    body = [[task_label(d.domain, d.task_id, d.trial), f"{d.recorded:g}", d.status if d.here is None else f"{d.here:g}"]
+            for d in listed]
+    return (f'<h3>{len(listed)} replayed task(s) ended otherwise than where they were recorded</h3>'
+            + _table(["task", "score where recorded", "score here"], body, "recorded"))
 
 
 def render(summaries: list[tuple[RunResults, list[GroupStats]]], views: list[TaskView], base: Path,
@@ -671,10 +723,16 @@ def render(summaries: list[tuple[RunResults, list[GroupStats]]], views: list[Tas
 
 
 def build_report(paths: Iterable[str | os.PathLike[str]], output: str | os.PathLike[str],
-                 title: str = "osworld report") -> Path:
-    """Writes the HTML report of every run under `paths` to `output`; returns its path."""
+                 title: str = "osworld report", rescored: bool = False, labels: dict[str, str] | None = None,
+                 tasks: str | os.PathLike[str] | None = None) -> Path:
+    """Writes the HTML report of every run under `paths` to `output`; returns its path. `rescored`: the
+    scores `osworld rescore` wrote, where it wrote one; `labels`: NAME by PATH; `tasks`: a meta file whose
+    task files give the instructions of folders that did not record theirs."""
     sources = [str(p) for p in paths]
-    runs = [run for path in sources for run in find_runs(path)]
+    try:
+        runs = runs_under(sources, labels, rescored)
+    except ValueError as e:
+        raise ReportError(str(e)) from None
     if not runs:
         raise ReportError(f"no task results under {', '.join(sources) or '(no folder given)'}")
     output = Path(output)
@@ -682,7 +740,7 @@ def build_report(paths: Iterable[str | os.PathLike[str]], output: str | os.PathL
         output = output / "report.html"
     base = output.parent if str(output.parent) else Path(".")
     summaries = [(run, summarize_run(run)) for run in runs]
-    views = [read_task_view(run, record) for run in runs
+    views = [read_task_view(run, record, examples_folders(run, tasks)) for run in runs
              for record in sorted(run.records, key=lambda r: (r.domain, r.task_id, r.trial))]
     write_text_atomic(output, render(summaries, views, base, sources, title))
     return output

@@ -44,7 +44,9 @@ def reproduce_command(config: Mapping[str, Any]) -> str:
     served and with what key (transport arguments: yours to give), are left out."""
     defaults = RunConfig().__dict__
     words = ["osworld", "run"]
-    if config.get("tasks"):
+    if config.get("osworld"):  # its tasks are the checkout's OSWorld-Verified selection
+        words += ["--osworld", str(config["osworld"])]
+    elif config.get("tasks"):
         words += ["--tasks", str(config["tasks"])]
     words += [part for domain in config.get("domains") or [] for part in ("--domain", domain)]
     words += [part for task_id in config.get("task_ids") or [] for part in ("--task-id", task_id)]

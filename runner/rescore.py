@@ -36,7 +36,7 @@ from desktop_env.evaluators.context import NotRecorded
 from desktop_env.evaluators.outcome import Evaluation
 from desktop_env.evaluators.recording import MANIFEST_VERSION, RecordingContext, ReplayContext, record_unreached_getters
 
-from .results import now_iso, read_status, read_task, read_trajectory, split_trial, write_json_atomic
+from .results import RESCORE_FILE, now_iso, read_status, read_task, read_trajectory, split_trial, write_json_atomic
 from .summary import find_runs
 
 log = logging.getLogger("osworld.rescore")
@@ -44,7 +44,7 @@ log = logging.getLogger("osworld.rescore")
 RESCORE_DIR = "rescore"
 FILES_DIR = "files"
 MANIFEST = "manifest.json"
-RESULT_FILE = "rescore.json"
+RESULT_FILE = RESCORE_FILE
 
 
 class NotRescorable(Exception):
@@ -257,13 +257,26 @@ def find_task(task_set: Any, domain: str, task_id: str) -> Any | None:
     return None
 
 
-def rescore_results(paths: Iterable[str | os.PathLike[str]], task_set: Any,
+def recorded_task_set(run: Any) -> Any:
+    """The task set a run recorded in its args.json: ours (`config.tasks`, the built-in suite when None)
+    or OSWorld's (`test_all_meta_path`); the built-in suite when nothing says."""
+    from desktop_env.tasks import load_task_set
+
+    args = run.args or {}
+    config = args.get("config")
+    meta = config.get("tasks") if isinstance(config, dict) else args.get("test_all_meta_path")
+    return load_task_set(meta if isinstance(meta, str) and meta else None)
+
+
+def rescore_results(paths: Iterable[str | os.PathLike[str]], task_set: Any = None,
                     evaluator_fixes: bool = False) -> list[RescoreRow]:
-    """Rescores every finished task under `paths` (any level of the results layout), tasks from `task_set`;
-    `evaluator_fixes`: with our fixes of OSWorld's metrics instead of its verdicts."""
+    """Rescores every finished task under `paths` (any level of the results layout), tasks from `task_set`,
+    or, when None, from the task set each run recorded (recorded_task_set); `evaluator_fixes`: with our
+    fixes of OSWorld's metrics instead of its verdicts."""
     rows = []
     for path in paths:
         for run in find_runs(Path(path)):
+            tasks = task_set if task_set is not None else recorded_task_set(run)
             for record in sorted(run.records, key=lambda r: (r.domain, r.task_id, r.trial)):
                 task_dir = run.folder(record)
                 row = RescoreRow(record.domain, record.task_id, str(task_dir), record.score, None, False,
@@ -273,12 +286,12 @@ def rescore_results(paths: Iterable[str | os.PathLike[str]], task_set: Any,
                     row.note = "did not finish: nothing to rescore"
                     continue
                 try:
-                    task = find_task(task_set, record.domain, record.task_id)
+                    task = find_task(tasks, record.domain, record.task_id)
                 except Exception as e:  # a task file that cannot be read
                     row.note = f"task file: {e}"
                     continue
                 if task is None:
-                    row.note = f"not in {task_set.meta_path}"
+                    row.note = f"not in {tasks.meta_path}"
                     continue
                 result = rescore_record(task_dir, task, evaluator_fixes=evaluator_fixes)
                 if not result["rescorable"]:

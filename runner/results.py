@@ -270,6 +270,7 @@ class TaskStatus:
     status: StatusValue = _json_field(_one_of("running", "ok", "error"), "running")
     format: int | None = _json_field(_of(int))
     task_id: str | None = _json_field(_of(str))
+    instruction: str | None = _json_field(_of(str))
     trial: int | None = _json_field(_of(int))
     task_sha256: str | None = _json_field(_of(str))
     attempt: int | None = _json_field(_of(int))
@@ -362,6 +363,8 @@ class TaskRecord:
     cost_usd: float | None = None
     trial: int = 1
     task_sha256: str | None = None   # of the task file the trial ran with (format 2)
+    rescored: bool = False           # `score` is rescore.json's new score, not result.txt's
+    recorded_score: float | None = None  # a replayed trajectory's score where it was recorded (status.json)
 
 
 def _parse_time(value: str | None) -> dt.datetime | None:
@@ -409,16 +412,33 @@ def _steps_from_trajectory(task_dir: Path) -> int | None:
 
 
 def find_task_folders(path: Path) -> list[Path]:
-    """Every trial's folder under `path` (any level of the layout) that holds a result or a status: a
-    task's own folder (its first trial) and its trials/<k>/ folders."""
-    return sorted({p.parent for name in (RESULT_FILE, STATUS_FILE) for p in path.rglob(name)})
+    """Every trial's folder under `path` (any level of the layout) that holds a result, a status or a
+    trajectory (a task that started and never finished, OSWorld's included): a task's own folder (its
+    first trial) and its trials/<k>/ folders."""
+    return sorted({p.parent for name in (RESULT_FILE, STATUS_FILE, TRAJECTORY_FILE) for p in path.rglob(name)})
 
 
-def read_task(task_dir: Path) -> TaskRecord | None:
+RESCORE_FILE = "rescore.json"  # written by `osworld rescore` (runner/rescore.py) beside result.txt
+
+
+def rescored_score(task_dir: Path) -> float | None:
+    """The new score `osworld rescore` wrote for the folder, None when it has none (not rescored, not
+    rescorable, or the rescore failed)."""
+    try:
+        data = json.loads((task_dir / RESCORE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    score = data.get("new_score") if isinstance(data, dict) else None
+    return float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+
+
+def read_task(task_dir: Path, rescored: bool = False) -> TaskRecord | None:
     """The task's record, or None for a folder that holds nothing of a run (ours or OSWorld's).
 
     A score is a readable result.txt of a run that finished (status ok, or OSWorld's, which has no
-    status.json); a result.txt that cannot be read is an error, not a score, for every reader."""
+    status.json); a result.txt that cannot be read is an error, not a score, for every reader. With
+    `rescored`, a finished task's score is the one `osworld rescore` wrote, where it wrote one (an
+    error stays an error)."""
     status = read_status(task_dir)
     result_file = task_dir / RESULT_FILE
     task_folder, trial = split_trial(task_dir)
@@ -442,8 +462,12 @@ def read_task(task_dir: Path) -> TaskRecord | None:
         record.input_tokens = usage.get("input_tokens")
         record.output_tokens = usage.get("output_tokens")
         record.cost_usd = usage.get("cost_usd")
+        record.recorded_score = status.recorded_score
     if record.steps is None:
         record.steps = _steps_from_trajectory(task_dir)
+    new_score = rescored_score(task_dir) if rescored and record.status == "ok" else None
+    if new_score is not None:
+        record.score, record.rescored = new_score, True
     return record
 
 

@@ -24,9 +24,11 @@ from .breaker import FatalErrorBreaker
 from .config import ResumeMismatch as ResumeMismatch  # `X as X`: re-exported, the library's names for a run
 from .config import RunConfig as RunConfig
 from .config import RunOptionError as RunOptionError
-from .events import Planned, Reporter
-from .plan import Plan, RunSummary, plan_tasks
+from .events import Note, Planned, Reporter
+from .plan import Plan, RunSummary
 from .plan import PlannedTask as PlannedTask  # re-exported
+from .plan import plan_tasks as plan_tasks
+from .preview import RunPreview, preview_run
 from .reproduce import observed, reproduce_command
 from .results import TaskState, now_iso, read_status, record_invalid_task, write_json_atomic
 from .scheduler import run_tasks
@@ -91,24 +93,30 @@ def check_resume(config: RunConfig) -> list[tuple[str, Any, Any]]:
 SECRET_ARGS = frozenset({"api_key", "grounder_api_key"})
 
 
-def write_args(config: RunConfig, forced: Sequence[tuple[str, Any, Any]] = (), plan: Plan | None = None) -> None:
+def write_args(config: RunConfig, forced: Sequence[tuple[str, Any, Any]] = (), plan: Plan | None = None,
+               facts: dict[str, Any] | None = None) -> None:
     """args.json: this run's options on top (as readers expect), and every run's in `runs`; with them
-    what reproducing the run needs: the command, the model's price and its date, the task-set hash."""
+    what reproducing the run needs: the command, the model's price and its date, the task-set hash, and
+    what its plan found (`plan`: what the tasks need, the budgets), which `summarize` judges it by."""
     from mm_agents.llm.pricing import PriceTableError, price_for
 
+    config = config.resolved()
+    model = config.layout.model
     options = asdict(config)
     # A key given as --agent-arg is where the model is served, not a setting: it stays out of the file.
     options["agent_args"] = {k: "<not recorded>" if k in SECRET_ARGS else v for k, v in config.agent_args.items()}
     run: dict[str, Any] = {"config": options, "versions": environment_versions(), "written": now_iso(),
                            "reproduce": reproduce_command(options)}
     try:
-        price = price_for(config.model)
-        run["pricing"] = price.record(config.model) if price else None
+        price = price_for(model)
+        run["pricing"] = price.record(model) if price else None
     except PriceTableError as e:  # the agent's own cost figures will say the same; the run is not refused here
-        run["pricing"] = {"model": config.model, "error": str(e)}
+        run["pricing"] = {"model": model, "error": str(e)}
     if plan is not None:
         run["task_set"] = {"tasks": len(plan.task_files), "hash": task_set_digest(
             {pair: [sha] for pair, sha in plan.task_files.items()}).digest}
+    if facts is not None:
+        run["plan"] = facts
     if forced:
         run["forced"] = [{"setting": name, "recorded": old, "requested": new} for name, old, new in forced]
     runs = runs_recorded(config.layout.model_dir) + [run]
@@ -138,8 +146,15 @@ def make_backend(config: RunConfig) -> Backend:
 
 
 def check_agent_class(config: RunConfig) -> None:
-    """Finds the agent class: a typo in --agent, or an option it would ignore, fails before planning."""
-    from mm_agents.loader import AgentLoadError, accepts_argument, load_agent_class
+    """Finds the agent class: a typo in --agent, an option it would ignore, or an --agent-arg its constructor
+    does not take (unless it takes **kwargs, which then judges them) fails before planning."""
+    from mm_agents.loader import (
+        AgentLoadError,
+        accepts_argument,
+        constructor_parameters,
+        load_agent_class,
+        takes_any_keyword,
+    )
 
     try:
         agent_class = load_agent_class(config.agent)
@@ -148,6 +163,11 @@ def check_agent_class(config: RunConfig) -> None:
     if config.screenshot_scale != 1.0 and not accepts_argument(agent_class, "screenshot_scale"):
         raise RunOptionError("--screenshot-scale", f"agent {config.agent!r} does not take screenshot_scale, so "
                              f"{config.screenshot_scale:g} would be ignored")
+    unknown = [key for key in config.agent_args if not accepts_argument(agent_class, key)]
+    if unknown and not takes_any_keyword(agent_class):
+        takes = ", ".join(constructor_parameters(agent_class)) or "no arguments"
+        raise RunOptionError("--agent-arg", f"agent {config.agent!r} takes no argument {', '.join(map(repr, unknown))} "
+                             f"(its constructor takes: {takes})")
 
 
 def check_agent(config: RunConfig) -> None:
@@ -166,11 +186,7 @@ def check_agent(config: RunConfig) -> None:
         raise RunOptionError("--agent", str(e)) from e
 
 
-def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
-                  backend: Backend | None = None) -> RunSummary:
-    """Runs the selected tasks; `report` receives the run's events (runner.events) for a progress display.
-    `backend` runs them (default: worker processes, or Ray with config.backend "ray"); a Python caller
-    with its own environments passes ThreadBackend.with_env_factory(config, make_env)."""
+def load_plugins(config: RunConfig) -> None:
     from desktop_env.extensions import PluginError, load_plugin
 
     for plugin in config.plugins:  # here too: the plan checks the names they register
@@ -178,9 +194,52 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
             load_plugin(plugin)
         except PluginError as e:
             raise RunOptionError("--plugin", str(e)) from e
+
+
+def check_run(config: RunConfig) -> tuple[RunPreview, list[tuple[str, Any, Any]]]:
+    """Everything checked before a run spends anything: plugins, the agent's class and arguments, the
+    result folder's recorded settings (ResumeMismatch), the plan and what its tasks need; with
+    `strict`, a number that would not be comparable with OSWorld's (RunOptionError naming why).
+    Returns the preview (its config as the run will use it) and the settings --force mixed."""
+    load_plugins(config)
+    config = config.resolved()
     check_agent_class(config)
     forced = check_resume(config)
-    plan = plan_tasks(config)
+    preview = preview_run(config)
+    if config.strict and not preview.verdict.comparable:
+        raise RunOptionError("--strict", "the score would not be comparable with OSWorld's leaderboard: "
+                             + "; ".join(preview.verdict.reasons))
+    return preview, forced
+
+
+def prefetch_downloads(preview: RunPreview, report: Reporter) -> None:
+    """The selected tasks' downloads that are not in the cache, fetched now (each failure said; the task
+    then tries again during its setup, and is an error if that fails too)."""
+    from desktop_env.tasks import load_task_set
+    from desktop_env.tasks.prefetch import prefetch
+
+    if not preview.missing_files:
+        return
+    config = preview.config
+    task_set = load_task_set(config.tasks)
+    pairs = list(dict.fromkeys((f.domain, f.task_id) for f in preview.missing_files))
+    report(Note(f"fetching {len(preview.missing_files)} file(s) of {len(pairs)} task(s) into {config.cache_dir} "
+                "before the first desktop starts"))
+    fetched = prefetch((task_set.load(*pair, check_paths=False) for pair in pairs), config.cache_dir)
+    for outcome in fetched.failed:
+        report(Note(f"could not fetch {outcome.file.url} ({outcome.file.domain}/{outcome.file.task_id}): "
+                    f"{outcome.message}"))
+    report(Note(f"fetched {fetched.count('fetched') + fetched.count('copied')} file(s), "
+                f"{len(fetched.failed)} failed"))
+
+
+def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
+                  backend: Backend | None = None) -> RunSummary:
+    """Runs the selected tasks; `report` receives the run's events (runner.events) for a progress display.
+    `backend` runs them (default: worker processes, or Ray with config.backend "ray"); a Python caller
+    with its own environments passes ThreadBackend.with_env_factory(config, make_env)."""
+    preview, forced = check_run(config)
+    config, plan = preview.config, preview.plan
     to_run, skipped = plan.to_run, plan.skipped
     if to_run:  # nothing to run needs no agent: a finished run re-read without its API key is fine
         check_agent(config)
@@ -189,15 +248,21 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
                          skipped_errors=sum(p.state is TaskState.ERROR for p in skipped), invalid=plan.invalid,
                          breaker=FatalErrorBreaker(config.stop_after_fatal))
     report(Planned(to_run, skipped, plan.invalid))
+    for warning in preview.warnings():
+        report(Note(f"warning: {warning}"))
+    for line in preview.verdict.lines():
+        report(Note(line))
     if not to_run:
-        record_start(config, forced, plan)
+        record_start(config, forced, plan, preview.facts)
         return summary
+    if config.prefetch:
+        prefetch_downloads(preview, report)
     if config.provider == "local":
         install_local_apps(config, to_run)
     backend = backend or make_backend(config)
     backend.start(min(config.num_envs, len(to_run)), report)  # first: one that cannot start leaves no trace
     try:
-        record_start(config, forced, plan)
+        record_start(config, forced, plan, preview.facts)
     except BaseException:
         backend.stop(clean=False)
         raise
@@ -221,10 +286,11 @@ def install_local_apps(config: RunConfig, to_run: list[PlannedTask]) -> None:
         print(f"VS Code could not be installed; its tasks will end as errors: {e}", file=sys.stderr, flush=True)
 
 
-def record_start(config: RunConfig, forced: list[tuple[str, Any, Any]], plan: Plan) -> None:
+def record_start(config: RunConfig, forced: list[tuple[str, Any, Any]], plan: Plan,
+                 facts: dict[str, Any] | None = None) -> None:
     """What a run that starts writes before its first task: args.json and the error records of the
     tasks the plan refused."""
-    write_args(config, forced, plan)
+    write_args(config, forced, plan, facts)
     for planned in plan.invalid:
         record_invalid_task(config.layout.task_dir(planned.domain, planned.task_id, planned.trial), planned.task_id,
                             [problem.to_dict() for problem in planned.problems], planned.error, planned.trial)

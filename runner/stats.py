@@ -3,11 +3,19 @@ trials, and the paired comparison of two runs over the same tasks.
 
 Plain functions over plain data: a run is `{task: [score of each trial]}` (TaskScores), so everything
 here is tested without a result folder. The unit of sampling is the task: a benchmark's score is the
-mean over its tasks of each task's mean over its trials (pass@1 averaged over trials), and its interval
-is a bootstrap over tasks that keeps each task's trials together (a clustered bootstrap: what varies
-from one benchmark to another is which tasks it has; the trials of one task are not independent
-draws). scipy does the resampling (`scipy.stats.bootstrap`, BCa) and the exact McNemar test
-(`scipy.stats.binomtest`), always from a fixed seed, so the same results print the same figures.
+mean over its tasks of each task's mean over its trials (pass@1 averaged over trials).
+
+Which interval, when (docs/RESULTS.md says the same):
+- every task's mean is 0 or 1 (one trial per task with binary scores, or trials that all agree): the
+  score is a proportion of tasks, and its interval is Wilson's score interval (scipy's
+  `binomtest(...).proportion_ci(method="wilson")`), which stays honest at 0% and 100% and on a dozen
+  tasks (9 of 9 solved: 70.1% to 100%, not 100% to 100%);
+- otherwise (partial scores, trials that disagree): a bootstrap over tasks that keeps each task's trials
+  together (a clustered bootstrap, `scipy.stats.bootstrap`, BCa, from a fixed seed);
+- the difference of two runs paired by task, with binary scores and one trial per task: Newcombe's
+  hybrid score interval for paired proportions (his 1998 method 10, built from the two Wilson
+  intervals), which keeps its width when few tasks differ (one differing task of 9 is not "+0 to
+  +56"); the exact McNemar test (`scipy.stats.binomtest`) decides. Otherwise the paired bootstrap.
 
 A task is *solved* by a trial that scored 1; pass@k, pass^k, flips and McNemar's test count solved
 trials, while means use the scores as they are (OSWorld's partial scores included).
@@ -17,7 +25,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -45,13 +53,18 @@ class Interval:
         return value < self.low or value > self.high
 
 
+WILSON, BOOTSTRAP, NEWCOMBE = "Wilson score", "bootstrap over tasks (BCa)", "Newcombe paired score"
+
+
 @dataclass(frozen=True)
 class Estimate:
-    """A mean over tasks with its interval (None with fewer than two tasks: nothing to resample)."""
+    """A mean over tasks with its interval (`method`: WILSON or BOOTSTRAP; None when no interval: a
+    bootstrap of one task has nothing to resample)."""
     mean: float
     interval: Interval | None
     tasks: int
     trials: int
+    method: str | None = None
 
 
 def solved(score: float) -> bool:
@@ -89,15 +102,51 @@ def bootstrap_interval(values: Sequence[float], confidence: float = CONFIDENCE, 
     raise AssertionError("the percentile bootstrap of a sample with two distinct values is always defined")
 
 
+def wilson_interval(successes: int, n: int, confidence: float = CONFIDENCE) -> Interval:
+    """Wilson's score interval of the proportion successes/n, as scipy computes it."""
+    ci = scipy_stats.binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return Interval(float(ci.low), float(ci.high))
+
+
+def binary(values: Sequence[float]) -> bool:
+    """Whether every value is 0 or 1 (a task solved or not)."""
+    return all(solved(v) or v <= 1 - SOLVED for v in values)
+
+
 def estimate(scores: TaskScores[K], confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
              seed: int = SEED) -> Estimate | None:
-    """The mean score over tasks (each task's trials averaged first) and its clustered bootstrap
-    interval; None when there is no task."""
+    """The mean score over tasks (each task's trials averaged first) and its interval: Wilson's when
+    every task's mean is 0 or 1, else the clustered bootstrap (see the module's doc); None when there
+    is no task."""
     if not scores:
         return None
     means = list(task_means(scores).values())
-    return Estimate(float(np.mean(means)), bootstrap_interval(means, confidence, resamples, seed), len(means),
-                    sum(len(trials) for trials in scores.values()))
+    trials = sum(len(t) for t in scores.values())
+    if binary(means):
+        return Estimate(float(np.mean(means)), wilson_interval(sum(map(solved, means)), len(means), confidence),
+                        len(means), trials, WILSON)
+    interval = bootstrap_interval(means, confidence, resamples, seed)
+    return Estimate(float(np.mean(means)), interval, len(means), trials, BOOTSTRAP if interval else None)
+
+
+def newcombe_paired(both: int, a_only: int, b_only: int, neither: int, confidence: float = CONFIDENCE) -> Interval:
+    """The interval of p_A - p_B for paired binary outcomes (tasks both runs solved, only A, only B,
+    neither): Newcombe's (1998) method 10, the two marginal Wilson intervals combined with the
+    correlation of the pairs (its phi, shrunk towards 0 as he prescribes)."""
+    n = both + a_only + b_only + neither
+    if n == 0:
+        raise ValueError("a paired interval needs at least one task")
+    p_a, p_b = (both + a_only) / n, (both + b_only) / n
+    low_a, high_a = astuple(wilson_interval(both + a_only, n, confidence))
+    low_b, high_b = astuple(wilson_interval(both + b_only, n, confidence))
+    margins = (both + a_only) * (b_only + neither) * (both + b_only) * (a_only + neither)
+    cross = both * neither - a_only * b_only
+    shrunk = cross - n / 2 if cross > n / 2 else cross if cross < 0 else 0.0
+    phi = shrunk / math.sqrt(margins) if margins > 0 else 0.0
+    difference = p_a - p_b
+    below = (p_a - low_a) ** 2 - 2 * phi * (p_a - low_a) * (high_b - p_b) + (high_b - p_b) ** 2
+    above = (p_b - low_b) ** 2 - 2 * phi * (p_b - low_b) * (high_a - p_a) + (high_a - p_a) ** 2
+    return Interval(difference - math.sqrt(max(below, 0.0)), difference + math.sqrt(max(above, 0.0)))
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -153,8 +202,9 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
 @dataclass(frozen=True)
 class Comparison(Generic[K]):
     """Run A against run B over the same tasks: `difference` is A's mean minus B's with its paired
-    interval. With one trial per task in both runs the test is the exact McNemar test on solved tasks
-    (`p_value`); with more it is the paired bootstrap, whose interval excluding 0 is the verdict."""
+    interval (`method`: NEWCOMBE for binary scores and one trial per task, else BOOTSTRAP). With one
+    trial per task in both runs the test is the exact McNemar test on solved tasks (`p_value`); with
+    more it is the paired bootstrap, whose interval excluding 0 is the verdict."""
     tasks: int
     mean_a: float
     mean_b: float
@@ -166,6 +216,7 @@ class Comparison(Generic[K]):
     b_only: int | None         # solved by B and not by A
     won: list[K]               # tasks where A's mean is above B's
     lost: list[K]              # tasks where B's mean is above A's
+    method: str | None = None  # of the interval
 
     @property
     def significant(self) -> bool:
@@ -192,13 +243,20 @@ def compare(a: TaskScores[K], b: TaskScores[K], confidence: float = CONFIDENCE, 
     lost = [t for t in tasks if mean_b[t] > mean_a[t]]
     a_only = b_only = p_value = None
     one_trial = all(len(a[t]) == 1 and len(b[t]) == 1 for t in tasks)
+    interval = None
     if one_trial:
         a_only = sum(solved(a[t][0]) and not solved(b[t][0]) for t in tasks)
         b_only = sum(solved(b[t][0]) and not solved(a[t][0]) for t in tasks)
         p_value = mcnemar_exact(a_only, b_only)
+        if binary([a[t][0] for t in tasks] + [b[t][0] for t in tasks]):
+            both = sum(solved(a[t][0]) and solved(b[t][0]) for t in tasks)
+            interval = newcombe_paired(both, a_only, b_only, len(tasks) - both - a_only - b_only, confidence)
+    method = NEWCOMBE if interval is not None else None
+    if interval is None:
+        interval = bootstrap_interval(differences, confidence, resamples, seed)
+        method = BOOTSTRAP if interval is not None else None
     return Comparison(
         tasks=len(tasks), mean_a=float(np.mean(list(mean_a.values()))), mean_b=float(np.mean(list(mean_b.values()))),
-        difference=float(np.mean(differences)),
-        interval=bootstrap_interval(differences, confidence, resamples, seed),
+        difference=float(np.mean(differences)), interval=interval,
         test="exact McNemar" if one_trial else "paired bootstrap", p_value=p_value,
-        a_only=a_only, b_only=b_only, won=won, lost=lost)
+        a_only=a_only, b_only=b_only, won=won, lost=lost, method=method)

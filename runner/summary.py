@@ -21,6 +21,7 @@ import csv
 import hashlib
 import io
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -63,20 +64,75 @@ class RunResults:
         return trial_dir(self.path / record.domain / record.task_id, record.trial)
 
 
-def find_runs(path: str | Path) -> list[RunResults]:
-    """Every run (action_space/obs_type/model folder) under `path`, which may be any level of the layout."""
+def find_runs(path: str | Path, rescored: bool = False, label: str | None = None) -> list[RunResults]:
+    """Every run (action_space/obs_type/model folder) under `path`, which may be any level of the layout.
+    With `rescored`, finished tasks carry the scores `osworld rescore` wrote, where it wrote one. A run is
+    labelled `label` (with one run under `path`; with several, `label` and each one's own), else with
+    the label its args.json records (`osworld run --label`), else action_space/obs_type/model."""
     path = Path(path)
     task_dirs = find_task_folders(path)
     runs: dict[Path, RunResults] = {}
     for task_dir in task_dirs:
         run_dir = split_trial(task_dir)[0].parent.parent
-        if run_dir not in runs:  # labelled action_space/obs_type/model, as the folders are
-            runs[run_dir] = RunResults(label="/".join(run_dir.parts[-3:]), path=run_dir,
-                                       step_budgets=recorded_step_budgets(run_dir), args=readable_args(run_dir))
-        record = read_task(task_dir)
+        if run_dir not in runs:
+            args = readable_args(run_dir)
+            runs[run_dir] = RunResults(label=recorded_label(args) or "/".join(run_dir.parts[-3:]), path=run_dir,
+                                       step_budgets=recorded_step_budgets(run_dir), args=args)
+        record = read_task(task_dir, rescored=rescored)
         if record is not None:
             runs[run_dir].records.append(record)
-    return [r for r in runs.values() if r.records]
+    found = [r for r in runs.values() if r.records]
+    if label:
+        for run in found:
+            run.label = label if len(found) == 1 else f"{label}:{'/'.join(run.path.parts[-3:])}"
+    return found
+
+
+def recorded_label(args: dict[str, Any] | None) -> str | None:
+    """The label `osworld run --label` recorded in args.json, if any."""
+    config = (args or {}).get("config")
+    label = config.get("label") if isinstance(config, dict) else None
+    return label if isinstance(label, str) and label else None
+
+
+def distinct_labels(runs: Sequence[RunResults]) -> None:
+    """Runs that would stand side by side under one label (one model run twice, into two result folders)
+    get the folder that holds their results in front of it: `results-a:pyautogui/screenshot/gpt-4o`
+    (its whole path when its name is not enough)."""
+    def clashing() -> list[RunResults]:
+        counts = Counter(run.label for run in runs)
+        return [run for run in runs if counts[run.label] > 1]
+
+    base = {id(run): run.label for run in runs}
+    for whole in (False, True):
+        for run in clashing():
+            root = run.path.parents[2] if len(run.path.parents) > 2 else run.path.parent
+            run.label = f"{root if whole else root.name}:{base[id(run)]}"
+
+
+def parse_labels(values: Sequence[str]) -> dict[str, str]:
+    """`NAME=PATH` pairs, by path (ValueError naming the one that is not)."""
+    labels: dict[str, str] = {}
+    for value in values:
+        name, sep, where = value.partition("=")
+        if not sep or not name or not where:
+            raise ValueError(f"expected NAME=PATH, got {value!r}")
+        labels[where] = name
+    return labels
+
+
+def runs_under(paths: Sequence[str | Path], labels: Mapping[str, str] | None = None,
+               rescored: bool = False) -> list[RunResults]:
+    """The runs under each path, labelled (`labels`: NAME by PATH, as --label gives them), with labels
+    that would clash made distinct."""
+    labels = dict(labels or {})
+    unknown = [where for where in labels if where not in {str(p) for p in paths}]
+    if unknown:
+        raise ValueError(f"--label names {unknown[0]!r}, which is not one of the folders given "
+                         f"({', '.join(map(str, paths))})")
+    runs = [run for path in paths for run in find_runs(path, rescored, labels.get(str(path)))]
+    distinct_labels(runs)
+    return runs
 
 
 def readable_args(run_dir: Path) -> dict[str, Any] | None:
@@ -163,6 +219,11 @@ class GroupStats:
     cost_usd: float | None = None         # of every trial that reported one
     cost_per_task: float | None = None    # per finished trial, when each one reported its cost
     cost_per_success: float | None = None
+    # Replays (`--agent replay`): the mean score the replayed trajectories had where they were recorded, over
+    # the trials that carry one, and how many of those ended otherwise here (a success there, not here, or back).
+    recorded: float | None = None
+    recorded_trials: int = 0
+    recorded_disagree: int = 0
 
     @property
     def success_rate(self) -> float | None:
@@ -181,6 +242,7 @@ class GroupStats:
             interval = estimate.interval if estimate else None
             out[name] = estimate.mean if estimate else None
             out[f"{name}_low"], out[f"{name}_high"] = (interval.low, interval.high) if interval else (None, None)
+        out["score_interval_method"] = self.score.method if self.score else None
         out["task_set"] = self.task_set.digest if self.task_set else None
         out["task_set_unrecorded"] = self.task_set.unrecorded if self.task_set else None
         return out
@@ -217,7 +279,52 @@ def group_stats(name: str, records: list[TaskRecord]) -> GroupStats:
         output_tokens=_sum_or_none([r.output_tokens for r in records]),
         cost_usd=cost,
         cost_per_task=cost / len(done) if every_cost_known and cost is not None else None,
-        cost_per_success=cost / successes if every_cost_known and cost is not None and successes else None)
+        cost_per_success=cost / successes if every_cost_known and cost is not None and successes else None,
+        **recorded_stats(records))
+
+
+def succeeded(score: float | None) -> bool:
+    """OSWorld's success: a score of 1 (a partial score is not one, an error or no score neither)."""
+    return score is not None and score >= 1.0
+
+
+def recorded_stats(records: Sequence[TaskRecord]) -> dict[str, Any]:
+    replayed = [r for r in records if r.recorded_score is not None]
+    if not replayed:
+        return {}
+    return {"recorded": round(sum(r.recorded_score or 0.0 for r in replayed) / len(replayed), 4),
+            "recorded_trials": len(replayed),
+            "recorded_disagree": sum(succeeded(r.recorded_score) != succeeded(r.score if r.status == "ok" else None)
+                                     for r in replayed)}
+
+
+@dataclass
+class RecordedDisagreement:
+    domain: str
+    task_id: str
+    trial: int
+    recorded: float
+    here: float | None           # None: an error or no result here
+    status: str
+
+
+def recorded_disagreements(run: RunResults) -> list[RecordedDisagreement]:
+    """The replayed trials that ended otherwise here than where their trajectory was recorded."""
+    return [RecordedDisagreement(r.domain, r.task_id, r.trial, r.recorded_score, r.score if r.status == "ok" else None,
+                                 r.status)
+            for r in run.records if r.recorded_score is not None
+            and succeeded(r.recorded_score) != succeeded(r.score if r.status == "ok" else None)]
+
+
+def recorded_disagreement_lines(run: RunResults) -> list[str]:
+    listed = recorded_disagreements(run)
+    if not listed:
+        return []
+    lines = [f"{len(listed)} replayed task(s) ended otherwise than where they were recorded:"]
+    for d in listed:
+        here = f"{d.here:g}" if d.here is not None else d.status
+        lines.append(f"  {task_label(d.domain, d.task_id, d.trial)}: {d.recorded:g} where recorded, {here} here")
+    return lines
 
 
 def summarize_run(run: RunResults) -> list[GroupStats]:
@@ -258,7 +365,9 @@ def _cells(row: GroupStats, k: int) -> dict[str, str]:
             "avg steps": "-" if row.avg_steps is None else f"{row.avg_steps:g}",
             "avg s": "-" if row.avg_seconds is None else f"{row.avg_seconds:g}",
             "tokens in/out": "-" if row.input_tokens is None else f"{row.input_tokens}/{row.output_tokens or 0}",
-            "cost $": usd(row.cost_usd), "$/task": usd(row.cost_per_task), "$/success": usd(row.cost_per_success)}
+            "cost $": usd(row.cost_usd), "$/task": usd(row.cost_per_task), "$/success": usd(row.cost_per_success),
+            "score where recorded": pct(row.recorded),
+            "ended otherwise": "-" if not row.recorded_trials else f"{row.recorded_disagree}/{row.recorded_trials}"}
 
 
 def scored_with_evaluator_fixes(run: RunResults) -> bool:
@@ -275,8 +384,12 @@ def run_heading(run: RunResults, rows: Sequence[GroupStats]) -> str:
     if len(run.step_budgets) > 1:
         budgets += " (runs with different budgets mixed by --force)"
     overall = rows[-1] if rows else None
+    rescored = sum(r.rescored for r in run.records)
     text = (f"score: the mean over tasks of each task's mean over its trials, an error counted as 0 (w/o errors: "
-            f"errored trials left out); step budget {budgets}")
+            f"errored trials left out); 95% CI: Wilson's where every task scored 0 or 1, else a bootstrap over "
+            f"tasks; step budget {budgets}")
+    if rescored:
+        text = f"scores as rescored (rescore.json) for {rescored} trial(s), result.txt for the rest; " + text
     if overall and overall.cost_usd is not None:
         text += f"; costs at prices {'; '.join(price_dates(run)) or 'of a date not recorded'}"
     if scored_with_evaluator_fixes(run):
@@ -290,6 +403,7 @@ def run_heading(run: RunResults, rows: Sequence[GroupStats]) -> str:
 
 TOKEN_COLUMNS = ("tokens in/out",)
 COST_COLUMNS = ("cost $", "$/task", "$/success")
+RECORDED_COLUMNS = ("score where recorded", "ended otherwise")
 
 
 def table_rows(rows: Sequence[GroupStats]) -> tuple[list[str], list[list[str]]]:
@@ -297,7 +411,8 @@ def table_rows(rows: Sequence[GroupStats]) -> tuple[list[str], list[list[str]]]:
     k = max((row.k for row in rows), default=1)
     cells = [_cells(row, k) for row in rows]
     hidden = (() if any(row.input_tokens is not None for row in rows) else TOKEN_COLUMNS) + \
-        (() if any(row.cost_usd is not None for row in rows) else COST_COLUMNS)
+        (() if any(row.cost_usd is not None for row in rows) else COST_COLUMNS) + \
+        (() if any(row.recorded_trials for row in rows) else RECORDED_COLUMNS)
     header = [name for name in (cells[0] if cells else _cells(GroupStats("x"), k)) if name not in hidden]
     return header, [[row[name] for name in header] for row in cells]
 

@@ -23,7 +23,7 @@ class DesktopWorker:
 
         for plugin in getattr(config, "plugins", ()):  # a spawned process or a Ray actor has only the built-ins
             load_plugin(plugin)
-        self.config = config
+        self.config = config.resolved()  # the agent's own defaults, as the run that made the config took them
         self.env_factory = env_factory  # a caller's own environments (ThreadBackend.with_env_factory)
         self.task_set = load_task_set(config.tasks)
         self.env: Any = None

@@ -1,30 +1,76 @@
 #!/usr/bin/env bash
-# Installs what osworld needs, idempotently:
-#  1. the Debian packages in desktop_env/providers/local/system_packages.txt and
-#     vscode_build_packages.txt (only missing ones),
-#  2. this package into a project venv (.venv; Debian's own Python refuses global pip installs),
-#  3. the env server's venv and the desktop's home template (`osworld env setup`).
+# Installs what osworld needs, idempotently, and says how long each part took:
+#  1. the Debian packages in desktop_env/providers/local/system_packages.txt (only missing ones), and
+#     vscode_build_packages.txt, which building VS Code needs (not with --demo: the demo has no VS Code task);
+#  2. at the same time, this package into a project venv (.venv; Debian's own Python refuses global pip
+#     installs), with its test tools unless --demo, by uv (from PyPI, into the venv: it fetches in parallel,
+#     a few times faster than pip here), or pip when uv cannot be had;
+#     then, still beside apt, the env server's venv (Debian's Python and its python3-* packages come first);
+#  3. the desktop's view and home template (`osworld env setup`), once both are done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
+DEMO=0
+[ "${1:-}" = "--demo" ] && DEMO=1
+started=$(date +%s)
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 
-# VS Code's build packages too: small, and what a run needs to build VS Code on first need.
-pkgs=$(cat desktop_env/providers/local/system_packages.txt desktop_env/providers/local/vscode_build_packages.txt \
-  | grep -v '^\s*#' | grep -v '^\s*$')
-missing=()
-for p in $pkgs; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+missing_of() {  # the packages of the given lists that dpkg does not have installed
+  local p
+  for p in $(cat "$@" | grep -v '^\s*#' | grep -v '^\s*$'); do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+  done
+}
+
+apt_install() {
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+lists=(desktop_env/providers/local/system_packages.txt)
+[ "$DEMO" = 1 ] || lists+=(desktop_env/providers/local/vscode_build_packages.txt)
+mapfile -t missing < <(missing_of "${lists[@]}")
+apt_s=0
 if [ ${#missing[@]} -gt 0 ]; then
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  echo "installing Debian packages: ${missing[*]}"
+  echo "installing ${#missing[@]} Debian package(s): ${missing[*]}"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # The venvs need Debian's Python first (the env server's its python3-* modules too); the rest of apt
+  # runs while they are built.
+  mapfile -t python_first < <(printf '%s\n' python3 python3-venv python3-pip python3-xlib python3-pil \
+    python3-pyatspi gir1.2-atspi-2.0 | grep -Fx -f <(printf '%s\n' "${missing[@]}") || true)
+  [ ${#python_first[@]} -gt 0 ] && apt_install "${python_first[@]}"
 fi
 
-if [ ! -x "$VENV/bin/python" ]; then
-  "$PYTHON" -m venv "$VENV"
+pip_log=$(mktemp)
+(
+  pip_started=$(date +%s)
+  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+  extras=".[test]"; [ "$DEMO" = 1 ] && extras="."
+  if [ -x "$VENV/bin/uv" ] || "$VENV/bin/python" -m pip install -q --disable-pip-version-check uv; then
+    "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" -e "$extras"
+  else
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$extras"
+  fi
+  "$VENV/bin/python" -c "from desktop_env.providers.local.server_venv import ensure_server_venv as e; print(e())"
+  echo "$(( $(date +%s) - pip_started ))" > "$pip_log.seconds"
+) > "$pip_log" 2>&1 &
+pip_pid=$!
+
+if [ ${#missing[@]} -gt 0 ]; then
+  apt_started=$(date +%s)
+  apt_install "${missing[@]}"
+  apt_s=$(( $(date +%s) - apt_started ))
 fi
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
+if ! wait "$pip_pid"; then
+  cat "$pip_log" >&2
+  echo "installing the Python package into $VENV failed (above)" >&2
+  exit 1
+fi
+pip_s=$(cat "$pip_log.seconds")
+rm -f "$pip_log" "$pip_log.seconds"
+
+setup_started=$(date +%s)
 "$VENV/bin/osworld" env setup
+setup_s=$(( $(date +%s) - setup_started ))
+echo "install took $(( $(date +%s) - started )) s: Debian packages ${apt_s} s; Python packages and the env" \
+  "server's venv ${pip_s} s (at the same time); desktop setup ${setup_s} s"

@@ -41,6 +41,10 @@ def _json_field(response: RawResponse, key: str) -> Any:
     return data.get(key) if isinstance(data, dict) else None
 
 
+# How servers without a route of ours say so: OSWorld's Flask server 404, others 405 or 501.
+UNKNOWN_ROUTE = (404, 405, 501)
+
+
 class PythonController:
     """`gone`: the provider's own word on whether the server is gone (Provider.server_gone)."""
 
@@ -129,8 +133,8 @@ class PythonController:
         """Waits (at most `timeout` s) until the apps the setup launched are up and the desktop holds still
         (our server's /setup/settle); None from a server without it, such as OSWorld's own."""
         body: dict[str, Any] = {"timeout": timeout, **({"hold": hold} if hold is not None else {})}
-        response = self.request("POST", "/setup/settle", json_body=body, ok_statuses=(200, 404), idempotent=True,
-                                timeout=timeout + 30)
+        response = self.request("POST", "/setup/settle", json_body=body, ok_statuses=(200, *UNKNOWN_ROUTE),
+                                idempotent=True, timeout=timeout + 30)
         return response.json() if response.status == 200 else None
 
     # -- files ----------------------------------------------------------------------------------

@@ -69,18 +69,25 @@ ACCESSIBILITY_ENV = {
     "DBUS_FATAL_WARNINGS": "0",
 }
 
-# Ubuntu's GNOME session: GNOME Shell on X11 in our `ubuntu` mode (the view's
-# gnome-shell/modes), and the settings daemons an idle Ubuntu desktop shows the effect of:
-# XSETTINGS (GTK apps take the theme and fonts from gsettings, live) and the media keys
-# (Ctrl+Alt+T opens a terminal). gnome-session is not run: it wants systemd.
+# Ubuntu's GNOME session: its sound server (PulseAudio, as Ubuntu 22.04 runs it: the top
+# bar's volume slider, apps' audio and `pactl`/`amixer` go through it), GNOME Shell on X11
+# in our `ubuntu` mode (the view's gnome-shell/modes), and the settings daemons an idle
+# Ubuntu desktop shows the effect of: XSETTINGS (GTK apps take the theme and fonts from
+# gsettings, live) and the media keys (Ctrl+Alt+T opens a terminal). gnome-session is not
+# run: it wants systemd.
 # Annotated: SessionConfig, above, refers to it before mypy reaches this line.
-DESKTOP_COMPONENTS: tuple[str, ...] = ("gnome-shell", "gsd-xsettings", "gsd-media-keys")
+DESKTOP_COMPONENTS: tuple[str, ...] = ("pulseaudio", "gnome-shell", "gsd-xsettings", "gsd-media-keys")
 SESSION_MODE = "ubuntu"
 DESKTOP_COMMANDS = {
     "gnome-shell": ["gnome-shell", "--x11", f"--mode={SESSION_MODE}"],
     "gsd-xsettings": ["/usr/libexec/gsd-xsettings"],
     "gsd-media-keys": ["/usr/libexec/gsd-media-keys"],
 }
+# PulseAudio with the view's startup script (the system's, then the VM's volume), in the
+# foreground so the session owns it, and never exiting when idle (its default after 20 s).
+# It puts its socket in $XDG_RUNTIME_DIR/pulse, where `pactl` and `pulseaudio --start` look.
+SOUND_SERVER_SCRIPT = "pulse/default.pa"
+SOUND_SERVER_ARGS = ["--daemonize=no", "--exit-idle-time=-1", "--log-target=stderr", "-n"]
 # The line GNOME Shell logs once its start-up is complete: its top bar and dock take input
 # from then on (before it, the start-up animation runs and input is ignored).
 SHELL_STARTED_LINE = b"GNOME Shell started at"
@@ -97,6 +104,11 @@ A11Y_BUS_NAME_WAIT_S = 5.0
 # visuals, which loads Mesa and LLVM and dirties about 10 MiB of relocated library pages.
 # It starts no apps, so nothing else inherits this (the media keys daemon does: Ctrl+Alt+T).
 COMPONENT_ENV = {"gsd-xsettings": {"GDK_GL": "disable"}}
+# GTK 4 apps (Settings 43, Files 43) draw with cairo, as the VM's GTK 3 Settings and Files do. On
+# this GPU-less desktop GTK 4's OpenGL renderer runs on llvmpipe and compiles its shaders into a
+# cache in the home, which every reset throws away: Settings' window took 3.2 s to map with it,
+# 1.1 s with cairo, and the VM's recorded clicks into Settings come 3 s after opening it.
+RENDERING_ENV = {"GSK_RENDERER": "cairo"}
 # What a GNOME session's environment says about itself (as GDM sets it on Ubuntu).
 GNOME_SESSION_ENV = {
     "XDG_CURRENT_DESKTOP": "ubuntu:GNOME",
@@ -285,7 +297,11 @@ class Session:
     def start_desktop(self) -> None:
         for name in self.config.desktop_components:
             argv = DESKTOP_COMMANDS.get(name, [name])
-            if name == "gnome-shell":
+            if name == "pulseaudio":
+                if self.config.desktop_data:  # by hand inside a VM, the VM's own sound server runs
+                    self._spawn(name, ["pulseaudio", *SOUND_SERVER_ARGS, "-F",
+                                       f"{self.config.desktop_data}/{SOUND_SERVER_SCRIPT}"])
+            elif name == "gnome-shell":
                 self._spawn_announcing(name, argv, SHELL_STARTED_LINE)
             elif name == "gsd-media-keys":
                 self._spawn_announcing(name, argv, GRAB_COMPLETED_LINE, unless=GRAB_FAILED_LINE,
@@ -310,7 +326,7 @@ class Session:
         shims = Path(__file__).with_name("shims")
         path = [p for p in self.env.get("PATH", "/usr/bin:/bin").split(":") if p and p != venv_bin]
         self.env["PATH"] = ":".join([venv_bin, str(shims), *path])
-        for key, value in GNOME_SESSION_ENV.items():
+        for key, value in (GNOME_SESSION_ENV | RENDERING_ENV).items():
             self.env.setdefault(key, value)
         self.env.setdefault("LANG", "C.UTF-8")
         self.env.setdefault("SHELL", "/bin/bash")

@@ -36,6 +36,7 @@ from Xlib import error as xerror
 from Xlib.display import Display
 
 POLL_S = 0.25
+MIN_POLL_S = 0.05
 HOLD_S = 1.0
 # A launched program gone without a new window had a running instance make it; the window comes soon.
 EXITED_GRACE_S = 5.0
@@ -307,7 +308,7 @@ class Settler:
                     return SettleReport(not waiting, now - start, waiting,
                                         [w.to_json() for w in windows.values() if not w.hidden],
                                         [launch.to_json() for launch in watched])
-                time.sleep(POLL_S)
+                time.sleep(min(POLL_S, max(MIN_POLL_S, hold / 3)))  # a short hold is looked at more often
         finally:
             connection.close()
 

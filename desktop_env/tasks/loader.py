@@ -18,6 +18,7 @@ from typing import Any, cast
 from ..errors import TaskFileError, UnsafeTaskPath
 
 BUILTIN_ROOT = Path(__file__).resolve().parents[2] / "evaluation_examples"
+ALL_DOMAINS = "all"
 
 
 class UnknownSelection(TaskFileError):
@@ -127,6 +128,10 @@ class TaskSet:
     index: dict[str, list[str]]
 
     def select(self, domains: list[str] | None = None, task_ids: list[str] | None = None) -> list[tuple[str, str]]:
+        """(domain, id) of the tasks in the domains and with the ids asked for (all when none are); the
+        domain `all` (OSWorld's run.py default) is every domain, unless the meta file has one so named."""
+        if domains and ALL_DOMAINS in domains and ALL_DOMAINS not in self.index:
+            domains = None
         if domains:
             unknown = sorted(set(domains) - set(self.index))
             if unknown:

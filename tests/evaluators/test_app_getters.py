@@ -350,7 +350,10 @@ def test_gimp_config_file_fetches_a_file_of_gimps_config_folder(env):
     env.controller.upload_file("/home/user/.config/GIMP/2.10/gimprc", GIMPRC)
     path = gimp.gimp_config_file(LiveContext(env), {"file_name": "gimprc", "dest": "gimprc"})
     assert Path(path).read_bytes() == GIMPRC
-    assert gimp.gimp_config_file(LiveContext(env), {"file_name": "sessionrc", "dest": "sessionrc"}) is None
+    assert gimp.gimp_config_file(LiveContext(env), {"file_name": "menurc", "dest": "menurc"}) is None
+    # The session GIMP restores its maximized window from is there from the start, as on the VM.
+    session = gimp.gimp_config_file(LiveContext(env), {"file_name": "sessionrc", "dest": "sessionrc"})
+    assert '(maximized "yes")' in Path(session).read_text()
 
 
 # -- reading the address bar (no desktop needed) -------------------------------------------------

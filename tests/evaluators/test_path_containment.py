@@ -58,6 +58,9 @@ class FakeController(PythonController):
     def launch(self, command, shell=False):
         self.calls.append(("launch", command))
 
+    def settle(self, timeout, hold=None):
+        return None  # a server that cannot tell when its desktop is settled, as OSWorld's
+
     def get_vm_desktop_path(self):
         return "/home/user/Desktop"
 

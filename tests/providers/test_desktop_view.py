@@ -2,6 +2,7 @@
 host has installed (built from a copy of the host's /usr/share with extra packages in it)."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -107,3 +108,28 @@ def test_a_vm_setting_for_a_schema_the_host_lacks_names_the_schema(tmp_path):
         '<schemalist><schema id="org.example" path="/org/example/"></schema></schemalist>')
     with pytest.raises(desktop_view.DesktopViewError, match="org.gnome.shell"):
         desktop_view.compile_schemas(tmp_path / "out", system=tmp_path)
+
+
+def test_gio_finds_every_app_of_the_view_that_opens_a_type_not_only_the_default(tmp_path):
+    (tmp_path / "org.gnome.Totem.desktop").write_text("[Desktop Entry]\nName=Videos\nMimeType=video/mp4;video/ogg;\n")
+    (tmp_path / "vlc.desktop").write_text("[Desktop Entry]\nName=VLC media player\nMimeType=video/mp4;audio/ogg;\n")
+    (tmp_path / "gimp.desktop").write_text("[Desktop Entry]\nName=GIMP\n")
+    assert desktop_view.mimeinfo_cache(tmp_path).splitlines() == [
+        "[MIME Cache]", "audio/ogg=vlc.desktop;", "video/mp4=org.gnome.Totem.desktop;vlc.desktop;",
+        "video/ogg=org.gnome.Totem.desktop;"]
+
+
+@needs_gnome
+def test_the_view_ships_our_shell_extensions_the_window_places_and_the_sound_servers_script(tmp_path):
+    view = tmp_path / "view"
+    view.mkdir()
+    desktop_view.fill_view(view)
+    extensions = view / "share" / "gnome-shell" / "extensions"
+    for uuid in vm_desktop.OWN_EXTENSIONS:
+        assert (extensions / uuid / "metadata.json").is_file() and not (extensions / uuid).is_symlink()
+    places = json.loads((extensions / "vm-window-places@osworld" / "places.json").read_text())
+    assert places == {wm_class: list(rect) for wm_class, rect in vm_desktop.WINDOW_PLACES.items()}
+    script = (view / "pulse" / "default.pa").read_text().splitlines()
+    assert script[0] == ".include /etc/pulse/default.pa"
+    assert script[1] == f"set-sink-volume auto_null {round(0x10000 * vm_desktop.INITIAL_VOLUME_PERCENT / 100)}"
+    assert "video/mp4=" in (view / "share" / "applications" / "mimeinfo.cache").read_text()

@@ -361,10 +361,10 @@ def test_two_runs_are_compared_and_filtered_by_run(tmp_path):
         header = tools.js("Array.from(document.querySelectorAll('table.comparison th')).map(t => t.textContent)")
         assert header == ["group", "pyautogui/screenshot/model-a", "pyautogui/screenshot/model-b"]
         assert tools.js("document.querySelector('table.comparison tbody tr:last-child').innerText").split("\t") == [
-            "Overall", "100.0% (1)", "0.0% (1)"]
+            "Overall", "100.0% [20.7%–100.0%] (1)", "0.0% [0.0%–79.3%] (1)"]
         # Paired by task: one task tells the runs apart, which an exact McNemar test cannot call a difference.
         assert tools.js("document.querySelector('table.paired tbody tr:last-child').innerText").split("\t") == [
-            "Overall", "1", "100.0%", "0.0%", "+100.0", "-", "1", "no significant difference"]
+            "Overall", "1", "100.0%", "0.0%", "+100.0", "-12.2 to +100.0", "1", "no significant difference"]
         shown = tools.js("""(() => { const s = document.getElementById('f-run');
             s.value = 'pyautogui/screenshot/model-b'; s.dispatchEvent(new Event('change'));
             return Array.from(document.querySelectorAll('#task-table tr[data-task]:not([hidden]) td'))

@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from osworld_cli.main import cli
-from osworld_cli.run_commands import run_command
+from osworld_cli.run_commands import config_of, run_command
 from runner.config import RunConfig
 from runner.reproduce import reproduce_command
 from runner.results import TaskStatus, write_score, write_status
@@ -26,9 +26,7 @@ def parsed(command: str) -> RunConfig:
     """The RunConfig `osworld run` makes of the command line."""
     words = shlex.split(command)
     assert words[:2] == ["osworld", "run"]
-    params = run_command.make_context("run", words[2:]).params
-    params.update(domains=list(params["domains"]), task_ids=list(params["task_ids"]), plugins=list(params["plugins"]))
-    return RunConfig(**params)
+    return config_of(run_command.make_context("run", words[2:]).params)
 
 
 def test_the_command_makes_the_same_settings_again_and_leaves_secrets_out():
@@ -47,7 +45,7 @@ def test_the_command_makes_the_same_settings_again_and_leaves_secrets_out():
 
 
 def test_a_default_run_says_only_what_it_is():
-    assert reproduce_command(asdict(RunConfig())) == ("osworld run --agent prompt --model gpt-4o --obs "
+    assert reproduce_command(asdict(RunConfig().resolved())) == ("osworld run --agent prompt --model gpt-4o --obs "
                                                       "screenshot_a11y_tree --action-space pyautogui --max-steps 15 "
                                                       "--trials 1")
 

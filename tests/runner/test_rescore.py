@@ -352,8 +352,10 @@ def test_chrome_devtools_websockets_are_live_only_but_its_tab_list_and_absence_r
     ctx = replay_of(tmp_path, [tab_list, {"op": "endpoint", "args": {"service": "chrome_devtools"},
                                           "answer": {"live_only": True}}])
     assert chrome.active_url_from_accessTree(ctx, {}) == "http://site/a.html"
-    with pytest.raises(NotRecorded, match="chrome_devtools through endpoint\\(\\).*live only"):
+    with pytest.raises(NotRecorded, match="chrome_devtools through endpoint\\(\\).*live only") as raised:
         chrome.open_tabs_info(ctx, {})
+    asker = str(raised.value).split(" talks to ")[0]
+    assert str(raised.value).count(asker) == 1  # said once, not prefixed again by the replay
     unreachable = {**tab_list, "answer": {"unavailable": "port 9222 is not reachable"}}
     assert chrome.open_tabs_info(replay_of(tmp_path, [unreachable]), {}) is None
 
@@ -455,6 +457,20 @@ def test_cli_with_the_built_in_tasks(tmp_path):
     assert "libreoffice_calc/calc-order-line-totals" in result.output
     assert "1 of 1 task(s) rescored, 0 changed" in result.output
     assert json.loads((task_dir / "rescore.json").read_text())["new_score"] == 1.0
+
+
+def test_cli_reads_the_task_set_each_run_recorded_and_fails_when_nothing_was_rescored(tasks, tmp_path):
+    from osworld_cli.report_command import rescore_command
+
+    results = build_run(tasks, tmp_path)
+    run_dir = results / "pyautogui" / "screenshot" / "gpt-4o"
+    (run_dir / "args.json").write_text(json.dumps({"config": {"tasks": str(tasks), "max_steps": 15}}))
+    result = CliRunner().invoke(rescore_command, [str(results)])
+    assert result.exit_code == 0 and "2 of 4 task(s) rescored" in result.output
+    only_unrecorded = run_dir / "os" / "count-lines"
+    result = CliRunner().invoke(rescore_command, [str(only_unrecorded)])
+    assert result.exit_code == 1 and "0 of 1 task(s) rescored, 0 changed" in result.output
+    assert "summarize --rescored" not in result.output
 
 
 # -- on a real desktop ------------------------------------------------------------------------------

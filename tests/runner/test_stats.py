@@ -10,31 +10,44 @@ import pytest
 from scipy import stats as scipy_stats
 
 from runner.stats import (
+    BOOTSTRAP,
+    NEWCOMBE,
+    WILSON,
     Interval,
     bootstrap_interval,
     compare,
     estimate,
     flip_share,
     mcnemar_exact,
+    newcombe_paired,
     pass_all,
     pass_at,
     pass_at_k,
     pass_hat_k,
     task_means,
+    wilson_interval,
 )
+
+
+def wilson(successes, n):
+    """scipy's own Wilson interval, the reference."""
+    ci = scipy_stats.binomtest(successes, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return Interval(float(ci.low), float(ci.high))
 
 
 def test_every_task_solved_in_every_trial():
     scores = {f"t{i}": [1.0, 1.0, 1.0] for i in range(10)}
     result = estimate(scores)
-    assert (result.mean, result.interval, result.tasks, result.trials) == (1.0, Interval(1.0, 1.0), 10, 30)
+    assert (result.mean, result.interval, result.tasks, result.trials) == (1.0, wilson(10, 10), 10, 30)
+    assert result.interval.low == pytest.approx(0.7225, abs=1e-4) and result.method == WILSON
     assert (pass_at(scores, 3), pass_all(scores, 3), flip_share(scores)) == (1.0, 1.0, 0.0)
 
 
 def test_every_task_failed():
     scores = {f"t{i}": [0.0] for i in range(10)}
     result = estimate(scores)
-    assert (result.mean, result.interval) == (0.0, Interval(0.0, 0.0))
+    assert (result.mean, result.interval) == (0.0, wilson(0, 10))
+    assert result.interval.high == pytest.approx(0.2775, abs=1e-4)
     assert (pass_at(scores, 1), pass_all(scores, 1)) == (0.0, 0.0)
     assert flip_share(scores) is None  # one trial each: nothing can flip
 
@@ -108,6 +121,46 @@ def test_a_single_task_has_no_interval_and_a_task_without_trials_is_refused():
         estimate({"empty": [], "t": [1.0]})
 
 
+@pytest.mark.parametrize("solved_tasks, low, high", [(9, 0.7009, 1.0), (8, 0.5650, 0.9801), (0, 0.0, 0.2991)])
+def test_nine_binary_tasks_get_wilsons_interval_not_a_collapsed_one(solved_tasks, low, high):
+    """A domain of OSWorld's size, all solved or all failed, is not known to the point; 8 of 9 is not 44%-100%."""
+    result = estimate({f"t{i}": [1.0 if i < solved_tasks else 0.0] for i in range(9)})
+    assert result.interval == wilson(solved_tasks, 9) and result.method == WILSON
+    assert (result.interval.low, result.interval.high) == pytest.approx((low, high), abs=1e-4)
+    assert wilson_interval(solved_tasks, 9) == wilson(solved_tasks, 9)
+
+
+def test_one_task_has_an_interval_when_its_score_is_binary():
+    assert estimate({"t": [1.0]}).interval == wilson(1, 1)
+
+
+def test_partial_scores_keep_the_bootstrap():
+    result = estimate({"a": [0.5], "b": [1.0], "c": [0.0], "d": [1.0]})
+    assert result.method == BOOTSTRAP and result.interval.low < result.mean < result.interval.high
+
+
+# Newcombe (1998), "Improved confidence intervals for the difference between binomial proportions based on
+# paired data", Table II: (both, first only, second only, neither) and the published 95% limits of method 10.
+NEWCOMBE_TABLE_II = [((36, 12, 2, 0), (0.0569, 0.3404)), ((18, 12, 2, 18), (0.0562, 0.3290)),
+                     ((53, 0, 0, 1), (-0.0729, 0.0729)), ((0, 30, 0, 0), (0.8395, 1.0))]
+
+
+@pytest.mark.parametrize("table, published", NEWCOMBE_TABLE_II)
+def test_the_paired_interval_is_newcombes_published_one(table, published):
+    interval = newcombe_paired(*table)
+    assert (interval.low, interval.high) == pytest.approx(published, abs=1e-4)
+
+
+def test_one_differing_task_of_nine_does_not_collapse_the_paired_interval():
+    a = {f"t{i}": [1.0 if i < 5 else 0.0] for i in range(9)}   # solves t0..t4
+    b = {f"t{i}": [1.0 if i < 4 else 0.0] for i in range(9)}   # solves t0..t3
+    result = compare(a, b)
+    assert result.method == NEWCOMBE and result.interval == newcombe_paired(4, 1, 0, 4)
+    assert result.interval.low < 0 < result.interval.high and result.interval.high < 0.5
+    same = compare(a, a)
+    assert same.interval.low < 0 < same.interval.high  # identical runs over 9 tasks: not known to the point
+
+
 def test_mcnemar_by_hand():
     # Of 4 tasks only one run solved, A solved 3: P(X >= 3) for X ~ Bin(4, 1/2) is 5/16, twice that two-sided.
     assert mcnemar_exact(3, 1) == pytest.approx(10 / 16)
@@ -124,7 +177,7 @@ def test_a_known_paired_difference_with_one_trial():
     assert (result.test, result.a_only, result.b_only) == ("exact McNemar", 3, 1)
     assert result.p_value == pytest.approx(mcnemar_exact(3, 1)) and not result.significant
     assert (result.won, result.lost) == (["t4", "t5", "t6"], ["t7"])
-    assert result.interval.low < 0.2 < result.interval.high
+    assert result.interval == newcombe_paired(3, 3, 1, 3) and result.interval.low < 0.2 < result.interval.high
 
 
 def test_the_paired_interval_is_scipys_paired_bootstrap():

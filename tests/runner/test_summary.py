@@ -162,3 +162,35 @@ def test_cost_per_task_and_per_success_when_every_trial_reported_its_cost(tmp_pa
     (run,) = find_runs(tmp_path)
     overall = by_name(summarize_run(run))["Overall"]
     assert overall.cost_usd == pytest.approx(0.06) and overall.cost_per_task is None
+
+
+def test_a_replay_puts_the_score_where_it_was_recorded_beside_this_ones(tmp_path):
+    from runner.report import recorded_table
+    from runner.summary import recorded_disagreement_lines, table_rows
+
+    for task_id, here, there in (("kept", 1.0, 1.0), ("lost", 0.0, 1.0), ("lenient", 1.0, 0.0), ("partial", 0.5, 0.9)):
+        task(tmp_path, "os", task_id, here)
+        status_file = tmp_path / "pyautogui" / "screenshot" / "gpt-4o" / "os" / task_id / "status.json"
+        status_file.write_text(json.dumps({**json.loads(status_file.read_text()), "recorded_score": there}))
+    task(tmp_path, "os", "broke", None, status="error")
+    broke = tmp_path / "pyautogui" / "screenshot" / "gpt-4o" / "os" / "broke" / "status.json"
+    broke.write_text(json.dumps({**json.loads(broke.read_text()), "recorded_score": 1.0}))
+    (run,) = find_runs(tmp_path)
+    overall = by_name(summarize_run(run))["Overall"]
+    assert (overall.recorded, overall.recorded_trials, overall.recorded_disagree) == (0.78, 5, 3)
+    header, body = table_rows(summarize_run(run))
+    assert header[-2:] == ["score where recorded", "ended otherwise"] and body[-1][-2:] == ["78.0%", "3/5"]
+    assert recorded_disagreement_lines(run) == [
+        "3 replayed task(s) ended otherwise than where they were recorded:",
+        "  os/broke: 1 where recorded, error here", "  os/lenient: 0 where recorded, 1 here",
+        "  os/lost: 1 where recorded, 0 here"]
+    assert "os/lost" in recorded_table(run) and "score where recorded" in recorded_table(run)
+
+
+def test_runs_that_replayed_nothing_show_no_recorded_columns(tmp_path):
+    from runner.summary import recorded_disagreement_lines, table_rows
+
+    build(tmp_path)
+    (run,) = find_runs(tmp_path)
+    header, _ = table_rows(summarize_run(run))
+    assert "score where recorded" not in header and recorded_disagreement_lines(run) == []

@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
 from desktop_env.server.input_pacing import ALWAYS_BUSY_S, WAIT_BOUND_S, InputPacer, find_processes, running
 
@@ -56,11 +55,12 @@ def test_an_app_busy_for_good_is_waited_for_once_per_action():
 
 def test_running_tells_a_spinning_process_from_a_sleeping_one():
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; print('asleep', flush=True); time.sleep(60)"],
+                               stdout=subprocess.PIPE)
     try:
-        time.sleep(0.3)
+        assert sleeper.stdout is not None and sleeper.stdout.readline() == b"asleep\n"  # done starting up
         assert any(running(spinner.pid) for _ in range(20))
-        assert not running(sleeper.pid)
+        assert not all(running(sleeper.pid) for _ in range(20))
         assert sleeper.pid in find_processes([os.path.basename(sys.executable).encode()[:15]])
     finally:
         for process in (spinner, sleeper):

@@ -38,6 +38,7 @@ SYSTEM_XDG = Path("/etc/xdg")
 # The folders of /usr/share whose content is chosen here (entries listed, or files written).
 CURATED_SHARE = ("applications", "dbus-1", "gnome-shell", "glib-2.0", "backgrounds", "gnome-background-properties")
 CURATED_XDG = ("autostart",)   # nothing starts by itself: GNOME's session starts what it needs
+OWN_EXTENSIONS = Path(__file__).with_name("shell_extensions")   # GNOME Shell extensions of ours
 
 
 class DesktopViewError(DesktopEnvError, RuntimeError):
@@ -59,8 +60,9 @@ def ensure_desktop_view() -> Path:
 def _signature(fonts: Path | None) -> str:
     """Changes when the facts, this module, a host folder the view lists, or the fonts change."""
     digest = hashlib.sha256(f"{VIEW_VERSION}\0{fonts}".encode())
-    for module in (vm_desktop.__file__, __file__):
-        digest.update(Path(module).read_bytes())
+    sources = [Path(vm_desktop.__file__), Path(__file__), *sorted(OWN_EXTENSIONS.glob("*/*"))]
+    for source in sources:
+        digest.update(source.read_bytes())
     folders = [SYSTEM_SHARE, SYSTEM_XDG, *(SYSTEM_SHARE / name for name in CURATED_SHARE),
                SYSTEM_SHARE / "dbus-1" / "services", SYSTEM_SHARE / "gnome-shell" / "extensions",
                SYSTEM_SHARE / "gnome-shell" / "search-providers", SYSTEM_SHARE / "glib-2.0" / "schemas"]
@@ -88,6 +90,7 @@ def fill_view(view: Path, fonts: Path | None = None) -> None:
     _link_all_but(SYSTEM_SHARE / "glib-2.0", share / "glib-2.0", ("schemas",))
     compile_schemas(share / "glib-2.0" / "schemas")
     compile_dconf(view / "dconf")
+    _write_sound_server(view / "pulse")
     for folder, _, files in os.walk(view):
         os.chmod(folder, 0o755)  # mkdtemp made the top 0700; the desktops' uid must read it all
         for name in files:
@@ -141,6 +144,7 @@ def _write_applications(folder: Path) -> None:
             (folder / path.name).symlink_to(path)
     (folder / "google-chrome.desktop").write_text(chrome_entry())
     (folder / "mimeapps.list").write_text(mimeapps_list(system))
+    (folder / "mimeinfo.cache").write_text(mimeinfo_cache(folder))
 
 
 # Chrome's entry as the VM has it (its id is what `favorite-apps` and task files name), run
@@ -182,15 +186,31 @@ def chrome_entry() -> str:
     return CHROME_ENTRY.format(icon="chromium")
 
 
-def media_types(entry: Path) -> list[str]:
-    """The video and audio types an app entry declares (its MimeType key)."""
+def declared_types(entry: Path) -> list[str]:
+    """The types an app entry declares it opens (its MimeType key)."""
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read(entry, encoding="utf-8")
         declared = parser.get("Desktop Entry", "MimeType", fallback="")
     except (OSError, configparser.Error):
         return []
-    return [mime for mime in declared.split(";") if mime.startswith(("video/", "audio/"))]
+    return [mime for mime in declared.split(";") if mime]
+
+
+def media_types(entry: Path) -> list[str]:
+    """The video and audio types an app entry declares."""
+    return [mime for mime in declared_types(entry) if mime.startswith(("video/", "audio/"))]
+
+
+def mimeinfo_cache(applications: Path) -> str:
+    """The index GIO reads to find the apps that open a type (what update-desktop-database
+    writes): without it, "Open With" in Files and Settings' Default Applications list only
+    the default app, where the VM lists every app that declares the type (VLC beside Videos)."""
+    apps: dict[str, list[str]] = {}
+    for entry in sorted(applications.glob("*.desktop")):
+        for mime in declared_types(entry):
+            apps.setdefault(mime, []).append(entry.name)
+    return "[MIME Cache]\n" + "".join(f"{mime}={';'.join(ids)};\n" for mime, ids in sorted(apps.items()))
 
 
 def mimeapps_list(applications: Path = SYSTEM_SHARE / "applications") -> str:
@@ -286,9 +306,13 @@ def _write_gnome_shell(folder: Path) -> None:
     mode_file = folder / "modes" / f"{vm_desktop.SESSION_MODE_NAME}.json"
     mode_file.write_text(json.dumps(vm_desktop.SESSION_MODE, indent=2))
     (folder / "extensions").mkdir()
-    for uuid in vm_desktop.EXTENSIONS:
+    for uuid in vm_desktop.SYSTEM_EXTENSIONS:
         if (system / "extensions" / uuid).is_dir():
             (folder / "extensions" / uuid).symlink_to(system / "extensions" / uuid)
+    for uuid in vm_desktop.OWN_EXTENSIONS:  # copied: the desktop does not see this checkout
+        shutil.copytree(OWN_EXTENSIONS / uuid, folder / "extensions" / uuid)
+    (folder / "extensions" / "vm-window-places@osworld" / "places.json").write_text(
+        json.dumps(vm_desktop.WINDOW_PLACES))
     (folder / "search-providers").mkdir()
     for provider in sorted((system / "search-providers").glob("*.ini")):
         if vm_desktop.app_entry_allowed(_provider_app(provider)):
@@ -338,6 +362,23 @@ def solid_png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
     rows = b"".join(b"\0" + bytes(rgb) * width for _ in range(height))
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+# PulseAudio's startup script for the session (session.SOUND_SERVER_SCRIPT): the system's own
+# (sandbox.ETC_ALLOWED lets the desktop read /etc/pulse), then the VM's starting volume on the
+# sink PulseAudio makes when there is no sound card. A `pulseaudio --start` after the daemon
+# was killed runs the system's script alone; module-device-restore gives the sink back the
+# volume it last had.
+SOUND_SERVER_SCRIPT = """.include /etc/pulse/default.pa
+set-sink-volume auto_null {volume}
+"""
+PA_VOLUME_NORM = 0x10000   # PulseAudio's 100 %
+
+
+def _write_sound_server(folder: Path) -> None:
+    folder.mkdir()
+    volume = round(PA_VOLUME_NORM * vm_desktop.INITIAL_VOLUME_PERCENT / 100)
+    (folder / "default.pa").write_text(SOUND_SERVER_SCRIPT.format(volume=volume))
 
 
 def compile_dconf(folder: Path) -> None:

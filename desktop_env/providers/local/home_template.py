@@ -58,10 +58,29 @@ USER_DIRS = "".join(f'XDG_{key}_DIR="$HOME/{folder}"\n' for key, folder in (
     ("PICTURES", "Pictures"), ("VIDEOS", "Videos"), ("TEMPLATES", "Templates"), ("PUBLICSHARE", "Public")))
 
 
-# VLC: no privacy prompt on first start; the HTTP interface on (port 8080, password
-# "password") that OSWorld's VLC getters read the player's state from; and a dummy audio
-# output, since the sandbox has no sound device and VLC would show an error dialog.
-VLCRC = "[qt]\nqt-privacy-ask=0\n\n[core]\nextraintf=http\naout=dummy\n\n[lua]\nhttp-password=password\n"
+# VLC: no privacy prompt on first start; and the HTTP interface on (port 8080, password
+# "password") that OSWorld's VLC getters read the player's state from. Its audio goes to the
+# session's sound server, as on the VM.
+VLCRC = "[qt]\nqt-privacy-ask=0\n\n[core]\nextraintf=http\n\n[lua]\nhttp-password=password\n"
+
+
+# GNOME Settings' sidebar where Settings 41 (Ubuntu 22.04's, GTK 3) has its rows on the VM, so that the
+# VM's recorded clicks reach the same panels in Settings 43 (GTK 4, which reads this file; no other app
+# of the desktop has this widget path). Settings 41 lists its panels 45 px apart with no group
+# separators, from the top of the list [clicks: Network 209, Bluetooth 254, Notifications 389,
+# Privacy 569, Displays 794 in a window whose list starts at 187]. Settings 43 has no Background
+# panel (its Appearance panel holds the wallpapers and the style, which the VM's Background and
+# Appearance panels hold), so its Appearance row (the main list's third) spans both rows.
+# Its Privacy page cannot follow the VM's order (see VM_DIFFERENCES.md): a click goes to the row
+# laid out there, whatever a CSS transform would show.
+SIDEBAR = "leaflet > box > scrolledwindow > viewport > widget > stack > list.navigation-sidebar"
+SIDEBAR_ROW_PX = 45
+SETTINGS_SIDEBAR_CSS = (
+    f"{SIDEBAR} {{ padding-top: 0; padding-bottom: 0; }}\n"
+    f"{SIDEBAR} > separator {{ min-height: 0; margin: 0; background: none; }}\n"
+    f"{SIDEBAR} > row {{ min-height: {SIDEBAR_ROW_PX - 2}px; margin-top: 0; margin-bottom: 2px; }}\n"
+    f"{SIDEBAR}:nth-child(1) > row:nth-child(3) {{ min-height: {2 * SIDEBAR_ROW_PX - 2}px; }}\n"
+)
 
 
 def qt_window_geometry(x: int, y: int, width: int, height: int, screen_width: int = 1920) -> str:
@@ -151,6 +170,7 @@ def write_template(home: Path) -> None:
         ".config/vlc/vlcrc": VLCRC,
         ".config/vlc/vlc-qt-interface.conf": VLC_QT_INTERFACE,
         ".config/GIMP/2.10/sessionrc": GIMP_SESSIONRC,
+        ".config/gtk-4.0/gtk.css": SETTINGS_SIDEBAR_CSS,
         # GNOME Shell warns once per home that it cannot lock the screen without GDM; the
         # VM has GDM and shows no such notice.
         ".local/share/gnome-shell/lock-warning-shown": "",

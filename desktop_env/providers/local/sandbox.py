@@ -44,7 +44,7 @@ SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 # out on purpose: environment, profile.d and the like (where hosts keep API keys),
 # shadow files, sudoers, ssh, security policies, service configs.
 ETC_ALLOWED = (
-    "X11", "alternatives", "bash.bashrc", "bash_completion.d", "ca-certificates", "ca-certificates.conf",
+    "X11", "alsa", "alternatives", "bash.bashrc", "bash_completion.d", "ca-certificates", "ca-certificates.conf",
     "chromium", "chromium.d", "dbus-1", "dconf", "debian_version", "dictionaries-common", "fonts", "gai.conf",
     "ghostscript", "gimp", "glvnd", "gtk-2.0", "gtk-3.0", "gtk-4.0", "host.conf", "hosts", "inputrc",
     "ImageMagick-6", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "libpaper.d", "libreoffice", "locale.alias",

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from ...errors import MissingDependency
@@ -43,13 +45,19 @@ def ensure_server_venv() -> Path:
         return target
     check_system_python()
 
+    uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
+
     def build(staging: Path) -> None:
+        # With uv (scripts/install.sh puts it in the harness's venv) the venv needs no pip of its own:
+        # seconds instead of a minute.
+        venv = [SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", *(["--without-pip"] if uv else []),
+                str(staging)]
+        install = [uv, "pip", "install", "-q", "--python", str(staging / "bin" / "python")] if uv else \
+            [str(staging / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
         try:
-            subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", str(staging)],
-                           check=True, capture_output=True, text=True)
-            subprocess.run([str(staging / "bin" / "python"), "-m", "pip", "install", "-q",
-                            "--disable-pip-version-check", "--no-deps", "-r", str(REQUIREMENTS)],
-                           check=True, capture_output=True, text=True)
+            subprocess.run(venv, check=True, capture_output=True, text=True)
+            subprocess.run([*install, "--no-deps", "-r", str(REQUIREMENTS)], check=True, capture_output=True,
+                           text=True)
         except subprocess.CalledProcessError as e:
             raise MissingDependency(
                 f"could not build the env server's venv at {target}: {' '.join(e.cmd)} failed: "

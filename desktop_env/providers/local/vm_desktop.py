@@ -79,7 +79,21 @@ SESSION_SERVICES = (
 # GNOME Shell extensions of the Ubuntu session (ubuntu-dock, appindicators, desktop icons).
 # Debian's dash-to-dock is the project Ubuntu's dock is a fork of; its settings below are
 # the Ubuntu dock's defaults.
-EXTENSIONS = ("dash-to-dock@micxgx.gmail.com", "ubuntu-appindicators@ubuntu.com", "ding@rastersoft.com")
+SYSTEM_EXTENSIONS = ("dash-to-dock@micxgx.gmail.com", "ubuntu-appindicators@ubuntu.com", "ding@rastersoft.com")
+# Our own, shipped in shell_extensions/: GNOME 42's system menu at the top right (volume,
+# network, power mode, Settings, Lock, Power Off / Log Out) in place of GNOME 43's quick
+# settings, where the VM's recorded clicks expect it; and the VM's window places below.
+OWN_EXTENSIONS = ("ubuntu-system-menu@osworld", "vm-window-places@osworld")
+EXTENSIONS = SYSTEM_EXTENSIONS + OWN_EXTENSIONS
+
+# Where (x, y) and how large (width, height) the first window of an app (by WM_CLASS) shows on the
+# VM, shadows left out, for apps whose release here opens elsewhere [clicks]:
+# - GNOME Settings 41 (Ubuntu 22.04's, GTK 3) centres its 980 px wide window in the work area; the
+#   VM's runs click its header bar at y 162-165 (the sidebar's search button at x 528), the first
+#   sidebar row (Network) at 209 with 45 px between rows, and after scrolling the sidebar to its
+#   end Date & Time at 886 (its last row, About, ends near 953). Settings 43 opens 640 px tall
+#   where mutter's placement puts it (y 164).
+WINDOW_PLACES = {"gnome-control-center": (505, 140, 980, 813)}
 
 # Our session mode (Ubuntu's `ubuntu` mode is not in Debian): the user session with Yaru's
 # shell theme and Ubuntu's extensions.
@@ -91,6 +105,13 @@ SESSION_MODE = {
     "enabledExtensions": list(EXTENSIONS),
     "showWelcomeDialog": False,   # the VM's user is past GNOME's tour
 }
+
+# The sound server's output: with no sound card (OSWorld's VM runs on cloud machines without
+# one), PulseAudio makes its "Dummy Output" sink (auto_null). The VM's volume is not recorded
+# anywhere public; OSWorld's task "my system's volume is too small, turn it up to the max"
+# (pactl's first sink volume must read 100) says it starts below the maximum, so it starts at
+# this percentage here and a desktop left alone never passes that task.
+INITIAL_VOLUME_PERCENT = 40
 
 # XDG_CURRENT_DESKTOP on Ubuntu's GNOME session; apps and xdg-utils read it.
 CURRENT_DESKTOP = "ubuntu:GNOME"

@@ -1,0 +1,114 @@
+"""`osworld run --dry-run`: the plan and its warnings, printed; nothing is started or written."""
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from .errors import CANNOT_START, OK, option_mistakes
+from .output import Column, console, show_table
+
+if TYPE_CHECKING:
+    from runner.config import RunConfig
+    from runner.preview import RunPreview
+
+
+def say(text: str, style: str = "") -> None:
+    console.print(Text(text, style=style), soft_wrap=True)
+
+
+def budget_text(preview: RunPreview) -> str:
+    config = preview.config
+    seconds = config.time_budget()
+    if not seconds:
+        time = "no limit on the agent's time (as OSWorld's run.py)"
+    else:
+        given = "--agent-time-budget" if config.agent_time_budget is not None else "the default"
+        time = (f"the agent has {seconds:g} s of predict() per task ({seconds / config.max_steps:g} s a step; "
+                f"{given})")
+    trials = f", {config.trials} trials each" if config.trials > 1 else ""
+    return f"budgets: {config.max_steps} steps per task{trials}; {time}"
+
+
+def agent_text(config: RunConfig) -> str:
+    from mm_agents.loader import declared_defaults
+
+    declared = declared_defaults(config.agent)
+
+    def origin(name: str) -> str:
+        if name not in config.agent_defaults:
+            return ""
+        if name in declared:
+            return " (the agent's own default)"
+        return " (the agent's name: it declares no model)" if name == "model" else " (it declares none)"
+    return (f"agent: {config.agent}, model {config.model}{origin('model')}, observation {config.observation_type}"
+            f"{origin('observation_type')}, action space {config.action_space}")
+
+
+def agent_problem(config: RunConfig) -> str | None:
+    """Why the agent cannot be built (a missing API key...), as a real run would stop; None when it can."""
+    from runner.run import RunOptionError, check_agent
+
+    try:
+        check_agent(config)
+    except RunOptionError as e:
+        return str(e)
+    return None
+
+
+def print_dry_run(config: RunConfig) -> int:
+    """Prints what the run would do; the exit status: 2 with --strict and a score that would not be
+    comparable (or a mistake in the options), else 0."""
+    from runner.plan import once_per_task
+    from runner.preview import blockers
+    from runner.run import check_run
+
+    strict, network_given = config.strict, config.network is not None
+    with option_mistakes():
+        preview, _ = check_run(dataclasses.replace(config, strict=False))
+    config, plan = preview.config, preview.plan
+    facts = preview.facts
+    say(f"plan: {facts['tasks']} task(s) from {config.tasks or 'the built-in suite'}"
+        + (" (OSWorld-Verified)" if config.osworld else "") + f" -> {config.layout.model_dir}", "bold")
+    columns = [Column("domain", key=True), Column("tasks", justify="right"), Column("to run", justify="right"),
+               Column("done", justify="right"), Column("errored before", justify="right"),
+               Column("cannot run here", justify="right"), Column("live web", justify="right"),
+               Column("downloads", justify="right"), Column("in cache", justify="right")]
+    rows = [[name, str(d.tasks), str(d.to_run), str(d.done), str(d.errored), str(d.cannot_run), str(d.live_web),
+             str(d.downloads), str(d.prefetched)] for name, d in preview.domains.items()]
+    totals = [sum(int(row[i]) for row in rows) for i in range(1, len(columns))]
+    show_table(columns, rows + [["total", *map(str, totals)]], sections=[len(rows) - 1])
+    if plan.left_out:
+        say(f"left out: {len(plan.left_out)} task(s) OSWorld-Verified does not score: "
+            + "; ".join(sorted(set(plan.left_out.values()))))
+    invalid = once_per_task(plan.invalid)
+    if invalid:
+        named = ", ".join(f"{name} {count}" for name, count in sorted(blockers(plan).items(),
+                                                                     key=lambda kv: (-kv[1], kv[0])))
+        say(f"cannot run here: {len(invalid)} task(s) ({named}); each gets an error record, counted as 0:")
+        for planned in invalid:
+            say(f"  {planned.domain}/{planned.task_id}: {planned.error}")
+    how = ("--network" if config.network else "--no-network") if network_given else "decided by the tasks"
+    say(f"network: {'on' if config.network else 'off'} ({how}); {len(preview.live_web)} task(s) to run need a live "
+        "website or an account")
+    downloads, cached = facts["downloads"], facts["prefetched"]
+    missing = len(preview.missing_files)
+    say(f"downloads: {downloads} task(s) need files fetched by URL, {cached} of them all in the cache "
+        f"({config.cache_dir}); {missing} file(s) to fetch"
+        + (" before the first desktop starts" if missing and config.prefetch else
+           " during each task's setup" if missing else ""))
+    say(budget_text(preview))
+    say(agent_text(config))
+    problem = agent_problem(config) if plan.to_run else None
+    if problem:
+        say(f"agent: cannot be built, a real run stops here: {problem}", "red")
+    warning = preview.network_warning()  # the rest of the warnings a run gives are said above
+    if warning:
+        say(f"warning: {warning}", "yellow")
+    for line in preview.verdict.lines():
+        say(line)
+    if not preview.verdict.comparable and strict:
+        say("--strict: this run would be refused", "red")
+        return CANNOT_START
+    return OK
