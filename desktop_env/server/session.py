@@ -124,9 +124,11 @@ GNOME_SESSION_ENV = {
 # What the env server adds to the session's environment for the commands and apps it starts. OSWorld's
 # server is a system service whose environment names no desktop (osworld_server.service: DISPLAY,
 # DBUS_SESSION_BUS_ADDRESS and XDG_RUNTIME_DIR), so a Qt app a task's setup launches there (VLC) finds
-# no desktop and takes Qt's generic theme, whose dialogs order their buttons as Windows does: VLC's
-# Preferences has Save left of Cancel, where the VM's recorded clicks find Save (GNOME's order swaps
-# them). Apps started from the dock or with Ctrl+Alt+T get the session's environment, as on the VM.
+# no desktop and takes Qt's generic theme, whose dialogs order their buttons as Windows does. The VM's
+# recorded clicks show that order: in multi_apps 778efd0a (scored 1, an audio track converted) the click
+# at (1061.76, 729.0) started VLC's Convert dialog, whose Start is there only in that order (GNOME's
+# puts Cancel there); VLC's Preferences then has Save left of Cancel, under the VM's (1192.32, 899.64).
+# Apps started from the dock or with Ctrl+Alt+T get the session's environment, as on the VM.
 SERVER_ENV = {"QT_QPA_PLATFORMTHEME": "generic"}
 
 

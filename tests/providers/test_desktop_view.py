@@ -101,6 +101,9 @@ def test_the_vms_gnome_values_are_the_defaults_gsettings_reads(tmp_path):
     assert get("org.gnome.shell", "favorite-apps") == str(list(vm_desktop.FAVORITE_APPS))
     assert get("org.gnome.shell.extensions.dash-to-dock", "dock-position") == "'LEFT'"
     assert get("org.gnome.desktop.interface", "gtk-theme") == "'Yaru'"
+    assert get("org.gnome.nautilus.window-state", "maximized") == "true"
+    # GTK's own schemas name their ids in single quotes
+    assert get("org.gtk.Settings.FileChooser", "sort-directories-first") == "true"
 
 
 def test_a_vm_setting_for_a_schema_the_host_lacks_names_the_schema(tmp_path):

@@ -99,10 +99,11 @@ def qt_window_geometry(x: int, y: int, width: int, height: int, screen_width: in
 # was set up through VLC's own Tools > Preferences (OSWorld's desktop_env/server/README.md), so VLC
 # saved its window there on exit and restores it at each start. The VM's recorded clicks (vlc tasks
 # launched without a file): Tools at (940.8, 370.44) and View at (984.96, 370.44), 54 px left of and
-# 18 px below where VLC's menus are on a first start here (995 and 1038.5, 352.5); the Preferences
-# dialog, which GNOME attaches centered on this window, has its "All" button at (633.6, 897.48) and
-# its Save at (1192.32, 899.64) on the VM, as here with the window at this place. VLC rewrites the
-# file on exit, as on the VM.
+# 18 px below where VLC's menus are on a first start here (995 and 1038.5, 352.5). The dialogs GNOME
+# attaches centered on this window put the VM's clicks on the same buttons here: Preferences' "All"
+# (633.6, 897.48) and Save (1192.32, 899.64), Open Network Stream's Play (1059.84, 750.6; bba3381f
+# scored 1), the file dialog's Open (1242.24, 662.04; 59f21cfb scored 1). VLC rewrites the file on
+# exit, as on the VM.
 VLC_QT_INTERFACE = f"[General]\ngeometry={qt_window_geometry(641, 361, 600, 420)}\n"
 
 

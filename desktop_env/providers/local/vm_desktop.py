@@ -11,7 +11,7 @@ Each fact names its source (VM_DIFFERENCES.md lists them with what differs here)
 - [ubuntu] Ubuntu 22.04's own defaults (ubuntu-settings' schema overrides, the Ubuntu dock:
   a fork of dash-to-dock fixed on the left, full height, 48 px icons; Yaru themes; the
   Ubuntu font family).
-- [trajectories] the actions UI-TARS recorded on the VM (the trajectories of OSWorld-Verified): where
+- [clicks] the actions UI-TARS recorded on the VM (the trajectories of OSWorld-Verified): where
   its clicks land on a window says where and how large the window was.
 desktop_view builds the desktop's XDG folders from these lists, so what the desktop
 shows does not depend on what else the host has installed.
@@ -169,7 +169,7 @@ GSETTINGS = {
     "org.gnome.shell.extensions.ding": {"start-corner": "'bottom-right'", "show-trash": "false"},
     # nothing to update or report from an offline sandbox
     "org.gnome.desktop.privacy": {"report-technical-problems": "false"},
-    # [trajectories] Files opens maximized on the VM (its image was left with a maximized Files window, which
+    # [clicks] Files opens maximized on the VM (its image was left with a maximized Files window, which
     # Nautilus remembers): the VM's recorded clicks right after opening Files from the dock hit its sidebar
     # at x = 144 and its first row of icons at y = 114-130 (tasks 7e287123, e2392362, f918266a,
     # 8e116af7, 6766f2b8), and its "Open With" dialog is centered on the work area (a503b07f: x = 990,
