@@ -43,9 +43,12 @@ for _name, _reason in (("googledrive", "needs a Google Drive account and the net
 NEEDS_ACCOUNT = extensions.UnsupportedView("setup_step")
 
 WAIT_FOR_WINDOW_S = 30.0
-# A launched app gets as long as OSWorld's runner waits after a reset before the agent's first look.
+# A launched app gets as long as OSWorld's runner waits after a reset before the agent's first look, before a
+# step acts on it.
 SETTLE_AFTER_STEP_S = 60.0
-SETTLED_AFTER = ("launch", "open")
+SETTLED_BEFORE_INPUT = ("launch", "open")
+# Programs a setup command uses to act on windows (OSWorld's task files: pyautogui above all).
+INPUT_TOOLS = ("pyautogui", "xdotool", "wmctrl")
 WAIT_FOR_CHROME_S = 30.0
 EXECUTE_UNTIL_S = 60.0
 
@@ -87,12 +90,36 @@ def fill_placeholders(value: Any, env: Any) -> Any:
     return value
 
 
+def drives_input(step: Any) -> bool:
+    """A step that acts on an app's window: presses keys or clicks (OSWorld's `python -c "import pyautogui; ..."`,
+    xdotool, wmctrl), or activates or closes a window."""
+    if not isinstance(step, dict):
+        return False
+    if step.get("type") in ("activate_window", "close_window"):
+        return True
+    if step.get("type") not in ("execute", "command", "execute_with_verification"):
+        return False
+    command = (step.get("parameters") or {}).get("command")
+    text = command if isinstance(command, str) else json.dumps(command)
+    return any(tool in text for tool in INPUT_TOOLS)
+
+
 def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
     section = "evaluator.postconfig" if phase == "postconfig" else "config"
     if steps:
         cache_folder(env)  # a task id such as ".." would put the cache outside the cache base
+    launched: tuple[int, str, Any] | None = None  # the last launch or open the steps have not waited for yet
     for index, step in enumerate(steps or []):
         kind = step.get("type") if isinstance(step, dict) else None
+        if launched is not None and drives_input(step):
+            # On the VM the app was up by the time a step acted on it; a step that only writes files (a config
+            # the app reads as it starts) ran before the app was up, as it does here.
+            launch_index, launch_kind, what = launched
+            try:
+                settle_after_step(env, f"{section}[{launch_index}]", what, before=f"{section}[{index}]")
+            except SetupError as e:
+                raise SetupError(f"{phase} step {launch_index} ({launch_kind}): {e}") from e
+            launched = None
         try:
             fn = extensions.get("setup_step", str(kind))  # a missing or non-string type names no step
         except extensions.UnsupportedName as e:
@@ -106,9 +133,8 @@ def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
         before = len(warnings)
         try:
             fn(env, **parameters)
-            if kind in SETTLED_AFTER:
-                started_what = parameters.get("command", parameters.get("path"))
-                settle_after_step(env, f"{section}[{index}]", started_what)
+            if kind in SETTLED_BEFORE_INPUT:
+                launched = (index, str(kind), parameters.get("command", parameters.get("path")))
         except UnsafeTaskPath as e:  # names the field within the step; the task's field path goes before it
             raise e.locate(f"{section}[{index}].parameters", task_file_of(env)) from None
         except SetupError as e:
@@ -132,18 +158,20 @@ def settle_waits(env: Any) -> list[dict]:
     return waits
 
 
-def settle_after_step(env: Any, field: str, started: Any = None) -> None:
-    """After a launch or open step: the next step runs once the app's window is up and the desktop holds
-    still, so that a fixed sleep a task file puts after it starts where it started on the VM. A desktop app
-    that shows no window within the bound fails the step; a desktop that never holds still is a warning."""
+def settle_after_step(env: Any, field: str, started: Any = None, before: str | None = None) -> None:
+    """After a launch or open step, before the next step that acts on an app: it runs once the app's window is
+    up and the desktop holds still, so that a fixed sleep a task file puts in it starts where it started on the
+    VM. A desktop app that shows no window within the bound fails the launch; a desktop that never holds still
+    is a warning."""
     settle = getattr(env.controller, "settle", None)
     report = settle(SETTLE_AFTER_STEP_S) if settle is not None else None
     if report is None:  # a server that cannot tell (OSWorld's own): the VM's timing holds
         return
     waiting = [str(what) for what in report.get("waiting_for") or []]
     what = started if isinstance(started, str) else shlex.join(str(word) for word in started or [])
-    settle_waits(env).append({"field": field, "started": what[:200], "waited_s": report.get("waited_s"),
-                              "settled": bool(report.get("settled")), **({"waiting_for": waiting} if waiting else {})})
+    settle_waits(env).append({"field": field, "started": what[:200], **({"before": before} if before else {}),
+                              "waited_s": report.get("waited_s"), "settled": bool(report.get("settled")),
+                              **({"waiting_for": waiting} if waiting else {})})
     windowless = [what for what in waiting if what.startswith("a window of")]
     if windowless:
         raise SetupError(f"no window appeared within {SETTLE_AFTER_STEP_S:g} s: still waiting for "

@@ -11,12 +11,11 @@ runs once on the start state (without its postconfig, which saves files and clos
 """
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
 from ..errors import DesktopEnvError
-from .setup import SetupError
+from .setup import SetupError, drives_input
 
 log = logging.getLogger("osworld.setup")
 
@@ -25,17 +24,15 @@ class SetupNotTaken(SetupError):
     """The task's setup did not do what its evaluator says it must have done."""
 
 
-def drives_input(step: Any) -> bool:
-    """A setup step that presses keys or clicks in an app (OSWorld's `python -c "import pyautogui; ..."`)."""
-    if not isinstance(step, dict) or step.get("type") not in ("execute", "command"):
-        return False
-    command = (step.get("parameters") or {}).get("command")
-    return "pyautogui" in (command if isinstance(command, str) else json.dumps(command))
+def presses_keys(step: Any) -> bool:
+    """A step that presses keys or clicks in an app, whose effect its evaluator can show (window activations
+    are checked where they run: setup.activate_window waits until the window has the focus)."""
+    return drives_input(step) and step.get("type") not in ("activate_window", "close_window")
 
 
 def last_input_step(task_config: dict[str, Any]) -> int | None:
     steps = task_config.get("config") or []
-    indices = [i for i, step in enumerate(steps) if drives_input(step)]
+    indices = [i for i, step in enumerate(steps) if presses_keys(step)]
     return indices[-1] if indices else None
 
 

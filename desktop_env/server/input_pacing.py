@@ -59,6 +59,34 @@ def find_processes(names: Iterable[bytes], proc: str = "/proc") -> list[int]:
     return found
 
 
+# Processes started this recently are an app an action or a setup step is starting, watched while busy.
+YOUNG_S = 10.0
+# Busy by their nature while a task runs: the screen recorder.
+BACKGROUND_NAMES = ("ffmpeg",)
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def processes_to_watch(own_pids: set[int], proc: str = "/proc") -> list[tuple[int, str]]:
+    """GNOME Shell, and the desktop's processes started in the last YOUNG_S seconds (an app being started by a
+    click, before it has a window), less `own_pids` (the server's, busy on the harness's behalf)."""
+    found = []
+    now_ticks = time.clock_gettime(time.CLOCK_BOOTTIME) * _TICKS
+    for entry in os.listdir(proc):
+        if not entry.isdigit() or int(entry) in own_pids:
+            continue
+        try:
+            with open(f"{proc}/{entry}/stat", "rb") as stat:
+                head, _, rest = stat.read().rpartition(b")")
+        except OSError:
+            continue
+        name = head.split(b"(", 1)[-1]
+        fields = rest.split()
+        started = int(fields[19]) if len(fields) > 19 else 0  # stat's field 22: start time, in ticks since boot
+        if name in SHELL_NAMES or (now_ticks - started < YOUNG_S * _TICKS and name.decode() not in BACKGROUND_NAMES):
+            found.append((int(entry), name.decode(errors="replace")))
+    return found
+
+
 class InputPacer:
     """Waits until the apps about to get a press have handled what they got before (see the module's docstring)."""
 

@@ -13,9 +13,11 @@ a second and a busy machine can take longer than those sleeps, so the harness as
   after mapping it has its final size);
 - the screen has not changed for `hold` seconds, but for a caret or a clock digit, or a region that
   keeps changing in place (a video playing) while the windows hold still;
-- no thread of the apps showing those windows is running or waiting for a CPU (an app starved by a
-  busy machine draws nothing, and would pass a still screen), unless it has stayed busy long after
-  its window held still (a player decoding a video).
+- no thread is running or waiting for a CPU in the apps showing those windows or the active one, in
+  GNOME Shell (menus, the overview, the apps it starts) or in a process started in the last few
+  seconds (input_pacing.processes_to_watch: an app a click is starting, before it has a window): an
+  app starved by a busy machine draws nothing and would pass a still screen. One that stays busy long
+  after the windows held still (a player decoding a video) is not waited for.
 
 Everything is bounded by the caller's timeout; the answer says what was still awaited.
 """
@@ -34,6 +36,9 @@ from typing import Any
 from Xlib import Xatom
 from Xlib import error as xerror
 from Xlib.display import Display
+
+from .input_pacing import processes_to_watch
+from .input_pacing import running as threads_running
 
 POLL_S = 0.25
 MIN_POLL_S = 0.05
@@ -191,23 +196,6 @@ class Launch:
         return {"command": self.command[:200], "gui": self.gui, "window_after_s": shown}
 
 
-def _threads_running(pid: int) -> bool:
-    """Whether a thread of the process is running or waiting for a CPU (state R)."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return False
-    for task in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{task}/stat", "rb") as stat:
-                fields = stat.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields and fields[0] == b"R":
-            return True
-    return False
-
-
 def _changed_box(before: Any, after: Any) -> tuple[int, int, int, int] | None:
     """The bounding box (in full-size pixels) of what differs between two quarter-size greyscale images."""
     from PIL import ImageChops
@@ -259,8 +247,10 @@ class Settler:
     """The launches of this desktop's setup, and the wait until the desktop shows them settled."""
 
     def __init__(self, display: str, grab: Callable[[], Any], data_dirs: Iterable[str], path: str | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, own_pids: Callable[[], set[int]] = lambda: set(),
+                 proc: str = "/proc"):
         self.display = display
+        self._own_pids, self._proc = own_pids, proc
         self._grab = grab
         self._data_dirs = list(data_dirs)
         self._path = path
@@ -362,10 +352,14 @@ class Settler:
         new = set().union(*(set(windows) - launch.windows_before for launch in watched)) if watched else set()
         if active is not None:
             new.add(active)
-        pids = {w.pid: w.title or w.wm_class for w in windows.values() if w.id in new and w.pid}
+        pids: dict[int, str] = {w.pid: w.title or w.wm_class for w in windows.values() if w.id in new and w.pid}
+        # GNOME Shell draws the menus and the overview an action opens, and starts the apps it launches; an app
+        # started moments ago (by a click on a menu or the dock) may not have made its window yet.
+        for pid, name in processes_to_watch(self._own_pids(), self._proc):
+            pids.setdefault(pid, name)
         busy = []
         for pid, name in pids.items():
-            running = _threads_running(pid)
+            running = threads_running(pid, self._proc)
             was = watch.busy_seen.get(pid, False)
             watch.busy_seen[pid] = running
             if running and was and now - watch.geometry_since < STEADY_BUSY_S:

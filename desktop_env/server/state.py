@@ -78,8 +78,16 @@ class ServerState:
                 from .settle import Settler
                 data_dirs = [os.path.join(self.home, ".local/share"),
                              *self.env.get("XDG_DATA_DIRS", "/usr/local/share:/usr/share").split(":")]
-                self._settler = Settler(self.display, self.screen.screenshot, data_dirs, self.env.get("PATH"))
+                self._settler = Settler(self.display, self.screen.screenshot, data_dirs, self.env.get("PATH"),
+                                        own_pids=self._own_pids)
             return self._settler
+
+    def _own_pids(self) -> set[int]:
+        """The server and the interpreter it runs actions in: busy on the harness's behalf, never an app's."""
+        pids = {os.getpid()}
+        if self._interpreter is not None and self._interpreter.pid is not None:
+            pids.add(self._interpreter.pid)
+        return pids
 
     @property
     def recorder(self):

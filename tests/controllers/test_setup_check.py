@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from desktop_env.controllers.setup_check import SetupNotTaken, check_setup_took, drives_input
+from desktop_env.controllers.setup import drives_input
+from desktop_env.controllers.setup_check import SetupNotTaken, check_setup_took
 
 KEYS_STEP = {"type": "execute", "parameters": {"command": [
     "python", "-c", "import pyautogui; import time; time.sleep(5); pyautogui.press('f10')"]}}
@@ -57,3 +58,5 @@ def test_steps_that_drive_input_are_told_from_others():
     assert drives_input(KEYS_STEP) and not drives_input(PLAIN_STEP)
     assert drives_input({"type": "command", "parameters": {"command": "python3 -c 'import pyautogui'"}})
     assert not drives_input({"type": "launch", "parameters": {"command": ["pyautogui-looking-app"]}})
+    assert drives_input({"type": "activate_window", "parameters": {"window_name": "Visual Studio Code"}})
+    assert drives_input({"type": "execute", "parameters": {"command": "xdotool key ctrl+s", "shell": True}})

@@ -5,7 +5,14 @@ import os
 import subprocess
 import sys
 
-from desktop_env.server.input_pacing import ALWAYS_BUSY_S, WAIT_BOUND_S, InputPacer, find_processes, running
+from desktop_env.server.input_pacing import (
+    ALWAYS_BUSY_S,
+    WAIT_BOUND_S,
+    InputPacer,
+    find_processes,
+    processes_to_watch,
+    running,
+)
 
 
 class Clock:
@@ -66,3 +73,14 @@ def test_running_tells_a_spinning_process_from_a_sleeping_one():
         for process in (spinner, sleeper):
             process.kill()
             process.wait()
+
+
+def test_settle_watches_processes_just_started_but_not_its_own_nor_old_ones():
+    young = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        watched = {pid for pid, _ in processes_to_watch({os.getpid()})}
+        assert young.pid in watched and os.getpid() not in watched
+        assert 1 not in watched  # the first process of this machine started long ago
+    finally:
+        young.kill()
+        young.wait()
