@@ -45,12 +45,36 @@ LIBREOFFICE_XCU = (
     + "</oor:items>\n"
 )
 
-# Only first-run choices: every other value is Chrome's default, as in the VM's profile, since
-# getters read this file (a site-setting default here once made "delete site data on close"
-# look already set: OSWorld's getter takes any profile.default_content_setting_values for it).
+# Only first-run choices and Chrome's own defaults where Debian's Chromium has others: every other
+# value is Chrome's default, as in the VM's profile, since getters read this file (a site-setting
+# default here once made "delete site data on close" look already set: OSWorld's getter takes any
+# profile.default_content_setting_values for it).
 CHROMIUM_PREFERENCES = {
     "browser": {"has_seen_welcome_page": True, "check_default_browser": False},
     "distribution": {"skip_first_run_ui": True, "suppress_first_run_default_browser_prompt": True},
+    # Google, Chrome's default search engine, as Chromium records it when a user picks it (Debian's
+    # Chromium defaults to DuckDuckGo). With it Chromium shows Google's New Tab page (logo, search box,
+    # shortcuts), as the VM's Chrome did, and its ⋮ menu gains "Search this tab with Image Search"
+    # below Print, where Chrome has "Search with Google Lens": without that row, the VM's recorded
+    # clicks on Print (y = 579-582), More tools (732-734) and Settings (808-816) land one row too
+    # low. OSWorld's default_search_engine getter reads "Google" either way (its fallback).
+    "default_search_provider_data": {"template_url_data": {
+        "short_name": "Google",
+        "keyword": "google.com",
+        "prepopulate_id": 1,
+        "synced_guid": "485bf7d3-0215-45af-87dc-538868000001",
+        "url": ("{google:baseURL}search?q={searchTerms}&{google:RLZ}{google:originalQueryForSuggestion}"
+                "{google:assistedQueryStats}{google:searchFieldtrialParameter}{google:language}"
+                "{google:prefetchSource}{google:searchClient}{google:sourceId}{google:searchSource}"
+                "{google:contextualSearchVersion}ie={inputEncoding}"),
+        "suggestions_url": ("{google:baseSuggestURL}{google:suggestPath}?{google:searchFieldtrialParameter}"
+                            "client={google:suggestClient}&gs_ri={google:suggestRid}&xssi=t&q={searchTerms}&"
+                            "{google:inputType}{google:omniboxFocusType}{google:cursorPosition}"
+                            "{google:currentPageUrl}{google:pageClassification}{google:clientCacheTimeToLive}"
+                            "{google:searchVersion}{google:sessionToken}{google:prefetchQuery}"
+                            "sugkey={google:suggestAPIKeyParameter}"),
+        "favicon_url": "https://www.google.com/images/branding/product/ico/googleg_alldp.ico",
+    }},
 }
 
 USER_DIRS = "".join(f'XDG_{key}_DIR="$HOME/{folder}"\n' for key, folder in (
