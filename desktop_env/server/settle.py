@@ -190,6 +190,8 @@ class Launch:
     poll: Callable[[], int | None]          # the process's exit code, None while it runs
     exited_at: float | None = None
     window_at: float | None = None
+    screen_before: Any = None               # the screen at the launch (quarter size, grey), to tell its window drawn
+    drawn: bool = False
 
     def to_json(self) -> dict[str, Any]:
         shown = None if self.window_at is None else round(self.window_at - self.started, 2)
@@ -270,6 +272,9 @@ class Settler:
         except (xerror.DisplayError, xerror.ConnectionClosedError, OSError):
             return frozenset()
 
+    def _picture(self) -> Any:
+        return self._grab().convert("L").reduce(4)
+
     def note_launch(self, command: list[str] | str, pid: int, poll: Callable[[], int | None],
                     windows_before: frozenset[int], program: str | None = None) -> Launch:
         text = command if isinstance(command, str) else shlex.join(command)
@@ -277,7 +282,13 @@ class Settler:
             program = program if program is not None else program_of(command)
         except ValueError:  # unbalanced quotes: the shell will say so; nothing to wait for
             program = ""
-        launch = Launch(text, pid, self.is_gui(program), self.clock(), windows_before, poll)
+        gui = self.is_gui(program)
+        launch = Launch(text, pid, gui, self.clock(), windows_before, poll)
+        if gui:
+            try:
+                launch.screen_before = self._picture()
+            except Exception:  # no picture: the window counts as drawn once it is there
+                launch.screen_before = None
         with self._lock:
             self.launches.append(launch)
         return launch
@@ -314,6 +325,7 @@ class Settler:
             waiting.append("the windows to hold still")
         if not self._screen_still(now, watch, hold):
             waiting.append("the screen to hold still")
+        waiting += self._undrawn(windows, watched, watch.picture)
         busy = self._busy_apps(now, windows, active, watched, watch)
         waiting += [f"{name} to finish drawing (busy)" for name in busy]
         return waiting
@@ -328,8 +340,29 @@ class Settler:
             launch.exited_at = now
         return launch.exited_at is None or now - launch.exited_at < EXITED_GRACE_S
 
+    def _undrawn(self, windows: dict[int, WindowState], watched: list[Launch], picture: Any) -> list[str]:
+        """Launches whose window is listed but shows nothing yet where it stands: the screen there is still what
+        it was at the launch (a window the compositor has not painted yet, on a busy machine)."""
+        waiting = []
+        for launch in watched:
+            if launch.window_at is None or launch.drawn or launch.screen_before is None or picture is None:
+                continue
+            new = [w for w in windows.values() if w.main and not w.splash and w.id not in launch.windows_before]
+            for window in new:
+                x, y, width, height = (v // 4 for v in window.geometry)
+                box = (max(0, x), max(0, y), min(picture.size[0], x + width), min(picture.size[1], y + height))
+                if box[2] - box[0] < 2 or box[3] - box[1] < 2:
+                    launch.drawn = True  # off the screen: nothing to see drawn
+                    continue
+                changed = _changed_box(launch.screen_before.crop(box), picture.crop(box))
+                if changed is not None and _area(changed) > STILL_PIXELS:
+                    launch.drawn = True
+            if new and not launch.drawn:
+                waiting.append(f"the window of {launch.command[:80]!r} to be drawn")
+        return waiting
+
     def _screen_still(self, now: float, watch: _Watch, hold: float) -> bool:
-        picture = self._grab().convert("L").reduce(4)
+        picture = self._picture()
         previous, watch.picture = watch.picture, picture
         if previous is None:
             watch.still_since = now
