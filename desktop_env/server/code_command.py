@@ -112,6 +112,7 @@ def start_server() -> int:
     log_path = state_dir() / "server.log"
     offset = log_path.stat().st_size if log_path.exists() else 0
     USER_DATA.mkdir(parents=True, exist_ok=True)
+    EXTENSIONS.mkdir(parents=True, exist_ok=True)  # this release's server creates only its last level
     with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
         server = subprocess.Popen([*code_server_argv(), "--bind-addr", "127.0.0.1:0"], stdin=devnull, stdout=log,
                                   stderr=subprocess.STDOUT, cwd=HOME, start_new_session=True)
