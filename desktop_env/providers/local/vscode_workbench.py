@@ -8,17 +8,18 @@ starts on the Welcome page with the dark theme and its Explorer open, saves when
 under the window manager's title bar has a menu bar (File Edit Selection View Go Run Terminal
 Help) and nothing else. So:
 - BUNDLE_EDITS: the product's name and first page, the settings whose default differs between
-  the web and the desktop, the Welcome page's start entries and the VM's layout, in the
-  workbench bundle. Each edit is one exact text of this release's bundle, replaced once;
-- NATIVE_TITLE_BAR: what a native title bar implies (no command center, no layout buttons) is
-  the default of a built-in extension, so ~/.config/Code/User/settings.json starts absent;
-- VM_CSS: a stylesheet appended to the workbench's ends the Manage menu with the two items the
-  VM's has and code-server cannot offer, so the items above them sit where the VM's do.
+  the web and the desktop or that a native title bar implies, the Welcome page's start entries
+  and the VM's layout, in the workbench bundle. Each edit is one exact text of this release's
+  bundle, replaced once. They are defaults, not settings: ~/.config/Code/User/settings.json
+  starts absent, as on the VM;
+- PAGE_EDITS: the page's title is VS Code's while the workbench loads;
+- VM_CSS: a stylesheet appended to the workbench's gives the menus the VM's native menus'
+  spacing, and ends the Manage menu with the two items the VM's has and code-server cannot
+  offer, so that the items sit where the VM's do.
 The recorded clicks these are checked against are in VM_DIFFERENCES.md (VS Code).
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 
@@ -34,6 +35,17 @@ def workbench_stylesheet(vscode_lib: Path) -> Path:
     return vscode_lib / "out" / "vs" / "workbench" / "workbench.web.main.css"
 
 
+def workbench_page(vscode_lib: Path) -> Path:
+    return vscode_lib / "out" / "vs" / "code" / "browser" / "workbench" / "workbench.html"
+
+
+# The window is titled as VS Code's from the start (Electron creates it with the product's name),
+# also while the workbench loads, before it sets its own title.
+PAGE_EDITS: dict[str, tuple[str, str]] = {
+    "title": ('<meta charset="utf-8" />', '<meta charset="utf-8" />\n\t\t<title>Visual Studio Code</title>'),
+}
+
+
 BUNDLE_EDITS: dict[str, tuple[str, str]] = {
     # The product the web client is built with (inlined in the bundle), named as Microsoft's build
     # (window titles, the Welcome page). openToWelcomeMainPage: a first run would open the first
@@ -42,9 +54,18 @@ BUNDLE_EDITS: dict[str, tuple[str, str]] = {
                 'r={nameShort:"Visual Studio Code",nameLong:"Visual Studio Code",openToWelcomeMainPage:!0,'),
     # Settings whose default is `isWeb ? web's : desktop's`: the web's branch is dropped.
     "workbench.colorTheme": ("default:$.$i?w.ThemeSettingDefaults.COLOR_THEME_LIGHT:", "default:"),
+    # ... and the colours it paints with before the theme has loaded (light on the web): otherwise
+    # the first paint is light, and Chromium does not always repaint all of it once the theme is.
+    "first paint's colours": ("createUnloadedThemeForThemeType(P.$i?A.ColorScheme.LIGHT:A.ColorScheme.DARK,me)",
+                              "createUnloadedThemeForThemeType(A.ColorScheme.DARK,me)"),
     "window.menuBarVisibility": ('default:D.$i?"compact":', "default:"),
     "window.confirmBeforeClose": ('default:D.$i&&!(0,C.$kR)()?"keyboardOnly":', "default:"),
     "files.autoSave": ("default:o.$i?T.$sl.AFTER_DELAY:", "default:"),
+    # A native title bar (the VM's) has no command center and no layout buttons.
+    "window.commandCenter": ('[w.LayoutSettings.COMMAND_CENTER]:{type:"boolean",default:!0',
+                             '[w.LayoutSettings.COMMAND_CENTER]:{type:"boolean",default:!1'),
+    "workbench.layoutControl.enabled": ('[w.LayoutSettings.LAYOUT_ACTIONS]:{type:"boolean",default:!0',
+                                        '[w.LayoutSettings.LAYOUT_ACTIONS]:{type:"boolean",default:!1'),
     # The Welcome page's start entries only the desktop shows; both commands exist in the web build
     # (a folder picker, the remote menu).
     "start entry Open Folder...": ('icon:r.$Zj.folderOpened,when:"!isWeb && !isMac"',
@@ -60,26 +81,34 @@ BUNDLE_EDITS: dict[str, tuple[str, str]] = {
     "side bar width": ("ee.SIDEBAR_SIZE.defaultValue=Math.min(300,ie.width/4)", "ee.SIDEBAR_SIZE.defaultValue=245"),
 }
 
-# A native title bar has neither; both are settings an extension may give a default.
-NATIVE_TITLE_BAR = {"window.commandCenter": False, "workbench.layoutControl.enabled": False}
+# The VM's menus are native (Electron's, as VS Code's with a native title bar): 26 px items like
+# code-server's, but 9 px separators where code-server's take 11, and the menu bar's menus start
+# 6 px higher (File's first item at y = 98 on the VM, where the recorded clicks into File and
+# File > Preferences put it, against 104 here under a taller title bar). Without both, the VM's
+# clicks into File > Preferences land on Auto Save.
+MENUS = """
+body .monaco-menu .monaco-action-bar.vertical .action-label.separator { margin: 4px 0 !important; }
+.monaco-workbench .menubar .menubar-menu-items-holder { margin-top: -6px; }
+"""
 
 # The VM's Manage menu (native, desktop) ends with a separator, "Backup and Sync Settings...",
 # a separator and "Check for Updates...": code-server has no settings sync service and no
 # updates, so they are drawn as disabled items. The menu opens upwards from the gear, so without
-# them every item above would sit 75 px lower than on the VM, where the recorded clicks land.
+# them every item above would sit 70 px lower than on the VM, where the recorded clicks land.
 # The menu is known by two items no other context menu has together; its submenus are left alone.
 MANAGE_MENU = ('.context-view:has(.action-label[aria-label="Command Palette..."])'
                ':has(.action-label[aria-label="User Tasks"]) .monaco-menu '
                '.monaco-action-bar:not(.monaco-submenu .monaco-action-bar)')
 VM_CSS = f"""
 /* osworld: the VM's desktop VS Code (see desktop_env/providers/local/vscode_workbench.py) */
+{MENUS}
 {MANAGE_MENU} > .actions-container::after,
 {MANAGE_MENU}::after {{
   display: block;
   height: 26px;
   line-height: 26px;
-  margin-top: 5px;
-  padding: 5px 26px 0 30px;
+  margin-top: 4px;
+  padding: 4px 26px 0 30px;
   border-top: 1px solid var(--vscode-menu-separatorBackground);
   font-size: 13px;
   opacity: 0.4;
@@ -92,19 +121,17 @@ VM_CSS = f"""
 
 def adapt_workbench(vscode_lib: Path) -> None:
     """Applies the edits to code-server's `lib/vscode` (once, on a fresh install)."""
-    bundle = workbench_bundle(vscode_lib)
-    text = bundle.read_text()
-    for name, (web, desktop) in BUNDLE_EDITS.items():
-        found = text.count(web)
-        if found != 1:
-            raise WorkbenchAdaptError(f"{bundle}: edit {name!r}: expected {web!r} once, found it {found} times")
-        text = text.replace(web, desktop)
-    bundle.write_text(text)
+    _edit(workbench_bundle(vscode_lib), BUNDLE_EDITS)
+    _edit(workbench_page(vscode_lib), PAGE_EDITS)
     with open(workbench_stylesheet(vscode_lib), "a") as stylesheet:
         stylesheet.write(VM_CSS)
-    extension = vscode_lib / "extensions" / "osworld-vm-defaults"
-    extension.mkdir()
-    (extension / "package.json").write_text(json.dumps({
-        "name": "osworld-vm-defaults", "displayName": "OSWorld VM defaults", "publisher": "osworld",
-        "version": "1.0.0", "engines": {"vscode": "*"},
-        "contributes": {"configurationDefaults": NATIVE_TITLE_BAR}}, indent=2) + "\n")
+
+
+def _edit(path: Path, edits: dict[str, tuple[str, str]]) -> None:
+    text = path.read_text()
+    for name, (web, desktop) in edits.items():
+        found = text.count(web)
+        if found != 1:
+            raise WorkbenchAdaptError(f"{path}: edit {name!r}: expected {web!r} once, found it {found} times")
+        text = text.replace(web, desktop)
+    path.write_text(text)
