@@ -120,7 +120,7 @@ def start_server(while_starting: Callable[[int], None]) -> int:
     log_path = state_dir() / "server.log"
     offset = log_path.stat().st_size if log_path.exists() else 0
     USER_DATA.mkdir(parents=True, exist_ok=True)
-    EXTENSIONS.mkdir(parents=True, exist_ok=True)  # this release's server creates only its last level
+    EXTENSIONS.mkdir(parents=True, exist_ok=True)  # this release creates only the last level of each
     port = free_port()
     with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
         server = subprocess.Popen([*code_server_argv(), "--bind-addr", f"127.0.0.1:{port}"], stdin=devnull,
@@ -441,6 +441,9 @@ def main(argv: list[str]) -> int:
             return 0
         if any(arg in CLI_FLAGS or arg.split("=", 1)[0] in CLI_FLAGS for arg in argv):
             # code-server's own CLI for extensions and --version: output and exit status as its.
+            # This release creates only the last level of the folders it is given.
+            USER_DATA.mkdir(parents=True, exist_ok=True)
+            EXTENSIONS.mkdir(parents=True, exist_ok=True)
             os.execv(code_server_argv()[0], [*code_server_argv(), *argv])
         open_paths(argv)
     except CodeError as e:

@@ -44,6 +44,7 @@ from .vscode_workbench import adapt_workbench
 log = logging.getLogger("osworld.vscode")
 
 CODE_SERVER_VERSION = "4.90.3"    # VS Code 1.90.2: the VM's release, as near as the registry has it (VM_DIFFERENCES.md)
+VSCODE_RELEASE = "1.90.2"         # what code-server CODE_SERVER_VERSION is built from, and `code --version` says
 NODE_VERSION = "20.11.1"          # the Node.js code-server 4.90 was released with; its postinstall wants major 20
 NPM_VERSION = "10.9.9"            # runs the build, and code-server's nested installs, under Node 20
 # Microsoft's ripgrep build, for the @vscode/ripgrep (VSCODE_RIPGREP_VERSION) of this VS Code release.
@@ -170,8 +171,9 @@ def _build(staging: Path, progress: Progress) -> None:
     _write_desktop_entry(staging)
     version = _run("check code-server", [str(node_home / "bin" / "node"), str(code_server_entry(staging)),
                                          "--config", str(staging / "config.yaml"), "--version"], staging)
-    if CODE_SERVER_VERSION not in version:
-        raise VSCodeInstallError(f"the built code-server says {version.strip()!r}, not version {CODE_SERVER_VERSION}")
+    if not version.startswith(f"{CODE_SERVER_VERSION} ") or f"with Code {VSCODE_RELEASE}" not in version:
+        raise VSCodeInstallError(f"the built code-server says {version.strip()!r}, not version {CODE_SERVER_VERSION} "
+                                 f"with Code {VSCODE_RELEASE}")
     shutil.rmtree(download_cache)
     shutil.rmtree(tools / "node_modules" / "@vscode" / "ripgrep-universal")  # its other platforms' builds
     os.chmod(staging, 0o755)  # mkdtemp made it 0700; the desktops' uid must read it
