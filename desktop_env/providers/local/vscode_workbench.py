@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...errors import MissingDependency
 
-class WorkbenchAdaptError(RuntimeError):
+
+class WorkbenchAdaptError(MissingDependency):
     """The workbench bundle is not the one these edits were written for."""
 
 
