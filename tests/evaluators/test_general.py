@@ -57,6 +57,14 @@ def test_exact_match_is_plain_equality_as_in_osworld():
     assert exact_match("File exists.", {"expected": "File exists."}).score == 1.0
 
 
+def test_exact_match_says_when_only_trailing_whitespace_differs_where_clipping_hides_it():
+    listing = "[('layout.png', '1e85')]" * 10
+    missed = exact_match(listing + "\n", {"expected": listing})
+    assert missed.score == 0.0
+    assert "differ only in trailing whitespace ('\\n' vs '')" in missed.explanation
+    assert "trailing" not in exact_match("a\n", {"expected": "b"}).explanation
+
+
 def test_exact_match_with_the_evaluator_fixes_ignores_only_trailing_whitespace():
     with evaluator_fixes():
         assert exact_match("File exists.", {"expected": "File exists.\n"}).score == 1.0

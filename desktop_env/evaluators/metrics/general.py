@@ -127,7 +127,14 @@ def exact_match(result: Any, rules: dict | None = None) -> MetricResult:
     whitespace)."""
     if result is None or rules is None:
         return failed("no result to compare" if result is None else "no rules given")
-    return verdict(_same_text(result, rules["expected"]), f"got {show(result)}, expected {show(rules['expected'])}")
+    expected = rules["expected"]
+    explanation = f"got {show(result)}, expected {show(expected)}"
+    if (not fixes_enabled() and isinstance(result, str) and isinstance(expected, str) and result != expected
+            and result.rstrip() == expected.rstrip()):
+        # clipped values would look equal: say what the difference is
+        explanation += (f": they differ only in trailing whitespace ({show(result[len(result.rstrip()):])} vs "
+                        f"{show(expected[len(expected.rstrip()):])}), which OSWorld's == counts")
+    return verdict(_same_text(result, expected), explanation)
 
 
 @metric("match_in_list")
