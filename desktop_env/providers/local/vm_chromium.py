@@ -83,9 +83,12 @@ def chromium_dir() -> Path:
 
 
 def installed_chromium() -> Path | None:
-    """The built folder, None when Chromium 120 is not installed (never builds)."""
+    """The built folder, None when Chromium 120 is not installed (never builds): installed means its
+    browser is there and its packages.txt, written last, lists the chromium package at CHROMIUM_VERSION."""
     target = chromium_dir()
-    return target if (target / BROWSER).is_file() and (target / MANIFEST).is_file() else None
+    if not (target / BROWSER).is_file() or not (target / MANIFEST).is_file():
+        return None
+    return target if ("chromium", CHROMIUM_VERSION) in {entry[:2] for entry in read_manifest(target)} else None
 
 
 def library_dir(root: Path) -> Path:
@@ -149,8 +152,33 @@ def _build(staging: Path, progress: Progress) -> None:
                    {**os.environ, "LD_LIBRARY_PATH": str(library_dir(staging))})
     if UPSTREAM_VERSION not in version:
         raise ChromiumInstallError(f"the unpacked browser says {version.strip()!r}, not Chromium {UPSTREAM_VERSION}")
-    (staging / MANIFEST).write_text("".join(f"{p.name} {p.version} {p.sha256}\n" for p in packages))
+    (staging / MANIFEST).write_text(manifest_text(packages))
     os.chmod(staging, 0o755)  # mkdtemp made it 0700; the desktops' uid must read it
+
+
+def parse_index_record(spec: str, text: str) -> DebianPackage:
+    """The package of one record of a signed index, as `apt-cache show` prints it (RFC 822 style fields;
+    a continuation line starts with a space)."""
+    fields = dict(line.split(": ", 1) for line in text.splitlines() if ": " in line and not line.startswith(" "))
+    missing = [name for name in ("Package", "Version", "SHA256", "Size") if name not in fields]
+    if missing:
+        raise ChromiumInstallError(f"bullseye's index lists {spec} without {', '.join(missing)}")
+    try:
+        size = int(fields["Size"])
+    except ValueError:
+        raise ChromiumInstallError(f"bullseye's index lists {spec} with Size {fields['Size']!r}, not a number") from None
+    return DebianPackage(fields["Package"], fields["Version"], fields["SHA256"], size)
+
+
+def manifest_text(packages: Iterable[DebianPackage]) -> str:
+    """packages.txt: one line per package that went in, its name, version and SHA256."""
+    return "".join(f"{p.name} {p.version} {p.sha256}\n" for p in packages)
+
+
+def read_manifest(root: Path) -> list[tuple[str, str, str]]:
+    """(name, version, SHA256) of each package in an installed folder's packages.txt."""
+    return [(name, version, sha256) for name, version, sha256 in
+            (line.split() for line in (root / MANIFEST).read_text().splitlines() if line.strip())]
 
 
 class PrivateApt:
@@ -184,11 +212,7 @@ class PrivateApt:
         """The index's record of `spec` (name or name=version)."""
         text = _run(f"find {spec} in bullseye's index", ["apt-cache", "show", "--no-all-versions", spec],
                     self.root, self.env)
-        fields = dict(line.split(": ", 1) for line in text.splitlines() if ": " in line and not line.startswith(" "))
-        missing = [name for name in ("Package", "Version", "SHA256", "Size") if name not in fields]
-        if missing:
-            raise ChromiumInstallError(f"bullseye's index lists {spec} without {', '.join(missing)}")
-        return DebianPackage(fields["Package"], fields["Version"], fields["SHA256"], int(fields["Size"]))
+        return parse_index_record(spec, text)
 
     def download(self, packages: list[DebianPackage]) -> list[Path]:
         """Each package's .deb, fetched by apt (which checks it against the signed index) and checked here
