@@ -152,7 +152,8 @@ def check_vscode() -> Check:
 
 
 def check_chromium() -> Check:
-    """Which Chromium a desktop's `google-chrome` runs: Debian 11's 120 (the VM's era) when installed, else the system's."""
+    """Which Chromium a desktop's `google-chrome` runs: Debian 11's 120 (the VM's era) when installed,
+    else the system's."""
     from .vm_chromium import UPSTREAM_VERSION, build_blocker, chromium_dir, installed_chromium
 
     found = installed_chromium()

@@ -103,7 +103,8 @@ def build_blocker() -> str | None:
     """Why Chromium 120 cannot be fetched on this machine (None when it can)."""
     missing = [tool for tool in ("apt-get", "apt-cache", "dpkg-deb") if shutil.which(tool) is None]
     if missing:
-        return f"fetching Chromium {UPSTREAM_VERSION} from Debian's archive needs {' and '.join(missing)} (a Debian host)"
+        return (f"fetching Chromium {UPSTREAM_VERSION} from Debian's archive needs {' and '.join(missing)} "
+                "(a Debian host)")
     if not KEYRING.is_file():
         return (f"fetching Chromium {UPSTREAM_VERSION} checks Debian's signatures with {KEYRING}, which is missing: "
                 "apt-get install debian-archive-keyring")
@@ -166,7 +167,8 @@ def parse_index_record(spec: str, text: str) -> DebianPackage:
     try:
         size = int(fields["Size"])
     except ValueError:
-        raise ChromiumInstallError(f"bullseye's index lists {spec} with Size {fields['Size']!r}, not a number") from None
+        raise ChromiumInstallError(f"bullseye's index lists {spec} with Size {fields['Size']!r}, "
+                                   "not a number") from None
     return DebianPackage(fields["Package"], fields["Version"], fields["SHA256"], size)
 
 
@@ -223,7 +225,8 @@ class PrivateApt:
         for package in packages:
             found = sorted(self.debs.glob(f"{package.name}_*.deb"))
             if len(found) != 1:
-                raise ChromiumInstallError(f"apt-get download left {len(found)} files for {package.name} in {self.debs}")
+                raise ChromiumInstallError(f"apt-get download left {len(found)} files for {package.name} "
+                                           f"in {self.debs}")
             digest = _sha256(found[0])
             if digest != package.sha256:
                 raise ChromiumInstallError(f"{found[0].name}: SHA256 {digest}, but bullseye's signed index says "
