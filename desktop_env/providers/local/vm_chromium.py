@@ -17,8 +17,9 @@ uses its namespace sandbox, which works inside the desktop's bubblewrap.
 
 The result is one folder in the sandbox share (paths.sandbox_share_dir), mounted read-only into
 every desktop at sandbox.SANDBOX_CHROMIUM, where the `google-chrome` shim runs
-usr/lib/chromium/chromium with LD_LIBRARY_PATH at lib/ (a link to usr/lib/<triplet>). packages.txt in it lists
-what went in (name, version, SHA256). Without it the shim runs the system's Chromium.
+usr/lib/chromium/chromium with LD_LIBRARY_PATH at lib/ (a link to usr/lib/<triplet>) and with Chrome's
+2023 redesign switched on, as Chrome of 2024 had it (the shim says which switches and why). packages.txt
+in it lists what went in (name, version, SHA256). Without it the shim runs the system's Chromium.
 It is about 80 MB to fetch and 240 MB unpacked: built by `osworld env setup`, or before the
 first run whose tasks use Chrome.
 """
