@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PYTEST_ARGS ?=
 
-.PHONY: install test lint gates demo fidelity
+.PHONY: install test test-fast lint gates demo fidelity
 
 install:
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/install.sh
@@ -14,6 +14,10 @@ test: install
 	rc=0; $(MAKE) --no-print-directory gates || rc=1; \
 	$(VENV)/bin/python -m pytest -n 2 --durations=25 $(PYTEST_ARGS); prc=$$?; [ $$prc -eq 5 ] && prc=0; \
 	[ $$prc -ne 0 ] && rc=$$prc; exit $$rc
+
+# The tests that start no desktop (a few minutes): the edit loop's tier. `make test` runs these and the rest.
+test-fast: install
+	$(VENV)/bin/python -m pytest -n 2 -m "not desktop" --durations=10 $(PYTEST_ARGS)
 
 # ruff and mypy as configured in pyproject.toml; both run, and either's findings fail the target.
 lint: install gates

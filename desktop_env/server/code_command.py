@@ -20,13 +20,13 @@ import fcntl
 import http.client
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 
 VSCODE_DIR = Path("/run/osworld-lib/vscode")  # the harness's sandbox.SANDBOX_VSCODE (this file runs alone)
@@ -38,8 +38,6 @@ BROWSER_PROFILE = USER_DATA / "Browser"      # the window's own Chromium profile
 SESSION_SOCKET = USER_DATA / "code-server-ipc.sock"  # code-server's registry of open windows
 WINDOW_CLASS = "Code"                        # VS Code's WM_CLASS, which code.desktop names
 
-LISTENING = re.compile(r"HTTP server listening on http://127\.0\.0\.1:(\d+)/")
-VERSION = re.compile(r"^\S+ ([0-9a-f]{40}) with Code (\S+)")  # "4.139.1 <commit> with Code 1.139.1"
 ARCHITECTURES = {"x86_64": "x64", "aarch64": "arm64"}
 SERVER_START_S = 60.0
 WINDOW_CONNECT_S = 60.0
@@ -106,23 +104,30 @@ def running_port() -> int | None:
     return port if _http_get(port, "/healthz") == 200 else None
 
 
-def start_server() -> int:
-    """Starts code-server on a free loopback port (port 0: the kernel picks it, so no other process
-    can take it in between) and waits until it says which and answers there."""
+def free_port() -> int:
+    """A free loopback port, chosen before the server starts so that its window can open meanwhile.
+    The desktop's loopback is its own (without --network): nothing else takes the port in between."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_server(while_starting: Callable[[int], None]) -> int:
+    """Starts code-server on a free loopback port, calls `while_starting(port)` (the first window
+    opens while the server starts: Chromium's start and the server's overlap), and waits until the
+    server answers."""
+    started = time.monotonic()
     log_path = state_dir() / "server.log"
     offset = log_path.stat().st_size if log_path.exists() else 0
     USER_DATA.mkdir(parents=True, exist_ok=True)
+    EXTENSIONS.mkdir(parents=True, exist_ok=True)  # this release creates only the last level of each
+    port = free_port()
     with open(log_path, "ab") as log, open(os.devnull, "rb") as devnull:
-        server = subprocess.Popen([*code_server_argv(), "--bind-addr", "127.0.0.1:0"], stdin=devnull, stdout=log,
-                                  stderr=subprocess.STDOUT, cwd=HOME, start_new_session=True)
+        server = subprocess.Popen([*code_server_argv(), "--bind-addr", f"127.0.0.1:{port}"], stdin=devnull,
+                                  stdout=log, stderr=subprocess.STDOUT, cwd=HOME, start_new_session=True)
+    while_starting(port)
     deadline = time.monotonic() + SERVER_START_S
-    port = None
-    while port is None or _http_get(port, "/healthz") != 200:
-        if port is None:
-            with open(log_path, "rb") as log:
-                log.seek(offset)
-                found = LISTENING.search(log.read().decode(errors="replace"))
-            port = int(found.group(1)) if found else None
+    while _http_get(port, "/healthz") != 200:
         if server.poll() is not None or time.monotonic() > deadline:
             with open(log_path, "rb") as log:
                 log.seek(offset)
@@ -132,6 +137,7 @@ def start_server() -> int:
             raise CodeError(f"VS Code's server {state}; its log ({log_path}) ends:\n" + "\n".join(tail))
         time.sleep(POLL_S)
     (state_dir() / "port").write_text(str(port))
+    note(f"server answering on port {port} after {time.monotonic() - started:.1f} s")
     return port
 
 
@@ -143,9 +149,10 @@ def _lock():
         yield
 
 
-def ensure_server() -> int:
+def ensure_server(while_starting: Callable[[int], None]) -> int:
+    """The running server's port; when none runs, starts one, calling `while_starting(port)` meanwhile."""
     with _lock():
-        return running_port() or start_server()
+        return running_port() or start_server(while_starting)
 
 
 # -- windows --------------------------------------------------------------------------------------
@@ -230,16 +237,49 @@ def let_closed_browser_exit() -> None:
             return
 
 
+# The page a new window opens first. Titled as VS Code's window is from the moment it maps, it waits
+# for the server (the first window opens while the server starts) and then goes to VS Code's page,
+# given after '#'. It waits for an image of the server's own, which loads once the server serves
+# its pages: its port answers a moment before (with "Cannot GET"). It goes nowhere but this
+# desktop's own loopback.
+OPENING_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>Visual Studio Code</title>
+<style>html, body { background: #1f1f1f; margin: 0; }</style></head>
+<body><script>
+const target = decodeURIComponent(location.hash.slice(1));
+if (/^http:\\/\\/127\\.0\\.0\\.1:\\d+\\//.test(target)) {
+  const probe = new URL("/_static/src/browser/media/favicon.ico", target).href;
+  const poll = () => {
+    const image = new Image();
+    image.onload = () => location.replace(target);
+    image.onerror = () => setTimeout(poll, 100);
+    image.src = probe + "?" + Date.now();
+  };
+  poll();
+}
+</script></body></html>
+"""
+
+
+def opening_page() -> Path:
+    page = state_dir() / "opening.html"
+    if not page.exists():
+        page.write_text(OPENING_PAGE)
+    return page
+
+
 def open_window(port: int, query: dict[str, str]) -> None:
     """A Chromium app window (no tabs, no address bar) on VS Code's page, in its own profile."""
     let_closed_browser_exit()
     url = f"http://127.0.0.1:{port}/" + (f"?{urllib.parse.urlencode(query)}" if query else "")
+    app = opening_page().as_uri() + "#" + urllib.parse.quote(url, safe="")
     env = dict(os.environ, CHROME_DESKTOP="code.desktop")
     with open(state_dir() / "window.log", "ab") as log, open(os.devnull, "rb") as devnull:
-        subprocess.Popen([CHROMIUM, f"--app={url}", f"--user-data-dir={BROWSER_PROFILE}", f"--class={WINDOW_CLASS}",
+        subprocess.Popen([CHROMIUM, f"--app={app}", f"--user-data-dir={BROWSER_PROFILE}", f"--class={WINDOW_CLASS}",
                           "--no-first-run", "--no-default-browser-check", "--disable-dev-shm-usage",
                           "--password-store=basic", "--force-renderer-accessibility", "--start-maximized",
-                          "--disable-features=Translate", "--hide-crash-restore-bubble", "--force-dark-mode"],
+                          "--disable-features=Translate", "--hide-crash-restore-bubble", "--force-dark-mode",
+                          "--disable-gpu"],
                          stdin=devnull, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
 
 
@@ -288,7 +328,19 @@ def open_paths(argv: list[str]) -> None:
     folders = [p for p in paths if os.path.isdir(p)]
     workspaces = [p for p in paths if p.endswith(".code-workspace") and os.path.isfile(p)]
     files = [p for p in paths if p not in folders and p not in workspaces]
-    port = ensure_server()
+    started: list[int] = []
+
+    def open_while_starting(port: int) -> None:
+        # A server that is only starting has no window: this command's open now, their page waits.
+        note(f"code {' '.join(argv)}: starting the server; its window opens meanwhile")
+        open_new_windows(port, flags, paths, folders, workspaces, files, window=None)
+        started.append(port)
+
+    port = ensure_server(open_while_starting)
+    if started:
+        if files:
+            show_files(port, None, flags, files)
+        return
     on_screen = forget_closed_windows()
     probe = (files or folders or workspaces or [str(HOME)])[0]
     window = connected_window(probe)
@@ -297,21 +349,33 @@ def open_paths(argv: list[str]) -> None:
         open_in_window(window, files, folders, reuse=True)
         raise_window()
         return
+    open_new_windows(port, flags, paths, folders, workspaces, files, window)
+    if files:
+        show_files(port, window, flags, files)
+    elif not paths and window is not None and not flags["new_window"]:
+        raise_window()
+
+
+def open_new_windows(port: int, flags: dict[str, bool], paths: list[str], folders: list[str],
+                     workspaces: list[str], files: list[str], window: str | None) -> None:
+    """The windows a command opens, given the window already connected (None: none): one per folder
+    and workspace, and an empty one for files or nothing when no window takes them."""
     for folder in folders:
         open_window(port, {"folder": folder})
     for workspace in workspaces:
         open_window(port, {"workspace": workspace})
-    if not files:
-        if not paths:
-            if window is None or flags["new_window"]:
-                open_window(port, {"ew": "true"} if flags["new_window"] else {})
-            else:
-                raise_window()
+    if window is not None and not flags["new_window"]:
         return
+    if not paths:
+        open_window(port, {"ew": "true"} if flags["new_window"] else {})
+    elif files and not folders and not workspaces:
+        open_window(port, {"ew": "true"})
+
+
+def show_files(port: int, window: str | None, flags: dict[str, bool], files: list[str]) -> None:
+    """Opens `files` in `window`, or in the window just opened for them once it connects."""
     reused = window is not None and not flags["new_window"]
     if not reused:
-        if not folders and not workspaces:
-            open_window(port, {"ew": "true"})
         window = wait_for_window(files[0])
     assert window is not None  # wait_for_window raises rather than give none
     try:
@@ -358,12 +422,15 @@ def shown_on_screen(name: str, seconds: float = SHOW_FILE_S) -> bool:
 
 
 def print_version() -> None:
-    """VS Code's three lines (version, commit, architecture) from code-server's one."""
-    said = subprocess.run([*code_server_argv(), "--version"], capture_output=True, text=True).stdout
-    found = VERSION.search(said)
-    if found is None:
-        raise CodeError(f"code-server's version is not in its output {said.strip()!r}")
-    print(f"{found.group(2)}\n{found.group(1)}\n{ARCHITECTURES.get(os.uname().machine, os.uname().machine)}")
+    """VS Code's three lines (version, commit, architecture): those of the VS Code release code-server
+    is built from, from its product.json (code-server's own --version names code-server's commit)."""
+    product_file = VSCODE_DIR / "code-server" / "node_modules" / "code-server" / "lib" / "vscode" / "product.json"
+    try:
+        product = json.loads(product_file.read_text())
+        version, commit = product["version"], product["commit"]
+    except (OSError, ValueError, KeyError) as e:
+        raise CodeError(f"VS Code's version is not readable in {product_file}: {e}") from None
+    print(f"{version}\n{commit}\n{ARCHITECTURES.get(os.uname().machine, os.uname().machine)}")
 
 
 def main(argv: list[str]) -> int:
@@ -374,6 +441,9 @@ def main(argv: list[str]) -> int:
             return 0
         if any(arg in CLI_FLAGS or arg.split("=", 1)[0] in CLI_FLAGS for arg in argv):
             # code-server's own CLI for extensions and --version: output and exit status as its.
+            # This release creates only the last level of the folders it is given.
+            USER_DATA.mkdir(parents=True, exist_ok=True)
+            EXTENSIONS.mkdir(parents=True, exist_ok=True)
             os.execv(code_server_argv()[0], [*code_server_argv(), *argv])
         open_paths(argv)
     except CodeError as e:

@@ -1,5 +1,7 @@
 """VS Code on a real desktop: a task opens a file in it, a scripted agent changes a setting through
-its GUI with pyautogui, and `vscode_config` + `compare_config` score the change, as on OSWorld's VM.
+its GUI with pyautogui, and `vscode_config` + `compare_config` score the change, as on OSWorld's VM;
+and clicks recorded on the VM (UI-TARS's, ../shared/vm_trajectories) land here on the widgets they
+landed on there, in the window's place and with the VM's release.
 
 Like OSWorld's VS Code tasks, the task installs an evaluation extension (`code --install-extension`
 of a .vsix; the one here is made by the test) whose command writes what it reads to a file.
@@ -8,6 +10,8 @@ VS Code is installed on first need, as a run does (a one-time build of a few min
 from __future__ import annotations
 
 import json
+import re
+import time
 import zipfile
 from pathlib import Path
 
@@ -16,7 +20,7 @@ import pytest
 from desktop_env.desktop_env import DesktopEnv
 from desktop_env.evaluators.getters.vscode import vscode_config
 from desktop_env.evaluators.recording import ReplayContext
-from desktop_env.providers.local.vscode import ensure_vscode
+from desktop_env.providers.local.vscode import VSCODE_RELEASE, ensure_vscode, installed_vscode
 
 pytestmark = pytest.mark.desktop
 
@@ -98,7 +102,7 @@ def theme_task() -> dict:
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
     ensure_vscode()
-    env = DesktopEnv(screen_size=(1280, 800), require_a11y_tree=False,
+    env = DesktopEnv(screen_size=(1920, 1080), require_a11y_tree=False,  # the VM's screen
                      cache_dir=str(tmp_path_factory.mktemp("cache")))
     yield env
     env.close()
@@ -188,9 +192,91 @@ def test_code_opens_a_new_window_after_the_last_one_was_closed(env, task_dir):
     assert "second.txt - Visual Studio Code" in titles and "first.txt" not in titles, titles
 
 
-def test_code_version_says_what_vs_codes_does(env):
+def test_code_version_says_what_vs_codes_does_for_the_pinned_release(env):
     lines = env.controller.run_command(["code", "--version"])["output"].splitlines()
-    assert len(lines) == 3 and lines[0].count(".") == 2 and len(lines[1]) == 40 and lines[2] in ("x64", "arm64"), lines
+    vscode_lib = installed_vscode() / "code-server" / "node_modules" / "code-server" / "lib" / "vscode"
+    commit = json.loads((vscode_lib / "product.json").read_text())["commit"]  # VS Code's, not code-server's
+    assert lines == [VSCODE_RELEASE, commit, "x64"] or lines == [VSCODE_RELEASE, commit, "arm64"], lines
+    assert VSCODE_RELEASE == "1.90.2"
+
+
+# -- the VM's clicks ------------------------------------------------------------------------------
+# OSWorld's vs_code tasks start VS Code with `code` and focus it; its first page is the Welcome page.
+START_AS_ON_THE_VM = [{"type": "launch", "parameters": {"command": ["code"]}},
+                      {"type": "activate_window", "parameters": {"window_name": "Visual Studio Code"}}]
+
+
+def wait_for(env: DesktopEnv, found, what: str, seconds: float = 90.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = found()
+        if value:
+            return value
+        time.sleep(0.5)
+    pytest.fail(f"no {what} in {seconds:.0f} s")
+
+
+def window_titles(env: DesktopEnv) -> str:
+    return env.controller.run_command(["wmctrl", "-l"])["output"]
+
+
+def start_as_on_the_vm(env: DesktopEnv, task_dir: Path) -> None:
+    env.reset({"id": "vscode-vm-clicks", "instruction": "", "config": START_AS_ON_THE_VM},
+              options={"task_dir": str(task_dir)})
+    wait_for(env, lambda: "Welcome - Visual Studio Code" in window_titles(env), "Welcome page")
+    # The Explorer fills in once the extension host has started (Clone Repository is the git extension's).
+    wait_for(env, lambda: "Clone Repository" in env.controller.get_accessibility_tree(), "Explorer")
+
+
+def click(env: DesktopEnv, x: float, y: float) -> None:
+    env.step(f"pyautogui.click({x}, {y}, button='left')", pause=2.0)
+
+
+def test_the_window_is_maximized_beside_the_dock_under_the_top_bar(env, task_dir):
+    start_as_on_the_vm(env, task_dir)
+    frame = wait_for(env, lambda: re.search(r'<frame name="Welcome - Visual Studio Code"[^>]*'
+                                            r'cp:screencoord="\((\d+), (\d+)\)" cp:size="\((\d+), (\d+)\)"',
+                                            env.controller.get_accessibility_tree()), "window in the tree")
+    # Its content, under the window manager's 37 px title bar: maximized beside the 70 px dock, as on the VM.
+    assert tuple(map(int, frame.groups())) == (70, 64, 1850, 1016)
+
+
+def test_the_manage_menus_settings_item_is_where_the_vm_had_it(env, task_dir):
+    """9d425400 (and 70745df8, c6bf789c, e2b5e914): the gear at (90.24, 1031.4), then Settings."""
+    start_as_on_the_vm(env, task_dir)
+    click(env, 90.24, 1031.4)
+    click(env, 192.0, 847.8)
+    wait_for(env, lambda: "Settings - Visual Studio Code" in window_titles(env), "Settings editor")
+
+
+def test_the_manage_menus_themes_submenu_is_where_the_vm_had_it(env, task_dir):
+    """982d12a5: the gear, Themes, Color Theme."""
+    start_as_on_the_vm(env, task_dir)
+    click(env, 90.24, 1031.4)
+    click(env, 174.72, 967.68)
+    click(env, 597.12, 967.68)
+    wait_for(env, lambda: "Select Color Theme" in env.controller.get_accessibility_tree(), "color theme picker")
+
+
+def test_the_menu_bars_file_preferences_keyboard_shortcuts_is_where_the_vm_had_it(env, task_dir):
+    """930fdb3b and ea98c5d7: File in the menu bar, Preferences, Keyboard Shortcuts."""
+    start_as_on_the_vm(env, task_dir)
+    click(env, 86.4, 72.36)
+    click(env, 144.0, 533.52)
+    click(env, 528.0, 609.12)
+    wait_for(env, lambda: "Keyboard Shortcuts - Visual Studio Code" in window_titles(env), "Keyboard Shortcuts editor")
+
+
+def test_the_extensions_view_and_the_welcome_pages_new_file_are_where_the_vm_had_them(env, task_dir):
+    """57242fad: New File... on the Welcome page; 0512bb38, dcbe20e8: the Extensions icon."""
+    start_as_on_the_vm(env, task_dir)
+    click(env, 672.0, 406.08)
+    wait_for(env, lambda: "Select File Type or Enter File Name" in env.controller.get_accessibility_tree(),
+             "New File's picker")
+    env.step("pyautogui.press('escape')", pause=1.0)
+    click(env, 90.24, 303.48)
+    wait_for(env, lambda: "Search Extensions in Marketplace" in env.controller.get_accessibility_tree(),
+             "Extensions view")
 
 
 def test_vs_code_itself_is_read_only_for_the_desktop_and_its_root(env):

