@@ -39,24 +39,29 @@ def env_group() -> None:
 @click.option("--vscode", is_flag=True, help="Also install VS Code (code-server from the npm registry, a build of "
                                              "a few minutes), which runs otherwise install on first need.")
 def setup_command(vscode: bool) -> None:
-    """Build the env server's venv, the desktop's view (with Ubuntu's fonts) and the home
-    template (done once, cached)."""
+    """Build the env server's venv, the desktop's view (with Ubuntu's fonts), the home template and
+    Chromium 120, the VM's era of Chrome, from Debian 11's archive (done once, cached)."""
     from desktop_env.errors import MissingDependency
     from desktop_env.providers.local.desktop_view import ensure_desktop_view
     from desktop_env.providers.local.home_template import ensure_home_template
     from desktop_env.providers.local.server_venv import ensure_server_venv
+    from desktop_env.providers.local.vm_chromium import ensure_chromium
+
+    def progress(line: str) -> None:
+        console.print(f"[dim]{line}[/]")
 
     console.print(f"server venv:   {ensure_server_venv()}")
     console.print(f"desktop view:  {ensure_desktop_view()}")
     console.print(f"home template: {ensure_home_template()}")
-    if vscode:
-        from desktop_env.providers.local.vscode import ensure_vscode
+    try:
+        console.print(f"Chromium:      {ensure_chromium(progress=progress)}")
+        if vscode:
+            from desktop_env.providers.local.vscode import ensure_vscode
 
-        try:
-            console.print(f"VS Code:       {ensure_vscode(progress=lambda line: console.print(f'[dim]{line}[/]'))}")
-        except MissingDependency as e:
-            console.print(f"[red]error:[/] {e}")
-            sys.exit(1)
+            console.print(f"VS Code:       {ensure_vscode(progress=progress)}")
+    except MissingDependency as e:
+        console.print(f"[red]error:[/] {e}")
+        sys.exit(1)
 
 
 @env_group.command("doctor")

@@ -273,17 +273,26 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
 
 def install_local_apps(config: RunConfig, to_run: list[PlannedTask]) -> None:
     """Apps the local desktop installs on first need, before any desktop starts: VS Code, when a
-    task uses it. An install that fails is said on stderr and the run goes on: each task that runs
-    `code` then ends as an error record whose message says VS Code is not installed."""
+    task uses it, and Chromium 120 (the VM's era of Chrome), when a task uses Chrome. An install
+    that fails is said on stderr and the run goes on: each task that runs `code` then ends as an
+    error record whose message says VS Code is not installed, and Chrome's tasks run on the
+    system's Chromium, whose menus and pages are not the VM's."""
     from desktop_env.errors import MissingDependency
+    from desktop_env.providers.local.vm_chromium import ensure_chromium_for
     from desktop_env.providers.local.vscode import ensure_vscode_for
     from desktop_env.tasks import load_task_set
 
     task_set = load_task_set(config.tasks)
+    tasks = [task_set.load(p.domain, p.task_id, check_paths=False).config for p in to_run]
     try:
-        ensure_vscode_for(task_set.load(p.domain, p.task_id, check_paths=False).config for p in to_run)
+        ensure_vscode_for(tasks)
     except MissingDependency as e:
         print(f"VS Code could not be installed; its tasks will end as errors: {e}", file=sys.stderr, flush=True)
+    try:
+        ensure_chromium_for(tasks)
+    except MissingDependency as e:
+        print(f"Chromium 120 could not be installed; Chrome's tasks will run on the system's Chromium, whose "
+              f"menus and Settings pages are not the VM's: {e}", file=sys.stderr, flush=True)
 
 
 def record_start(config: RunConfig, forced: list[tuple[str, Any, Any]], plan: Plan,

@@ -6,7 +6,7 @@
 #     installs), with its test tools unless --demo, by uv (from PyPI, into the venv: it fetches in parallel,
 #     a few times faster than pip here), or pip when uv cannot be had;
 #     then, still beside apt, the env server's venv (Debian's Python and its python3-* packages come first);
-#  3. the desktop's view and home template (`osworld env setup`), once both are done.
+#  3. the desktop's view, home template and Chromium 120 (`osworld env setup`), once both are done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}

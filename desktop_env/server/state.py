@@ -66,7 +66,9 @@ class ServerState:
                 preload = DEFAULT_PRELOAD + ("from desktop_env.server.pyautogui_pause import defer_pause\n"
                                              "defer_pause(pyautogui)\n"
                                              "from desktop_env.server.input_pacing import pace_input\n"
-                                             "pace_input(pyautogui)\n")
+                                             "pace_input(pyautogui)\n"
+                                             "from desktop_env.server.pointer_release import release_in_place\n"
+                                             "release_in_place(pyautogui)\n")
                 self._interpreter = PersistentInterpreter(sys.executable, env=self.env, cwd=self.home, preload=preload)
             return self._interpreter
 

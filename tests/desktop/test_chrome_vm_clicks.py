@@ -2,24 +2,31 @@
 
 The coordinates are clicks that agents recorded on OSWorld's VM (1920x1080; UI-TARS and Doubao in
 OSWorld-Verified, whose notes name what each click was meant for), each right after the ⋮ menu was
-opened at (1893, 87) or Settings was opened from it. Where this desktop differs from the VM's Chrome
-is in VM_DIFFERENCES.md (browser row).
+opened at (1893, 87) or Settings was opened from it. The clicks are pyautogui's, sent as the VM's
+agents sent them. Where this desktop differs from the VM's Chrome is in VM_DIFFERENCES.md
+("Chrome's menus and pages").
 """
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
+from desktop_env.providers.local.vm_chromium import UPSTREAM_VERSION, installed_chromium
 from mm_agents.observations import visible_nodes
 
 pytestmark = pytest.mark.desktop
 
+vm_era_chromium = pytest.mark.skipif(installed_chromium() is None,
+                                     reason="Chromium 120 is not installed here (osworld env setup installs it)")
+
 APP_MENU = (1893.12, 87.48)
-# Item name (as Chromium 156 names it) -> the recorded clicks' y (x between 1555 and 1622).
+# Item name (as Chrome of 2024 and Chromium 120 name it) -> the recorded clicks' y (x between 1555 and 1622).
 VM_MENU_CLICKS = {
+    "Bookmarks and lists": (423.36,),
     "Extensions": (449.28,),
-    "Delete browsing data": (473.04, 486.0, 488.16),  # Chrome's label then: "Clear browsing data..."
+    "Clear browsing data": (473.04, 486.0, 488.16),
     "Print": (578.88, 582.12),
     "More tools": (732.24, 734.4),
     "Settings": (807.84, 810.0, 813.24, 814.32, 816.48),
@@ -51,14 +58,40 @@ def window_titles(desktop) -> str:
     return desktop.shell("wmctrl -l")["output"]
 
 
+def app_menu_button(desktop) -> str | None:
+    """The name of the toolbar button under the VM's recorded ⋮ click, once it is drawn."""
+    x, y = APP_MENU
+    return next((node.name for node in nodes(desktop) if node.tag == "push-button"
+                 and node.x <= x < node.x + node.width and node.y <= y < node.y + node.height), None)
+
+
 @pytest.fixture
 def chrome(desktop):
     """Chrome started as OSWorld's tasks start it, its toolbar drawn."""
     desktop.shell("pkill chrome; sleep 1; (google-chrome --remote-debugging-port=1337 >/dev/null 2>&1 &)")
-    desktop.wait_for(lambda: any(node.tag == "push-button" and node.name == "Chromium" and node.x > 1800
-                                 for node in nodes(desktop)), timeout=90, what="Chromium's ⋮ button")
+    desktop.wait_for(lambda: app_menu_button(desktop), timeout=90, what="Chromium's ⋮ button")
     yield
     desktop.shell("pkill chrome; sleep 1")
+
+
+@vm_era_chromium
+def test_google_chrome_is_chromium_120_over_the_devtools_port_too(desktop, chrome):
+    assert desktop.shell("google-chrome --version")["output"].strip() == f"Chromium {UPSTREAM_VERSION}"
+    version = json.loads(desktop.shell(
+        "python3 -c \"import urllib.request; "
+        "print(urllib.request.urlopen('http://127.0.0.1:1337/json/version', timeout=10).read().decode())\"")["output"])
+    assert version["Browser"] == f"Chrome/{UPSTREAM_VERSION}"
+    # The home template's profile opens without a dialog (no "profile from a newer version", no first run).
+    titles = re.findall(r"^\S+\s+-?\d+\s+\S+ (.*)$", window_titles(desktop), re.MULTILINE)
+    assert [title for title in titles if "Chromium" in title or "rofile" in title] == ["New Tab - Chromium"], titles
+
+
+@vm_era_chromium
+def test_the_toolbar_shows_an_outdated_chromes_update_chip_around_the_menu(desktop, chrome):
+    open_app_menu(desktop)
+    first_row = item_at(desktop, "menu-item", 1600, 130)
+    desktop.execute("pyautogui.press('escape')")
+    assert first_row == "Chromium is out of date"
 
 
 def open_app_menu(desktop):

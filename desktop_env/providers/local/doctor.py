@@ -151,6 +151,22 @@ def check_vscode() -> Check:
                                    "(a few minutes)", fix, required=False)
 
 
+def check_chromium() -> Check:
+    """Which Chromium a desktop's `google-chrome` runs: Debian 11's 120 (the VM's era) when installed,
+    else the system's."""
+    from .vm_chromium import UPSTREAM_VERSION, build_blocker, chromium_dir, installed_chromium
+
+    found = installed_chromium()
+    if found is not None:
+        return Check("chromium", True, f"desktops run Chromium {UPSTREAM_VERSION} (Debian 11's, the VM's era) "
+                                       f"from {found}", required=False)
+    blocker = build_blocker()
+    return Check("chromium", False, f"Chromium {UPSTREAM_VERSION} not installed ({chromium_dir()}): desktops run "
+                                    "the system's Chromium, whose menus and Settings pages are not the VM's; a run "
+                                    "whose tasks use Chrome installs it first",
+                 blocker or "osworld env setup", required=False)
+
+
 def check_fonts() -> Check:
     """Whether the desktop has Ubuntu's font family, as the VM has (else DejaVu stands in)."""
     from .ubuntu_fonts import FAMILIES, fonts_dir
@@ -167,5 +183,5 @@ def run_checks() -> list[Check]:
                     f"missing: {' '.join(missing)}" if missing else f"all {len(required_packages())} installed",
                     f"apt-get install --no-install-recommends {' '.join(missing)}" if missing else "")]
     checks += [check_bubblewrap(), check_home_cap(), check_system_python(), check_server_venv(), check_fonts(),
-               check_limits(), check_sudo(), check_vscode()]
+               check_limits(), check_sudo(), check_vscode(), check_chromium()]
     return checks

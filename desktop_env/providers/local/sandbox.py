@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .desktop_storage import Storage
 
 SANDBOX_VSCODE = "/run/osworld-lib/vscode"  # VS Code (code-server), when installed: see vscode.py
+SANDBOX_CHROMIUM = "/run/osworld-lib/chromium"  # Chromium 120, when installed: see vm_chromium.py
 SANDBOX_DESKTOP = "/run/osworld-lib/desktop"  # the desktop's XDG view (desktop_view)
 
 # The merged-/usr top-level entries: links on current systems, folders on older ones.
@@ -86,6 +87,9 @@ class SandboxSpec:
     userns_fd: int | None = None
     # VS Code's folder (vscode.installed_vscode()), mounted read-only; None: not installed.
     vscode_dir: Path | None = None
+    # Chromium 120's folder (vm_chromium.installed_chromium()), mounted read-only, which the `google-chrome`
+    # shim runs; None: not installed, and the shim runs the system's Chromium.
+    chromium_dir: Path | None = None
 
     @property
     def root_inside(self) -> bool:
@@ -245,6 +249,7 @@ def bwrap_argv(spec: SandboxSpec, command: list[str]) -> list[str]:
         "--ro-bind", str(spec.src_dir), SANDBOX_SRC,
         "--ro-bind", str(spec.venv_dir), SANDBOX_VENV,
         *(["--ro-bind", str(spec.vscode_dir), SANDBOX_VSCODE] if spec.vscode_dir is not None else []),
+        *(["--ro-bind", str(spec.chromium_dir), SANDBOX_CHROMIUM] if spec.chromium_dir is not None else []),
         "--ro-bind", str(spec.desktop_dir), SANDBOX_DESKTOP,
         "--perms", "0700", "--dir", f"/run/user/{SANDBOX_UID}",
         *(_tmpfs("/home", size, "0755") if spec.root_inside else ["--perms", "0755", "--dir", "/home"]),

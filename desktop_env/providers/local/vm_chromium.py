@@ -1,0 +1,304 @@
+"""Chromium 120, a browser of the VM's era, from Debian 11's archive: fetched once, verified, unpacked aside.
+
+OSWorld's VM ran a Google Chrome of early-to-mid 2024 (its agents' notes name "Clear browsing
+data...", a Help submenu, a profile called "Person 1"); Debian 12's Chromium is today's, whose
+redesigned menus and Settings pages put the VM's recorded clicks on other widgets
+(VM_DIFFERENCES.md, "Chrome's menus and pages"). Debian 11 (bullseye) still publishes the
+Chromium it last shipped, 120.0.6099.224 of January 2024, and it runs on Debian 12's libraries
+but for a few sonames Debian 12 no longer has; those come from bullseye too.
+
+The build never touches the system's packages. A private apt state (its own sources list,
+lists and cache, in a folder thrown away after) runs `apt-get update` against bullseye's
+archives, whose InRelease apt checks against Debian's archive keyring; `apt-get download`
+then fetches each .deb and apt checks it against that signed index, and each file's SHA256 is
+checked again here against the index's before `dpkg-deb -x` unpacks it. Nothing is installed,
+no maintainer script runs, and chromium-sandbox (a setuid-root helper) is left out: Chromium
+uses its namespace sandbox, which works inside the desktop's bubblewrap.
+
+The result is one folder in the sandbox share (paths.sandbox_share_dir), mounted read-only into
+every desktop at sandbox.SANDBOX_CHROMIUM, where the `google-chrome` shim runs
+usr/lib/chromium/chromium with LD_LIBRARY_PATH at lib/ (a link to usr/lib/<triplet>) and with Chrome's
+2023 redesign switched on, as Chrome of 2024 had it (the shim says which switches and why). packages.txt
+in it lists what went in (name, version, SHA256). Without it the shim runs the system's Chromium.
+It is about 80 MB to fetch and 240 MB unpacked: built by `osworld env setup`, or before the
+first run whose tasks use Chrome.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...errors import MissingDependency
+from .paths import build_aside, sandbox_share_dir
+
+log = logging.getLogger("osworld.chromium")
+
+CHROMIUM_VERSION = "120.0.6099.224-1~deb11u1"
+UPSTREAM_VERSION = CHROMIUM_VERSION.split("-", 1)[0]
+# Bump when what the build writes changes: a new folder is built beside the old one.
+RECIPE = 1
+
+ARCHIVES = (("http://deb.debian.org/debian", "bullseye"),
+            ("http://security.debian.org/debian-security", "bullseye-security"))
+KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")  # Debian's keyring holds bullseye's keys
+BROWSER_PACKAGES = ("chromium", "chromium-common")  # at CHROMIUM_VERSION
+# What the browser links that Debian 12 has at other sonames (libjsoncpp.so.24, libwebp.so.6, libFLAC.so.8),
+# and the bullseye libraries built against those, so that one process never holds two releases of a
+# library: Debian 12's libwebpdemux.so.2 and libwebpmux.so.3 link libwebp.so.7, and its libsndfile.so.1
+# (under libpulse) links libFLAC.so.12. Any version the bullseye index offers: the package name fixes the soname.
+LIBRARY_PACKAGES = ("libjsoncpp24", "libwebp6", "libwebpdemux2", "libwebpmux3", "libflac8", "libsndfile1")
+
+BROWSER = Path("usr/lib/chromium/chromium")
+LIBRARIES = "lib"  # a link to usr/lib/<triplet>, for the shim's LD_LIBRARY_PATH
+MANIFEST = "packages.txt"
+STEP_TIMEOUT_S = 900
+
+Progress = Callable[[str], None]
+
+
+class ChromiumInstallError(MissingDependency):
+    """Chromium 120 could not be installed: the message names the step, its command and what it printed."""
+
+
+@dataclass(frozen=True)
+class DebianPackage:
+    """One package as bullseye's signed index lists it."""
+    name: str
+    version: str
+    sha256: str
+    size: int
+
+
+def chromium_dir() -> Path:
+    return sandbox_share_dir() / f"chromium-{UPSTREAM_VERSION}-r{RECIPE}"
+
+
+def installed_chromium() -> Path | None:
+    """The built folder, None when Chromium 120 is not installed (never builds): installed means its
+    browser is there and its packages.txt, written last, lists the chromium package at CHROMIUM_VERSION."""
+    target = chromium_dir()
+    if not (target / BROWSER).is_file() or not (target / MANIFEST).is_file():
+        return None
+    return target if ("chromium", CHROMIUM_VERSION) in {entry[:2] for entry in read_manifest(target)} else None
+
+
+def library_dir(root: Path) -> Path:
+    """Where the unpacked bullseye libraries are: usr/lib/<multiarch triplet>."""
+    found = sorted(path.parent for path in (root / "usr" / "lib").glob("*/libjsoncpp.so.24"))
+    if not found:
+        raise ChromiumInstallError(f"no libjsoncpp.so.24 under {root / 'usr' / 'lib'}: the build is incomplete")
+    return found[0]
+
+
+def build_blocker() -> str | None:
+    """Why Chromium 120 cannot be fetched on this machine (None when it can)."""
+    missing = [tool for tool in ("apt-get", "apt-cache", "dpkg-deb") if shutil.which(tool) is None]
+    if missing:
+        return (f"fetching Chromium {UPSTREAM_VERSION} from Debian's archive needs {' and '.join(missing)} "
+                "(a Debian host)")
+    if not KEYRING.is_file():
+        return (f"fetching Chromium {UPSTREAM_VERSION} checks Debian's signatures with {KEYRING}, which is missing: "
+                "apt-get install debian-archive-keyring")
+    return None
+
+
+def _progress_to_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def ensure_chromium(progress: Progress = _progress_to_stderr) -> Path:
+    """Returns Chromium 120's folder, building it once (built aside, then renamed into place).
+    `progress` hears one line per step. Raises ChromiumInstallError naming the step that failed."""
+    found = installed_chromium()
+    if found is not None:
+        return found
+    blocker = build_blocker()
+    if blocker is not None:
+        raise ChromiumInstallError(blocker)
+    target = chromium_dir()
+    progress(f"installing Chromium {UPSTREAM_VERSION} (Debian 11's, the VM's era of Chrome) into {target}: "
+             "a one-time download of about 80 MB")
+    started = time.monotonic()
+    build_aside(target, lambda staging: _build(staging, progress))
+    progress(f"Chromium {UPSTREAM_VERSION} installed in {time.monotonic() - started:.0f} s")
+    return target
+
+
+def _build(staging: Path, progress: Progress) -> None:
+    with tempfile.TemporaryDirectory(prefix=".chromium-apt.", dir=staging.parent) as scratch:
+        apt = PrivateApt(Path(scratch))
+        progress(f"  1/4 bullseye's package index ({', '.join(suite for _, suite in ARCHIVES)})")
+        apt.update()
+        wanted = [f"{name}={CHROMIUM_VERSION}" for name in BROWSER_PACKAGES] + list(LIBRARY_PACKAGES)
+        packages = [apt.show(spec) for spec in wanted]
+        progress(f"  2/4 {len(packages)} packages, {sum(p.size for p in packages) / 1e6:.0f} MB")
+        debs = apt.download(packages)
+        progress("  3/4 unpack")
+        for deb in debs:
+            _run("unpack", ["dpkg-deb", "-x", str(deb), str(staging)], staging)
+    _drop_special_bits(staging)
+    (staging / LIBRARIES).symlink_to(library_dir(staging).relative_to(staging))
+    progress("  4/4 check")
+    _check_links(staging)
+    version = _run("check the browser", [str(staging / BROWSER), "--version"], staging,
+                   {**os.environ, "LD_LIBRARY_PATH": str(library_dir(staging))})
+    if UPSTREAM_VERSION not in version:
+        raise ChromiumInstallError(f"the unpacked browser says {version.strip()!r}, not Chromium {UPSTREAM_VERSION}")
+    (staging / MANIFEST).write_text(manifest_text(packages))
+    os.chmod(staging, 0o755)  # mkdtemp made it 0700; the desktops' uid must read it
+
+
+def parse_index_record(spec: str, text: str) -> DebianPackage:
+    """The package of one record of a signed index, as `apt-cache show` prints it (RFC 822 style fields;
+    a continuation line starts with a space)."""
+    fields = dict(line.split(": ", 1) for line in text.splitlines() if ": " in line and not line.startswith(" "))
+    missing = [name for name in ("Package", "Version", "SHA256", "Size") if name not in fields]
+    if missing:
+        raise ChromiumInstallError(f"bullseye's index lists {spec} without {', '.join(missing)}")
+    try:
+        size = int(fields["Size"])
+    except ValueError:
+        raise ChromiumInstallError(f"bullseye's index lists {spec} with Size {fields['Size']!r}, "
+                                   "not a number") from None
+    return DebianPackage(fields["Package"], fields["Version"], fields["SHA256"], size)
+
+
+def manifest_text(packages: Iterable[DebianPackage]) -> str:
+    """packages.txt: one line per package that went in, its name, version and SHA256."""
+    return "".join(f"{p.name} {p.version} {p.sha256}\n" for p in packages)
+
+
+def read_manifest(root: Path) -> list[tuple[str, str, str]]:
+    """(name, version, SHA256) of each package in an installed folder's packages.txt."""
+    return [(name, version, sha256) for name, version, sha256 in
+            (line.split() for line in (root / MANIFEST).read_text().splitlines() if line.strip())]
+
+
+class PrivateApt:
+    """apt-get and apt-cache on bullseye's archives with a state of their own in `root`: the system's
+    sources, lists, cache and installed packages are neither read nor changed. The host's apt.conf.d
+    still applies (a proxy set there is used)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.debs = root / "debs"
+        for folder in ("lists/partial", "cache/archives/partial", "sources.list.d", "preferences.d", "debs"):
+            (root / folder).mkdir(parents=True)
+        (root / "status").write_text("")
+        (root / "sources.list").write_text("".join(f"deb [signed-by={KEYRING}] {url} {suite} main\n"
+                                                   for url, suite in ARCHIVES))
+        settings = {
+            "Dir::State": root, "Dir::State::lists": root / "lists", "Dir::State::status": root / "status",
+            "Dir::Cache": root / "cache", "Dir::Etc::sourcelist": root / "sources.list",
+            "Dir::Etc::sourceparts": root / "sources.list.d", "Dir::Etc::preferencesparts": root / "preferences.d",
+            "Acquire::Languages": "none",
+            # apt drops to its _apt user to download; that user cannot enter this private folder.
+            "APT::Sandbox::User": _user_name(),
+        }
+        (root / "apt.conf").write_text("".join(f'{key} "{value}";\n' for key, value in settings.items()))
+        self.env = {**os.environ, "APT_CONFIG": str(root / "apt.conf"), "LC_ALL": "C.UTF-8"}
+
+    def update(self) -> None:
+        _run("fetch bullseye's package index", ["apt-get", "update", "-q"], self.root, self.env)
+
+    def show(self, spec: str) -> DebianPackage:
+        """The index's record of `spec` (name or name=version)."""
+        text = _run(f"find {spec} in bullseye's index", ["apt-cache", "show", "--no-all-versions", spec],
+                    self.root, self.env)
+        return parse_index_record(spec, text)
+
+    def download(self, packages: list[DebianPackage]) -> list[Path]:
+        """Each package's .deb, fetched by apt (which checks it against the signed index) and checked here
+        again: its SHA256 must be the index's."""
+        _run("download", ["apt-get", "download", "-q", *(f"{p.name}={p.version}" for p in packages)],
+             self.debs, self.env)
+        debs = []
+        for package in packages:
+            found = sorted(self.debs.glob(f"{package.name}_*.deb"))
+            if len(found) != 1:
+                raise ChromiumInstallError(f"apt-get download left {len(found)} files for {package.name} "
+                                           f"in {self.debs}")
+            digest = _sha256(found[0])
+            if digest != package.sha256:
+                raise ChromiumInstallError(f"{found[0].name}: SHA256 {digest}, but bullseye's signed index says "
+                                           f"{package.sha256}")
+            debs.append(found[0])
+        return debs
+
+
+def _user_name() -> str:
+    import pwd
+
+    return pwd.getpwuid(os.geteuid()).pw_name
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _drop_special_bits(root: Path) -> None:
+    """No setuid, setgid or sticky file in what every desktop mounts; everything readable by the desktops' uid."""
+    for path in [root, *root.rglob("*")]:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            continue
+        mode = stat.S_IMODE(info.st_mode) & ~(stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX)
+        mode |= 0o555 if stat.S_ISDIR(info.st_mode) or mode & 0o100 else 0o444
+        os.chmod(path, mode)
+
+
+def _check_links(root: Path) -> None:
+    """Every library the browser and its helpers link is found, the bullseye ones in the folder itself."""
+    env = {**os.environ, "LD_LIBRARY_PATH": str(library_dir(root))}
+    programs = [root / BROWSER, *sorted((root / BROWSER).parent.glob("*.so")),
+                (root / BROWSER).parent / "chrome_crashpad_handler"]
+    missing = set()
+    for program in programs:
+        if program.exists():
+            output = _run("check its libraries", ["ldd", str(program)], root, env)
+            missing |= {line.split()[0] for line in output.splitlines() if "not found" in line}
+    if missing:
+        raise ChromiumInstallError(f"Chromium {UPSTREAM_VERSION} links {', '.join(sorted(missing))}, which neither "
+                                   f"this system nor the bullseye libraries ({', '.join(LIBRARY_PACKAGES)}) provide")
+
+
+def _run(step: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+    log.info("chromium install, %s: %s (in %s)", step, " ".join(argv), cwd)
+    try:
+        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=STEP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise ChromiumInstallError(f"installing Chromium {UPSTREAM_VERSION}, step '{step}': {' '.join(argv)} did not "
+                                   f"finish in {STEP_TIMEOUT_S} s") from None
+    if done.returncode != 0:
+        output = "\n".join((done.stderr.strip() + "\n" + done.stdout.strip()).strip().splitlines()[-30:])
+        raise ChromiumInstallError(f"installing Chromium {UPSTREAM_VERSION}, step '{step}': {' '.join(argv)} exited "
+                                   f"with {done.returncode}:\n{output}")
+    return done.stdout
+
+
+def needs_chrome(task: dict) -> bool:
+    """Whether a task file uses Chrome: its app list names it, or a setup step starts it."""
+    if "chrome" in (task.get("related_apps") or []) or task.get("snapshot") == "chrome":
+        return True
+    return "google-chrome" in repr(task.get("config"))
+
+
+def ensure_chromium_for(tasks: Iterable[dict], progress: Progress = _progress_to_stderr) -> Path | None:
+    """Installs Chromium 120 when one of `tasks` uses Chrome and it is not installed yet; its folder, or None."""
+    if not any(needs_chrome(task) for task in tasks):
+        return installed_chromium()
+    return ensure_chromium(progress)
