@@ -26,7 +26,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -622,6 +622,28 @@ def terminal_text() -> str | None:
                 if terminal is not None:
                     return _INVALID_XML.sub("", terminal.text).rstrip()
     return None
+
+
+# A terminal's text is read once it holds still this long (at most TERMINAL_SETTLE_BOUND_S): OSWorld's
+# postconfig types a command and presses Enter just before its getter reads the terminal; on the VM the
+# shell has printed the answer by then, on a busy machine it may not have yet.
+TERMINAL_HOLD_S = 0.3
+TERMINAL_SETTLE_BOUND_S = 3.0
+
+
+def settled_terminal_text(read: Callable[[], str | None] = terminal_text,
+                          clock: Callable[[], float] = time.monotonic,
+                          sleep: Callable[[float], None] = time.sleep) -> str | None:
+    """terminal_text() once two reads TERMINAL_HOLD_S apart agree (the last read when the bound passes)."""
+    deadline = clock() + TERMINAL_SETTLE_BOUND_S
+    text = read()
+    while clock() < deadline:
+        sleep(TERMINAL_HOLD_S)
+        again = read()
+        if again == text:
+            return text
+        text = again
+    return text
 
 
 def _find_focused_terminal(node: Node) -> Node | None:

@@ -65,9 +65,9 @@ def register(router: Router, state: ServerState) -> None:
 
     @router.route("/terminal", methods=("GET",))
     def terminal(request: Request) -> Response:
-        from .accessibility import terminal_text
+        from .accessibility import settled_terminal_text
         with state.a11y_lock:
-            return Response.json({"output": terminal_text(), "status": "success"})
+            return Response.json({"output": settled_terminal_text(), "status": "success"})
 
     @router.route("/platform", methods=("GET",))
     def get_platform(request: Request) -> Response:
