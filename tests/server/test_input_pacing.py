@@ -14,45 +14,35 @@ from desktop_env.server.input_pacing import (
     processes_to_watch,
     running,
 )
+from tests.fake_clock import FakeClock
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
-def pacer_with(busy_until: dict[int, float], clock: Clock) -> InputPacer:
+def pacer_with(busy_until: dict[int, float], clock: FakeClock) -> InputPacer:
     return InputPacer(lambda: set(busy_until), busy=lambda pid: clock.now < busy_until[pid], clock=clock,
                       sleep=clock.sleep)
 
 
 def test_a_press_waits_until_the_app_has_run():
-    clock = Clock()
+    clock = FakeClock()
     pacer = pacer_with({10: 0.3, 11: 0.0}, clock)
     waited = pacer.wait_until_idle()
     assert 0.3 <= waited < 0.35
 
 
 def test_idle_apps_cost_nothing_but_two_looks():
-    clock = Clock()
+    clock = FakeClock()
     assert pacer_with({10: 0.0}, clock).wait_until_idle() < 0.02
 
 
 def test_no_wait_while_a_key_is_held():
-    clock = Clock()
+    clock = FakeClock()
     pacer = pacer_with({10: 5.0}, clock)
     pacer.held.add("ctrl")
     assert pacer.wait_until_idle() == 0.0
 
 
 def test_an_app_busy_for_good_is_waited_for_once_per_action():
-    clock = Clock()
+    clock = FakeClock()
     pacer = pacer_with({10: 1e9}, clock)
     first = pacer.wait_until_idle()
     assert ALWAYS_BUSY_S <= first <= WAIT_BOUND_S

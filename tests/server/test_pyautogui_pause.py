@@ -2,19 +2,7 @@
 import types
 
 from desktop_env.server.pyautogui_pause import defer_pause
-
-
-class Clock:
-    def __init__(self):
-        self.now = 100.0
-        self.slept = []
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.slept.append(round(seconds, 3))
-        self.now += seconds
+from tests.fake_clock import FakeClock
 
 
 def fake_pyautogui(clock):
@@ -33,7 +21,7 @@ def fake_pyautogui(clock):
 
 
 def test_consecutive_calls_stay_a_pause_apart_but_the_last_call_returns_at_once():
-    clock = Clock()
+    clock = FakeClock(start=100.0)
     pyautogui = fake_pyautogui(clock)
     defer_pause(pyautogui, clock=clock, sleep=clock.sleep)
     pyautogui.click()
@@ -47,7 +35,7 @@ def test_consecutive_calls_stay_a_pause_apart_but_the_last_call_returns_at_once(
 
 
 def test_a_new_action_owes_nothing_to_the_previous_one():
-    clock = Clock()
+    clock = FakeClock(start=100.0)
     pyautogui = fake_pyautogui(clock)
     defer_pause(pyautogui, clock=clock, sleep=clock.sleep)
     pyautogui.click()
@@ -59,7 +47,7 @@ def test_a_new_action_owes_nothing_to_the_previous_one():
 
 
 def test_pause_zero_or_internal_calls_owe_nothing():
-    clock = Clock()
+    clock = FakeClock(start=100.0)
     pyautogui = fake_pyautogui(clock)
     defer_pause(pyautogui, clock=clock, sleep=clock.sleep)
     pyautogui.PAUSE = 0

@@ -2,17 +2,7 @@
 from __future__ import annotations
 
 from desktop_env.server.accessibility import TERMINAL_HOLD_S, TERMINAL_SETTLE_BOUND_S, settled_terminal_text
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
+from tests.fake_clock import FakeClock
 
 
 def reads(*texts):
