@@ -8,16 +8,18 @@ PYTEST_ARGS ?=
 install:
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/install.sh
 
-# The lint gates, then the tests; all of them run, and any failure fails the target.
+# The lint gates, then the tests; all of them run, and any failure fails the target. worksteal: a worker
+# that runs out of tests takes pending ones from the other (with the default `load`, one worker sat idle
+# for the last 25 minutes while the other ran the desktop tests queued to it).
 # pytest exits 5 when it collects nothing; that is not a failure of the code.
 test: install
 	rc=0; $(MAKE) --no-print-directory gates || rc=1; \
-	$(VENV)/bin/python -m pytest -n 2 --durations=25 $(PYTEST_ARGS); prc=$$?; [ $$prc -eq 5 ] && prc=0; \
+	$(VENV)/bin/python -m pytest -n 2 --dist worksteal --durations=25 $(PYTEST_ARGS); prc=$$?; [ $$prc -eq 5 ] && prc=0; \
 	[ $$prc -ne 0 ] && rc=$$prc; exit $$rc
 
 # The tests that start no desktop (a few minutes): the edit loop's tier. `make test` runs these and the rest.
 test-fast: install
-	$(VENV)/bin/python -m pytest -n 2 -m "not desktop" --durations=10 $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -n 2 --dist worksteal -m "not desktop" --durations=10 $(PYTEST_ARGS)
 
 # ruff and mypy as configured in pyproject.toml; both run, and either's findings fail the target.
 lint: install gates
