@@ -30,16 +30,14 @@ import logging
 import os
 import shutil
 import stat
-import subprocess
-import sys
 import tempfile
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import MissingDependency
-from .paths import build_aside, sandbox_share_dir
+from .one_time_build import Progress, install_once, progress_to_stderr, run_step
+from .paths import sandbox_share_dir
 
 log = logging.getLogger("osworld.chromium")
 
@@ -63,7 +61,6 @@ LIBRARIES = "lib"  # a link to usr/lib/<triplet>, for the shim's LD_LIBRARY_PATH
 MANIFEST = "packages.txt"
 STEP_TIMEOUT_S = 900
 
-Progress = Callable[[str], None]
 
 
 class ChromiumInstallError(MissingDependency):
@@ -112,26 +109,13 @@ def build_blocker() -> str | None:
     return None
 
 
-def _progress_to_stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def ensure_chromium(progress: Progress = _progress_to_stderr) -> Path:
+def ensure_chromium(progress: Progress = progress_to_stderr) -> Path:
     """Returns Chromium 120's folder, building it once (built aside, then renamed into place).
     `progress` hears one line per step. Raises ChromiumInstallError naming the step that failed."""
-    found = installed_chromium()
-    if found is not None:
-        return found
-    blocker = build_blocker()
-    if blocker is not None:
-        raise ChromiumInstallError(blocker)
     target = chromium_dir()
-    progress(f"installing Chromium {UPSTREAM_VERSION} (Debian 11's, the VM's era of Chrome) into {target}: "
-             "a one-time download of about 80 MB")
-    started = time.monotonic()
-    build_aside(target, lambda staging: _build(staging, progress))
-    progress(f"Chromium {UPSTREAM_VERSION} installed in {time.monotonic() - started:.0f} s")
-    return target
+    return install_once(f"Chromium {UPSTREAM_VERSION}", target, installed_chromium, build_blocker, ChromiumInstallError,
+                        _build, f"installing Chromium {UPSTREAM_VERSION} (Debian 11's, the VM's era of Chrome) into "
+                        f"{target}: a one-time download of about 80 MB", progress)
 
 
 def _build(staging: Path, progress: Progress) -> None:
@@ -277,17 +261,7 @@ def _check_links(root: Path) -> None:
 
 
 def _run(step: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
-    log.info("chromium install, %s: %s (in %s)", step, " ".join(argv), cwd)
-    try:
-        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=STEP_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise ChromiumInstallError(f"installing Chromium {UPSTREAM_VERSION}, step '{step}': {' '.join(argv)} did not "
-                                   f"finish in {STEP_TIMEOUT_S} s") from None
-    if done.returncode != 0:
-        output = "\n".join((done.stderr.strip() + "\n" + done.stdout.strip()).strip().splitlines()[-30:])
-        raise ChromiumInstallError(f"installing Chromium {UPSTREAM_VERSION}, step '{step}': {' '.join(argv)} exited "
-                                   f"with {done.returncode}:\n{output}")
-    return done.stdout
+    return run_step(f"Chromium {UPSTREAM_VERSION}", ChromiumInstallError, STEP_TIMEOUT_S, step, argv, cwd, env)
 
 
 def needs_chrome(task: dict) -> bool:
@@ -297,7 +271,7 @@ def needs_chrome(task: dict) -> bool:
     return "google-chrome" in repr(task.get("config"))
 
 
-def ensure_chromium_for(tasks: Iterable[dict], progress: Progress = _progress_to_stderr) -> Path | None:
+def ensure_chromium_for(tasks: Iterable[dict], progress: Progress = progress_to_stderr) -> Path | None:
     """Installs Chromium 120 when one of `tasks` uses Chrome and it is not installed yet; its folder, or None."""
     if not any(needs_chrome(task) for task in tasks):
         return installed_chromium()

