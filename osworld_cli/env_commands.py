@@ -39,13 +39,15 @@ def env_group() -> None:
 @click.option("--vscode", is_flag=True, help="Also install VS Code (code-server from the npm registry, a build of "
                                              "a few minutes), which runs otherwise install on first need.")
 def setup_command(vscode: bool) -> None:
-    """Build the env server's venv, the desktop's view (with Ubuntu's fonts), the home template and
-    Chromium 120, the VM's era of Chrome, from Debian 11's archive (done once, cached)."""
+    """Build the env server's venv, the desktop's view (with Ubuntu's fonts), the home template,
+    Chromium 120, the VM's era of Chrome, from Debian 11's archive, and GNOME Settings 41, the VM's,
+    from Ubuntu 22.04's (done once, cached)."""
     from desktop_env.errors import MissingDependency
     from desktop_env.providers.local.desktop_view import ensure_desktop_view
     from desktop_env.providers.local.home_template import ensure_home_template
     from desktop_env.providers.local.server_venv import ensure_server_venv
     from desktop_env.providers.local.vm_chromium import ensure_chromium
+    from desktop_env.providers.local.vm_settings import ensure_settings
 
     def progress(line: str) -> None:
         console.print(f"[dim]{line}[/]")
@@ -62,6 +64,11 @@ def setup_command(vscode: bool) -> None:
     except MissingDependency as e:
         console.print(f"[red]error:[/] {e}")
         sys.exit(1)
+    try:
+        console.print(f"GNOME Settings: {ensure_settings(progress=progress)}")
+    except MissingDependency as e:  # desktops then run the system's Settings, as `osworld env doctor` says
+        console.print(f"[yellow]warning:[/] GNOME Settings 41 not installed; desktops run the system's Settings, "
+                      f"whose pages are not laid out as the VM's: {e}")
 
 
 @env_group.command("doctor")

@@ -279,6 +279,7 @@ def install_local_apps(config: RunConfig, to_run: list[PlannedTask]) -> None:
     system's Chromium, whose menus and pages are not the VM's."""
     from desktop_env.errors import MissingDependency
     from desktop_env.providers.local.vm_chromium import ensure_chromium_for
+    from desktop_env.providers.local.vm_settings import ensure_settings
     from desktop_env.providers.local.vscode import ensure_vscode_for
     from desktop_env.tasks import load_task_set
 
@@ -293,6 +294,11 @@ def install_local_apps(config: RunConfig, to_run: list[PlannedTask]) -> None:
     except MissingDependency as e:
         print(f"Chromium 120 could not be installed; Chrome's tasks will run on the system's Chromium, whose "
               f"menus and Settings pages are not the VM's: {e}", file=sys.stderr, flush=True)
+    try:
+        ensure_settings()
+    except MissingDependency as e:
+        print(f"GNOME Settings 41 could not be installed; desktops will run the system's Settings, whose pages "
+              f"are not laid out as the VM's: {e}", file=sys.stderr, flush=True)
 
 
 def record_start(config: RunConfig, forced: list[tuple[str, Any, Any]], plan: Plan,

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from desktop_env.providers.local import vm_desktop
+from desktop_env.providers.local.vm_settings import installed_settings
 
 pytestmark = pytest.mark.desktop
 
@@ -47,16 +48,28 @@ def test_a_text_file_opens_in_gedit(desktop):
         desktop.shell("pkill -x gedit; rm -f ~/Documents/list.txt")
 
 
-# Each panel by its name on the command line, and a label only that panel has.
+# Each panel by its name on the command line, and a label only that panel has. Screen Lock is "lock" in
+# Settings 41 (Ubuntu 22.04's, vm_settings.py, when installed), whose rows name themselves to no one, and
+# "screen" in Debian 12's Settings 43.
+SETTINGS_41 = installed_settings() is not None
+SCREEN_LOCK_PANEL = ("lock", "Screen Lock") if SETTINGS_41 else ("screen", "Blank Screen Delay")
+# Settings 41's panels whose content is not in the accessibility tree read here: shown is
+# the panel Settings keeps as its current one, at the dconf key 41 and 43 share.
+PANELS_41_WITHOUT_TREE = {"background", "display", "power"}
+
+
 @pytest.mark.parametrize("panel, label", [
     ("background", "Style"), ("default-apps", "Web"), ("universal-access", "Large Text"),
     ("keyboard", "Input Sources"), ("display", "Night Light"), ("notifications", "Do Not Disturb"),
-    ("screen", "Blank Screen Delay"), ("power", "Screen Blank"),
+    SCREEN_LOCK_PANEL, ("power", "Screen Blank"),
 ])
 def test_gnome_settings_opens_its_panels(desktop, panel, label):
     desktop.shell(f"(gnome-control-center {panel} >/dev/null 2>&1 &)")
     try:
         def panel_shown():
+            if SETTINGS_41 and panel in PANELS_41_WITHOUT_TREE:
+                current = desktop.shell("dconf read /org/gnome/control-center/last-panel")["output"].strip()
+                return current == f"'{panel}'" and "gnome-control-center" in window_classes(desktop)
             tree = desktop.get("/accessibility").json()["AT"]
             start = tree.find('<application name="gnome-control-center"')
             return start >= 0 and f'<label name="{label}"' in tree[start:]

@@ -11,14 +11,15 @@ from pathlib import Path
 import pytest
 
 from desktop_env.providers.local import doctor, vm_chromium
+from desktop_env.providers.local.aside_packages import DebianPackage, drop_special_bits, manifest_text
+from desktop_env.providers.local.aside_packages import parse_index_record as parse_any_index_record
 from desktop_env.providers.local.sandbox import SANDBOX_CHROMIUM, SandboxSpec, bwrap_argv
-from desktop_env.providers.local.vm_chromium import (
-    CHROMIUM_VERSION,
-    ChromiumInstallError,
-    DebianPackage,
-    manifest_text,
-    parse_index_record,
-)
+from desktop_env.providers.local.vm_chromium import CHROMIUM_VERSION, ChromiumInstallError
+
+
+def parse_index_record(spec: str, text: str) -> DebianPackage:
+    return parse_any_index_record(spec, text, "bullseye", ChromiumInstallError)
+
 
 # `apt-cache show --no-all-versions chromium=120.0.6099.224-1~deb11u1` against bullseye-security, cut short.
 CHROMIUM_RECORD = """\
@@ -169,7 +170,7 @@ def test_what_desktops_mount_has_no_setuid_bit_and_is_readable_by_them(tmp_path)
     data.parent.mkdir(parents=True)
     data.write_text("")
     data.chmod(0o600)
-    vm_chromium._drop_special_bits(tmp_path)
+    drop_special_bits(tmp_path)
     assert stat.S_IMODE(helper.stat().st_mode) == 0o755
     assert stat.S_IMODE(data.stat().st_mode) == 0o644
 

@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from ...errors import DesktopEnvError
@@ -404,8 +405,10 @@ def vm_gsettings() -> dict[str, dict[str, str]]:
     return settings
 
 
-def compile_schemas(target: Path, system: Path = SYSTEM_SHARE / "glib-2.0" / "schemas") -> None:
-    """Compiles the system's schemas with the VM's values as their defaults into `target`.
+def compile_schemas(target: Path, system: Path = SYSTEM_SHARE / "glib-2.0" / "schemas",
+                    replacements: Iterable[Path] = ()) -> None:
+    """Compiles the system's schemas with the VM's values as their defaults into `target`; each file of
+    `replacements` stands in for the system's file of its name (vm_settings: GNOME Settings 41's own).
 
     The host's own override files are left out: they are its distribution's choices, not
     the VM's. Raises DesktopViewError naming the schema when one the VM's values need is
@@ -421,7 +424,7 @@ def compile_schemas(target: Path, system: Path = SYSTEM_SHARE / "glib-2.0" / "sc
                                "desktop_env/providers/local/system_packages.txt (osworld env doctor)")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        for path in schemas:
+        for path in [*schemas, *replacements]:
             shutil.copy(path, work)
         override = "".join(f"[{schema}]\n" + "".join(f"{key}={value}\n" for key, value in keys.items())
                            for schema, keys in settings.items())

@@ -167,6 +167,21 @@ def check_chromium() -> Check:
                  blocker or "osworld env setup", required=False)
 
 
+def check_settings() -> Check:
+    """Which GNOME Settings a desktop's `gnome-control-center` runs: Ubuntu 22.04's 41 (the VM's) when
+    installed, else the system's."""
+    from .vm_settings import UPSTREAM_RELEASE, build_blocker, installed_settings, settings_dir
+
+    found = installed_settings()
+    if found is not None:
+        return Check("gnome settings", True, f"desktops run GNOME Settings {UPSTREAM_RELEASE} (Ubuntu 22.04's, the "
+                                             f"VM's) from {found}", required=False)
+    return Check("gnome settings", False, f"GNOME Settings {UPSTREAM_RELEASE} not installed ({settings_dir()}): "
+                                          "desktops run the system's Settings, whose pages and drop-downs are not "
+                                          "laid out as the VM's; a run installs it first",
+                 build_blocker() or "osworld env setup", required=False)
+
+
 def check_fonts() -> Check:
     """Whether the desktop has Ubuntu's font family, as the VM has (else DejaVu stands in)."""
     from .ubuntu_fonts import FAMILIES, fonts_dir
@@ -183,5 +198,6 @@ def run_checks() -> list[Check]:
                     f"missing: {' '.join(missing)}" if missing else f"all {len(required_packages())} installed",
                     f"apt-get install --no-install-recommends {' '.join(missing)}" if missing else "")]
     checks += [check_bubblewrap(), check_home_cap(), check_system_python(), check_server_venv(), check_fonts(),
-               check_limits(), check_sudo(), check_vscode(), check_chromium()]
+               check_limits(), check_sudo(), check_vscode(), check_chromium(),
+               check_settings()]
     return checks

@@ -59,6 +59,7 @@ from .server_code import ensure_server_code
 from .server_process import ServerProcess
 from .server_venv import ensure_server_venv
 from .vm_chromium import installed_chromium
+from .vm_settings import installed_settings
 from .vscode import installed_vscode
 
 log = logging.getLogger("osworld.local")
@@ -196,6 +197,7 @@ class LocalProvider(Provider):
             self._desktop = ensure_desktop_view()
             self._vscode = installed_vscode()  # mounted when installed; built on first need (vscode.py)
             self._chromium = installed_chromium()  # the same (vm_chromium.py); else the system's Chromium runs
+            self._settings = installed_settings()  # the same (vm_settings.py); else the system's Settings 43 runs
             self._home_template = ensure_home_template()
             if self.env_dir is None:
                 self._create_env_dir()
@@ -396,7 +398,8 @@ class LocalProvider(Provider):
                            tmpfs_bytes=self.config.limits.tmpfs_bytes, disk_bytes=self.config.limits.disk_bytes,
                            home_template=self._home_template,
                            userns_fd=root.userns_fd if root is not None and root.enabled else None,
-                           vscode_dir=self._vscode, chromium_dir=self._chromium)
+                           vscode_dir=self._vscode, chromium_dir=self._chromium,
+                           settings_dir=self._settings)
 
     def wait_for_spare(self) -> float | None:
         """Waits until the warm spare has finished booting; its boot time in seconds (None

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 SANDBOX_VSCODE = "/run/osworld-lib/vscode"  # VS Code (code-server), when installed: see vscode.py
 SANDBOX_CHROMIUM = "/run/osworld-lib/chromium"  # Chromium 120, when installed: see vm_chromium.py
+SANDBOX_SETTINGS = "/run/osworld-lib/gnome-control-center"  # GNOME Settings 41, when installed: vm_settings.py
 SANDBOX_DESKTOP = "/run/osworld-lib/desktop"  # the desktop's XDG view (desktop_view)
 
 # The merged-/usr top-level entries: links on current systems, folders on older ones.
@@ -90,6 +91,9 @@ class SandboxSpec:
     # Chromium 120's folder (vm_chromium.installed_chromium()), mounted read-only, which the `google-chrome`
     # shim runs; None: not installed, and the shim runs the system's Chromium.
     chromium_dir: Path | None = None
+    # GNOME Settings 41's folder (vm_settings.installed_settings()), mounted read-only, which the
+    # `gnome-control-center` shim runs; None: not installed, and the shim runs the system's Settings.
+    settings_dir: Path | None = None
 
     @property
     def root_inside(self) -> bool:
@@ -250,6 +254,7 @@ def bwrap_argv(spec: SandboxSpec, command: list[str]) -> list[str]:
         "--ro-bind", str(spec.venv_dir), SANDBOX_VENV,
         *(["--ro-bind", str(spec.vscode_dir), SANDBOX_VSCODE] if spec.vscode_dir is not None else []),
         *(["--ro-bind", str(spec.chromium_dir), SANDBOX_CHROMIUM] if spec.chromium_dir is not None else []),
+        *(["--ro-bind", str(spec.settings_dir), SANDBOX_SETTINGS] if spec.settings_dir is not None else []),
         "--ro-bind", str(spec.desktop_dir), SANDBOX_DESKTOP,
         "--perms", "0700", "--dir", f"/run/user/{SANDBOX_UID}",
         *(_tmpfs("/home", size, "0755") if spec.root_inside else ["--perms", "0755", "--dir", "/home"]),

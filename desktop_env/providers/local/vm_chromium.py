@@ -7,11 +7,8 @@ redesigned menus and Settings pages put the VM's recorded clicks on other widget
 Chromium it last shipped, 120.0.6099.224 of January 2024, and it runs on Debian 12's libraries
 but for a few sonames Debian 12 no longer has; those come from bullseye too.
 
-The build never touches the system's packages. A private apt state (its own sources list,
-lists and cache, in a folder thrown away after) runs `apt-get update` against bullseye's
-archives, whose InRelease apt checks against Debian's archive keyring; `apt-get download`
-then fetches each .deb and apt checks it against that signed index, and each file's SHA256 is
-checked again here against the index's before `dpkg-deb -x` unpacks it. Nothing is installed,
+The build never touches the system's packages (aside_packages.py: a private apt state checks bullseye's
+signed index with Debian's archive keyring, and each .deb's SHA256 against it). Nothing is installed,
 no maintainer script runs, and chromium-sandbox (a setuid-root helper) is left out: Chromium
 uses its namespace sandbox, which works inside the desktop's bubblewrap.
 
@@ -25,17 +22,15 @@ first run whose tasks use Chrome.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
-import stat
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import MissingDependency
+from .aside_packages import MANIFEST, Archive, PrivateApt, drop_special_bits, manifest_text, read_manifest
 from .one_time_build import Progress, install_once, progress_to_stderr, run_step
 from .paths import sandbox_share_dir
 
@@ -46,8 +41,8 @@ UPSTREAM_VERSION = CHROMIUM_VERSION.split("-", 1)[0]
 # Bump when what the build writes changes: a new folder is built beside the old one.
 RECIPE = 1
 
-ARCHIVES = (("http://deb.debian.org/debian", "bullseye"),
-            ("http://security.debian.org/debian-security", "bullseye-security"))
+ARCHIVES = (Archive("http://deb.debian.org/debian", "bullseye"),
+            Archive("http://security.debian.org/debian-security", "bullseye-security"))
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")  # Debian's keyring holds bullseye's keys
 BROWSER_PACKAGES = ("chromium", "chromium-common")  # at CHROMIUM_VERSION
 # What the browser links that Debian 12 has at other sonames (libjsoncpp.so.24, libwebp.so.6, libFLAC.so.8),
@@ -58,22 +53,12 @@ LIBRARY_PACKAGES = ("libjsoncpp24", "libwebp6", "libwebpdemux2", "libwebpmux3", 
 
 BROWSER = Path("usr/lib/chromium/chromium")
 LIBRARIES = "lib"  # a link to usr/lib/<triplet>, for the shim's LD_LIBRARY_PATH
-MANIFEST = "packages.txt"
 STEP_TIMEOUT_S = 900
 
 
 
 class ChromiumInstallError(MissingDependency):
     """Chromium 120 could not be installed: the message names the step, its command and what it printed."""
-
-
-@dataclass(frozen=True)
-class DebianPackage:
-    """One package as bullseye's signed index lists it."""
-    name: str
-    version: str
-    sha256: str
-    size: int
 
 
 def chromium_dir() -> Path:
@@ -120,8 +105,8 @@ def ensure_chromium(progress: Progress = progress_to_stderr) -> Path:
 
 def _build(staging: Path, progress: Progress) -> None:
     with tempfile.TemporaryDirectory(prefix=".chromium-apt.", dir=staging.parent) as scratch:
-        apt = PrivateApt(Path(scratch))
-        progress(f"  1/4 bullseye's package index ({', '.join(suite for _, suite in ARCHIVES)})")
+        apt = PrivateApt(Path(scratch), ARCHIVES, KEYRING, "bullseye", ChromiumInstallError, _run)
+        progress(f"  1/4 bullseye's package index ({', '.join(archive.suite for archive in ARCHIVES)})")
         apt.update()
         wanted = [f"{name}={CHROMIUM_VERSION}" for name in BROWSER_PACKAGES] + list(LIBRARY_PACKAGES)
         packages = [apt.show(spec) for spec in wanted]
@@ -130,7 +115,7 @@ def _build(staging: Path, progress: Progress) -> None:
         progress("  3/4 unpack")
         for deb in debs:
             _run("unpack", ["dpkg-deb", "-x", str(deb), str(staging)], staging)
-    _drop_special_bits(staging)
+    drop_special_bits(staging)
     (staging / LIBRARIES).symlink_to(library_dir(staging).relative_to(staging))
     progress("  4/4 check")
     _check_links(staging)
@@ -140,109 +125,6 @@ def _build(staging: Path, progress: Progress) -> None:
         raise ChromiumInstallError(f"the unpacked browser says {version.strip()!r}, not Chromium {UPSTREAM_VERSION}")
     (staging / MANIFEST).write_text(manifest_text(packages))
     os.chmod(staging, 0o755)  # mkdtemp made it 0700; the desktops' uid must read it
-
-
-def parse_index_record(spec: str, text: str) -> DebianPackage:
-    """The package of one record of a signed index, as `apt-cache show` prints it (RFC 822 style fields;
-    a continuation line starts with a space)."""
-    fields = dict(line.split(": ", 1) for line in text.splitlines() if ": " in line and not line.startswith(" "))
-    missing = [name for name in ("Package", "Version", "SHA256", "Size") if name not in fields]
-    if missing:
-        raise ChromiumInstallError(f"bullseye's index lists {spec} without {', '.join(missing)}")
-    try:
-        size = int(fields["Size"])
-    except ValueError:
-        raise ChromiumInstallError(f"bullseye's index lists {spec} with Size {fields['Size']!r}, "
-                                   "not a number") from None
-    return DebianPackage(fields["Package"], fields["Version"], fields["SHA256"], size)
-
-
-def manifest_text(packages: Iterable[DebianPackage]) -> str:
-    """packages.txt: one line per package that went in, its name, version and SHA256."""
-    return "".join(f"{p.name} {p.version} {p.sha256}\n" for p in packages)
-
-
-def read_manifest(root: Path) -> list[tuple[str, str, str]]:
-    """(name, version, SHA256) of each package in an installed folder's packages.txt."""
-    return [(name, version, sha256) for name, version, sha256 in
-            (line.split() for line in (root / MANIFEST).read_text().splitlines() if line.strip())]
-
-
-class PrivateApt:
-    """apt-get and apt-cache on bullseye's archives with a state of their own in `root`: the system's
-    sources, lists, cache and installed packages are neither read nor changed. The host's apt.conf.d
-    still applies (a proxy set there is used)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.debs = root / "debs"
-        for folder in ("lists/partial", "cache/archives/partial", "sources.list.d", "preferences.d", "debs"):
-            (root / folder).mkdir(parents=True)
-        (root / "status").write_text("")
-        (root / "sources.list").write_text("".join(f"deb [signed-by={KEYRING}] {url} {suite} main\n"
-                                                   for url, suite in ARCHIVES))
-        settings = {
-            "Dir::State": root, "Dir::State::lists": root / "lists", "Dir::State::status": root / "status",
-            "Dir::Cache": root / "cache", "Dir::Etc::sourcelist": root / "sources.list",
-            "Dir::Etc::sourceparts": root / "sources.list.d", "Dir::Etc::preferencesparts": root / "preferences.d",
-            "Acquire::Languages": "none",
-            # apt drops to its _apt user to download; that user cannot enter this private folder.
-            "APT::Sandbox::User": _user_name(),
-        }
-        (root / "apt.conf").write_text("".join(f'{key} "{value}";\n' for key, value in settings.items()))
-        self.env = {**os.environ, "APT_CONFIG": str(root / "apt.conf"), "LC_ALL": "C.UTF-8"}
-
-    def update(self) -> None:
-        _run("fetch bullseye's package index", ["apt-get", "update", "-q"], self.root, self.env)
-
-    def show(self, spec: str) -> DebianPackage:
-        """The index's record of `spec` (name or name=version)."""
-        text = _run(f"find {spec} in bullseye's index", ["apt-cache", "show", "--no-all-versions", spec],
-                    self.root, self.env)
-        return parse_index_record(spec, text)
-
-    def download(self, packages: list[DebianPackage]) -> list[Path]:
-        """Each package's .deb, fetched by apt (which checks it against the signed index) and checked here
-        again: its SHA256 must be the index's."""
-        _run("download", ["apt-get", "download", "-q", *(f"{p.name}={p.version}" for p in packages)],
-             self.debs, self.env)
-        debs = []
-        for package in packages:
-            found = sorted(self.debs.glob(f"{package.name}_*.deb"))
-            if len(found) != 1:
-                raise ChromiumInstallError(f"apt-get download left {len(found)} files for {package.name} "
-                                           f"in {self.debs}")
-            digest = _sha256(found[0])
-            if digest != package.sha256:
-                raise ChromiumInstallError(f"{found[0].name}: SHA256 {digest}, but bullseye's signed index says "
-                                           f"{package.sha256}")
-            debs.append(found[0])
-        return debs
-
-
-def _user_name() -> str:
-    import pwd
-
-    return pwd.getpwuid(os.geteuid()).pw_name
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _drop_special_bits(root: Path) -> None:
-    """No setuid, setgid or sticky file in what every desktop mounts; everything readable by the desktops' uid."""
-    for path in [root, *root.rglob("*")]:
-        info = path.lstat()
-        if stat.S_ISLNK(info.st_mode):
-            continue
-        mode = stat.S_IMODE(info.st_mode) & ~(stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX)
-        mode |= 0o555 if stat.S_ISDIR(info.st_mode) or mode & 0o100 else 0o444
-        os.chmod(path, mode)
 
 
 def _check_links(root: Path) -> None:

@@ -1,0 +1,219 @@
+"""GNOME Settings 41, the VM's own, from Ubuntu 22.04's archive: fetched once, verified, unpacked aside.
+
+OSWorld's VM is Ubuntu 22.04, whose GNOME Settings is 41.7 (GTK 3, Ubuntu's patches). Debian 12's is 43
+(GTK 4): its Privacy page lists other rows in another order and its drop-downs open below their button,
+so the VM's recorded clicks land on other widgets (VM_DIFFERENCES.md, GNOME Settings). Ubuntu still
+publishes 22.04's Settings, and it runs on Debian 12's libraries but for two that Debian has at other
+sonames (libgnome-desktop-3.so.19, libwhoopsie-preferences.so.0), which come from 22.04 too, and
+libsnapd-glib.so.1, which is linked to Debian 12's libsnapd-glib-2.so.1 (the same functions, built
+against libsoup 3: 22.04's libsoup 2 build cannot share a process with Debian 12's online-accounts
+libraries).
+
+Trust: Ubuntu's archive is signed with "Ubuntu Archive Automatic Signing Key (2018)" (fingerprint
+F6ECB3762474EDA9D21B7022871920D1991BC93C). Debian does not ship it, so the key file comes out of 22.04's
+ubuntu-keyring package and its SHA256 must be the one written here before apt uses it to check the
+archive's signed index; everything after is checked as aside_packages.py says.
+
+Settings 41 needs one key Debian 12's schemas lack (Ubuntu's org.gnome.desktop.screensaver
+ubuntu-lock-on-suspend: without it the Screen Lock panel aborts), so the folder holds its own compiled
+schemas: the system's, with 22.04's screensaver and Settings schemas in place of Debian's and the VM's
+values as defaults (desktop_view.compile_schemas). The `gnome-control-center` shim
+(desktop_env/server/shims/) puts them first on XDG_DATA_DIRS for Settings alone. The same values are
+stored at the same dconf paths, so what Settings 41 sets is what `gsettings get` reads.
+
+The result is one folder in the sandbox share, mounted read-only into every desktop at
+sandbox.SANDBOX_SETTINGS. About 2.5 MB to fetch: built by `osworld env setup` and before a run.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import tempfile
+import urllib.request
+from pathlib import Path
+
+from ...errors import MissingDependency
+from .aside_packages import MANIFEST, Archive, PrivateApt, drop_special_bits, manifest_text, read_manifest, sha256_file
+from .one_time_build import Progress, install_once, progress_to_stderr, run_step
+from .paths import sandbox_share_dir
+
+log = logging.getLogger("osworld.settings")
+
+SETTINGS_PACKAGE = "gnome-control-center"
+UPSTREAM_RELEASE = "41"  # any 22.04 update of Settings 41 (the archive keeps only the newest)
+# Bump when what the build writes changes: a new folder is built beside the old one.
+RECIPE = 1
+
+UBUNTU = "http://archive.ubuntu.com/ubuntu"
+ARCHIVES = (Archive(UBUNTU, "jammy"), Archive(UBUNTU, "jammy-updates"))
+# 22.04's keyring package, in the release pocket (never changes), and its 2018 archive key.
+KEYRING_DEB = f"{UBUNTU}/pool/main/u/ubuntu-keyring/ubuntu-keyring_2021.03.26_all.deb"
+KEYRING_MEMBER = "etc/apt/trusted.gpg.d/ubuntu-keyring-2018-archive.gpg"
+KEYRING_SHA256 = "bfdb0512804d0740816d836bb05b1ef8b27609771d7b9962c95bcc57bfaac230"
+PACKAGES = (SETTINGS_PACKAGE, "gnome-control-center-data", "libgnome-desktop-3-19", "libwhoopsie-preferences0",
+            "gsettings-desktop-schemas")
+# Schemas of 22.04 that replace Debian 12's in Settings' own compiled schemas.
+UBUNTU_SCHEMAS = ("org.gnome.desktop.screensaver.gschema.xml", "org.gnome.ControlCenter.gschema.xml")
+# Linked to Debian 12's library of the same functions (see above).
+SNAPD_LINK = ("libsnapd-glib.so.1", "libsnapd-glib-2.so.1")
+# What Settings 41 links that must not come with it: a second libsoup in one process aborts.
+FORBIDDEN_LIBRARIES = ("libsoup-2.4.so.1",)
+SYSTEM_PACKAGES_FILE = "desktop_env/providers/local/system_packages.txt"
+
+PROGRAM = Path("usr/bin/gnome-control-center")
+LIBRARIES = "lib"  # a link to usr/lib/<triplet>, for the shim's LD_LIBRARY_PATH
+SCHEMAS = Path("usr/share/glib-2.0/schemas")
+SCHEMAS_STAMP = "schemas.stamp"
+STEP_TIMEOUT_S = 600
+FETCH_TIMEOUT_S = 120
+
+
+class SettingsInstallError(MissingDependency):
+    """GNOME Settings 41 could not be installed: the message names the step, its command and what it printed."""
+
+
+def settings_dir() -> Path:
+    return sandbox_share_dir() / f"gnome-control-center-{UPSTREAM_RELEASE}-r{RECIPE}"
+
+
+def installed_settings() -> Path | None:
+    """The built folder, None when Settings 41 is not installed (never builds): installed means its program
+    is there and its packages.txt, written last, lists a Settings 41 release."""
+    target = settings_dir()
+    if not (target / PROGRAM).is_file() or not (target / MANIFEST).is_file():
+        return None
+    versions = [version for name, version, _ in read_manifest(target) if name == SETTINGS_PACKAGE]
+    return target if versions and _is_release(versions[0]) else None
+
+
+def _is_release(version: str) -> bool:
+    """Whether a Debian version of gnome-control-center (epoch 1) is of Settings UPSTREAM_RELEASE."""
+    return version.split(":", 1)[-1].split(".", 1)[0] == UPSTREAM_RELEASE
+
+
+def build_blocker() -> str | None:
+    """Why Settings 41 cannot be fetched on this machine (None when it can)."""
+    missing = [tool for tool in ("apt-get", "apt-cache", "dpkg-deb", "glib-compile-schemas")
+               if shutil.which(tool) is None]
+    if missing:
+        return f"fetching GNOME Settings {UPSTREAM_RELEASE} from Ubuntu's archive needs {' and '.join(missing)}"
+    if _system_library(SNAPD_LINK[1]) is None:
+        return (f"GNOME Settings {UPSTREAM_RELEASE} needs {SNAPD_LINK[1]}: install the packages of "
+                f"{SYSTEM_PACKAGES_FILE} (osworld env doctor)")
+    return None
+
+
+def ensure_settings(progress: Progress = progress_to_stderr) -> Path:
+    """Returns Settings 41's folder, building it once (built aside, then renamed into place), and its
+    compiled schemas current with the VM's values. Raises SettingsInstallError naming the step that failed."""
+    target = install_once(f"GNOME Settings {UPSTREAM_RELEASE}", settings_dir(), installed_settings, build_blocker,
+                          SettingsInstallError, _build,
+                          f"installing GNOME Settings {UPSTREAM_RELEASE} (Ubuntu 22.04's, the VM's) into "
+                          f"{settings_dir()}: a one-time download of about 2.5 MB", progress)
+    if (target / SCHEMAS_STAMP).read_text() != schemas_stamp():
+        compile_settings_schemas(target)
+    return target
+
+
+def _build(staging: Path, progress: Progress) -> None:
+    with tempfile.TemporaryDirectory(prefix=".settings-apt.", dir=staging.parent) as scratch:
+        keyring = fetch_keyring(Path(scratch))
+        apt = PrivateApt(Path(scratch) / "apt", ARCHIVES, keyring, "Ubuntu 22.04", SettingsInstallError, _run)
+        progress(f"  1/4 Ubuntu 22.04's package index ({', '.join(archive.suite for archive in ARCHIVES)})")
+        apt.update()
+        packages = [apt.show(name) for name in PACKAGES]
+        if not _is_release(packages[0].version):
+            raise SettingsInstallError(f"Ubuntu 22.04's index offers {SETTINGS_PACKAGE} {packages[0].version}, "
+                                       f"not a release of Settings {UPSTREAM_RELEASE}")
+        progress(f"  2/4 {len(packages)} packages, {sum(p.size for p in packages) / 1e6:.1f} MB")
+        for deb in apt.download(packages):
+            _run("unpack", ["dpkg-deb", "-x", str(deb), str(staging)], staging)
+    drop_special_bits(staging)
+    libraries = library_dir(staging)
+    (staging / LIBRARIES).symlink_to(libraries.relative_to(staging))
+    snapd = _system_library(SNAPD_LINK[1])
+    assert snapd is not None  # build_blocker checked it
+    (libraries / SNAPD_LINK[0]).symlink_to(snapd)
+    progress("  3/4 schemas")
+    compile_settings_schemas(staging)
+    progress("  4/4 check")
+    check_links(staging)
+    (staging / MANIFEST).write_text(manifest_text(packages))
+    os.chmod(staging, 0o755)  # mkdtemp made it 0700; the desktops' uid must read it
+
+
+def fetch_keyring(folder: Path) -> Path:
+    """Ubuntu's 2018 archive key, out of 22.04's ubuntu-keyring package; refused unless its SHA256 is
+    KEYRING_SHA256 (the package comes over plain HTTP, as apt fetches it)."""
+    deb = folder / "ubuntu-keyring.deb"
+    try:
+        with urllib.request.urlopen(KEYRING_DEB, timeout=FETCH_TIMEOUT_S) as response:
+            deb.write_bytes(response.read())
+    except OSError as e:
+        raise SettingsInstallError(f"installing GNOME Settings {UPSTREAM_RELEASE}, step 'fetch Ubuntu's archive "
+                                   f"key': {KEYRING_DEB}: {e}") from None
+    unpacked = folder / "keyring"
+    _run("unpack Ubuntu's archive key", ["dpkg-deb", "-x", str(deb), str(unpacked)], folder)
+    key = unpacked / KEYRING_MEMBER
+    digest = sha256_file(key) if key.is_file() else "(missing)"
+    if digest != KEYRING_SHA256:
+        raise SettingsInstallError(f"{KEYRING_DEB}: {KEYRING_MEMBER} has SHA256 {digest}, not Ubuntu's 2018 "
+                                   f"archive key ({KEYRING_SHA256}); refusing to trust it")
+    return key
+
+
+def library_dir(root: Path) -> Path:
+    """Where the unpacked 22.04 libraries are: usr/lib/<multiarch triplet>."""
+    found = sorted(path.parent for path in (root / "usr" / "lib").glob("*/libgnome-desktop-3.so.19"))
+    if not found:
+        raise SettingsInstallError(f"no libgnome-desktop-3.so.19 under {root / 'usr' / 'lib'}: the build is "
+                                   "incomplete")
+    return found[0]
+
+
+def _system_library(name: str) -> Path | None:
+    found = sorted(Path("/usr/lib").glob(f"*/{name}")) + sorted(Path("/lib").glob(f"*/{name}"))
+    return found[0] if found else None
+
+
+def schemas_stamp() -> str:
+    """What the compiled schemas were made from: the VM's values and the system's schema files."""
+    from .desktop_view import SYSTEM_SHARE, vm_gsettings
+
+    system = SYSTEM_SHARE / "glib-2.0" / "schemas"
+    listing = sorted(f"{path.name} {path.stat().st_size}" for path in system.glob("*.xml"))
+    return hashlib.sha256(repr((vm_gsettings(), listing, UBUNTU_SCHEMAS)).encode()).hexdigest()
+
+
+def compile_settings_schemas(root: Path) -> None:
+    """Settings' own gschemas.compiled in `root` (see the module's docstring), and its stamp."""
+    from .desktop_view import DesktopViewError, compile_schemas
+
+    schemas = root / SCHEMAS
+    try:
+        compile_schemas(schemas, replacements=[schemas / name for name in UBUNTU_SCHEMAS])
+    except DesktopViewError as e:
+        raise SettingsInstallError(f"installing GNOME Settings {UPSTREAM_RELEASE}, step 'schemas': {e}") from None
+    (root / SCHEMAS_STAMP).write_text(schemas_stamp())
+
+
+def check_links(root: Path) -> None:
+    """Every library Settings 41 links is found, and none of FORBIDDEN_LIBRARIES."""
+    output = _run("check its libraries", ["ldd", str(root / PROGRAM)], root,
+                  {**os.environ, "LD_LIBRARY_PATH": str(root / LIBRARIES)})
+    missing = sorted(line.split()[0] for line in output.splitlines() if "not found" in line)
+    if missing:
+        raise SettingsInstallError(f"GNOME Settings {UPSTREAM_RELEASE} links {', '.join(missing)}, which this "
+                                   f"system lacks: install the packages of {SYSTEM_PACKAGES_FILE} "
+                                   "(osworld env doctor)")
+    forbidden = sorted(name for name in FORBIDDEN_LIBRARIES if name in output)
+    if forbidden:
+        raise SettingsInstallError(f"GNOME Settings {UPSTREAM_RELEASE} would load {', '.join(forbidden)} beside "
+                                   "Debian 12's libsoup 3, which aborts it")
+
+
+def _run(step: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+    return run_step(f"GNOME Settings {UPSTREAM_RELEASE}", SettingsInstallError, STEP_TIMEOUT_S, step, argv, cwd, env)
+
