@@ -637,7 +637,7 @@ def settled_terminal_text(read: Callable[[], str | None] = terminal_text,
     """terminal_text() once two reads TERMINAL_HOLD_S apart agree (the last read when the bound passes)."""
     deadline = clock() + TERMINAL_SETTLE_BOUND_S
     text = read()
-    while clock() < deadline:
+    while clock() < deadline:  # looks after each pause, and a held text may be None or "": not poll_until's
         sleep(TERMINAL_HOLD_S)
         again = read()
         if again == text:
