@@ -42,7 +42,7 @@ def vscode_config(ctx: EvalContext, config: dict) -> str | None:
 
 def _wait_for_change(ctx: EvalContext, path: str, before: bytes | None) -> bytes | None:
     """The file as last read: changed, or as it is after WRITE_WAIT_S."""
-    data = None
+    data: bytes | None = None
 
     def changed() -> bool:
         nonlocal data
