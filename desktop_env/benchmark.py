@@ -35,6 +35,7 @@ from typing import Any
 
 from .controllers.python import PythonController
 from .providers.local import LocalProvider
+from .waiting import wait_until
 
 # When a desktop is idle: after start-up's transient processes have left (see idle_rss_mb).
 IDLE_AFTER_S = 15.0
@@ -132,13 +133,8 @@ def memory_mb(pids: list[int]) -> tuple[float, float]:
     return rss / 1024, pss / 1024
 
 
-def wait_for_window(controller: PythonController, wm_class: str, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if controller.get_vm_window_size(wm_class) is not None:
-            return
-        time.sleep(0.2)
-    raise TimeoutError(f"no {wm_class} window after {timeout:.0f} s")
+def wait_for_window(controller: PythonController, wm_class: str, timeout_s: float = 90.0) -> None:
+    wait_until(lambda: controller.get_vm_window_size(wm_class) is not None, timeout_s, 0.2, f"a {wm_class} window")
 
 
 def first_observation_wait(controller: PythonController, command: list[str]) -> float:
@@ -157,7 +153,7 @@ def settle_memory(processes: Callable[[], list[int]], seconds: float = 3.0) -> F
     """Memory of a desktop's processes once it is idle: the highest of a few readings over `seconds`."""
     readings = []
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline:  # samples for the whole time: there is no condition to wait for
         pids = processes()
         rss_sum, pss_sum = memory_mb(pids)
         readings.append((group_rss_mb(pids) or pss_sum, rss_sum, pss_sum))

@@ -60,6 +60,7 @@ CLUTTER_ROLES: tuple[tuple[str, tuple[ClutterApp, ...]], ...] = (
 # -- inside the desktop -----------------------------------------------------------------------
 # The class and functions below are sent as source to the desktop's Python and run there
 # (standard library and python-xlib only, no annotations a 3.8 interpreter would reject).
+# So their waits are written out: any OSWorld desktop runs them, where desktop_env.waiting is not.
 
 class XDesktop:
     """The window manager's view of the desktop, read and changed through EWMH."""

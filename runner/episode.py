@@ -109,7 +109,7 @@ def settle(env: EpisodeEnv, config: EpisodeConfig) -> None:
     """Waits (bounded) until the screen stops changing: the apps finished reacting to the last action."""
     deadline = time.monotonic() + config.settle_timeout
     previous = env.controller.get_screenshot()
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline:  # pauses before its first look, unlike wait_until: a screenshot needs one before
         time.sleep(config.settle_interval)
         current = env.controller.get_screenshot()
         if changed_share(previous, current) < SETTLED_CHANGE:

@@ -20,6 +20,7 @@ import click
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from desktop_env.desktop_env import DesktopEnv  # noqa: E402  (after the path it is found by)
+from desktop_env.waiting import poll_until  # noqa: E402
 
 LOG_NAMES = ("gsd-media-keys.log", "gnome-shell.log", "dbus.log")
 
@@ -27,12 +28,11 @@ LOG_NAMES = ("gsd-media-keys.log", "gnome-shell.log", "dbus.log")
 def window_came(env: DesktopEnv, window_class: str, timeout: float) -> float | None:
     """Seconds until a window of `window_class` is listed, None if none came within `timeout`."""
     started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        listing = env.controller.run_command(["wmctrl", "-lx"])["output"]
-        if window_class.lower() in listing.lower():
-            return time.monotonic() - started
-        time.sleep(0.3)
-    return None
+
+    def listed() -> bool:
+        return window_class.lower() in env.controller.run_command(["wmctrl", "-lx"])["output"].lower()
+
+    return time.monotonic() - started if poll_until(listed, timeout, 0.3) else None
 
 
 @click.command()

@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from desktop_env.desktop_env import DesktopEnv  # noqa: E402
 from desktop_env.providers.local.vscode import ensure_vscode  # noqa: E402
+from desktop_env.waiting import poll_until  # noqa: E402
 
 WINDOW = "Visual Studio Code"
 WORKBENCH = "Welcome - Visual Studio Code"
@@ -34,15 +35,18 @@ def time_first_code(env: DesktopEnv) -> tuple[float, float]:
     started = time.monotonic()
     env.controller.launch(["code"])
     window = workbench = float("inf")
-    while time.monotonic() - started < GIVE_UP_S:
+
+    def welcome_shown() -> bool:
+        nonlocal window, workbench
         titles = env.controller.run_command(["wmctrl", "-l"])["output"]
         now = time.monotonic() - started
         if window == float("inf") and WINDOW in titles:
             window = now
         if WORKBENCH in titles:
             workbench = now
-            break
-        time.sleep(0.25)
+        return WORKBENCH in titles
+
+    poll_until(welcome_shown, GIVE_UP_S, 0.25)
     return window, workbench
 
 

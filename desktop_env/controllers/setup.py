@@ -30,6 +30,7 @@ from .. import extensions
 from ..errors import DesktopEnvError, ServerRequestError, UnsafeTaskPath
 from ..resources import cache_name, fetch
 from ..safe_paths import cache_folder, check_basename, join_under, resource_path, task_file_of, write_under
+from ..waiting import WaitTimedOut, poll_until, wait_until
 
 log = logging.getLogger("osworld.setup")
 
@@ -207,15 +208,12 @@ def check_exit(env: Any, command: Any, result: dict) -> None:
     setup_warnings(env).append({"message": f"{command!r:.200} exited with code {code}{said}", "returncode": code})
 
 
-def _poll(condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise SetupError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(interval)
+def _wait_in_step(condition: Callable[[], Any], timeout_s: float, what: str, interval_s: float = 0.1) -> Any:
+    """wait_until, its timeout failing the step."""
+    try:
+        return wait_until(condition, timeout_s, interval_s, what)
+    except WaitTimedOut as e:
+        raise SetupError(str(e)) from None
 
 
 # -- files -------------------------------------------------------------------------------------
@@ -280,18 +278,18 @@ def execute(env: Any, command: list[str] | str, shell: bool = False, stdout: str
     for key, name in (("stdout", stdout), ("stderr", stderr)):
         if name:  # refused before the command runs
             join_under(cache_folder(env), name, key, task_file_of(env))
-    deadline = time.monotonic() + EXECUTE_UNTIL_S
-    while True:
+
+    def attempt() -> dict | None:
         result = env.controller.run_command(command, shell=shell)
         if result.get("returncode") in (NOT_FOUND, NOT_EXECUTABLE):
             check_exit(env, command, result)  # waiting longer will not make the program appear
-        if not until or _until_met(result, until):
-            if not (until and "returncode" in until):  # an exit code asked for is no warning
-                check_exit(env, command, result)
-            break
-        if time.monotonic() >= deadline:
-            raise SetupError(f"command {command!r:.200} did not meet {until} within {EXECUTE_UNTIL_S:g} s")
-        time.sleep(0.5)
+        return result if not until or _until_met(result, until) else None
+
+    result = poll_until(attempt, EXECUTE_UNTIL_S, 0.5)
+    if result is None:
+        raise SetupError(f"command {command!r:.200} did not meet {until} within {EXECUTE_UNTIL_S:g} s")
+    if not (until and "returncode" in until):  # an exit code asked for is no warning
+        check_exit(env, command, result)
     for key, name, text in (("stdout", stdout, result["output"]), ("stderr", stderr, result["error"])):
         if name:
             write_under(cache_folder(env), name, text.encode("utf-8"), key, task_file_of(env))
@@ -333,7 +331,7 @@ def _window_request(env: Any, path: str, window_name: str, strict: bool, by_clas
 
     what = f"a window matching {window_name!r}"
     try:
-        _poll(attempt, WAIT_FOR_WINDOW_S, what, interval=0.25)
+        _wait_in_step(attempt, WAIT_FOR_WINDOW_S, what, interval_s=0.25)
     except SetupError:
         if found[0]:  # there, but the keys a later step sends would go elsewhere
             raise SetupError(f"{what} was found but did not get the focus within {WAIT_FOR_WINDOW_S:g} s") from None
@@ -351,7 +349,7 @@ def close_window(env: Any, window_name: str, strict: bool = False, by_class: boo
 
 
 # -- Chromium over its debugging port ------------------------------------------------------------
-def chrome_devtools(env: Any, path: str, method: str = "GET", timeout: float = WAIT_FOR_CHROME_S) -> Any:
+def chrome_devtools(env: Any, path: str, method: str = "GET", timeout_s: float = WAIT_FOR_CHROME_S) -> Any:
     """Calls Chromium's DevTools HTTP endpoint inside the desktop, waiting for it to come up.
 
     Returns the parsed JSON answer, or True for a plain-text one (/json/close answers
@@ -371,7 +369,7 @@ def chrome_devtools(env: Any, path: str, method: str = "GET", timeout: float = W
         except ValueError:
             return True
 
-    return _poll(call, timeout, f"Chromium's debugging port (9222) to answer {path}", interval=0.25)
+    return _wait_in_step(call, timeout_s, f"Chromium's debugging port (9222) to answer {path}", interval_s=0.25)
 
 
 @setup_step("chrome_open_tabs")

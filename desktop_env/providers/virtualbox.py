@@ -32,6 +32,7 @@ import xml.etree.ElementTree as ET
 
 from ..controllers.transport import Endpoint
 from ..errors import ProviderError
+from ..waiting import poll_until
 from .base import Provider
 from .vm_tools import run_tool, wait_for_env_server
 
@@ -175,7 +176,7 @@ class VirtualBoxProvider(Provider):
         """snapshot restore; right after a poweroff the VM's session may still be locked for a moment."""
         deadline = time.monotonic() + self.unlock_timeout
         delay = 0.2
-        while True:
+        while True:  # backs off (0.2 s doubling to 2 s) and fails at once on any error but the lock: not wait_until's
             proc = self._vbox("snapshot", uuid, "restore", snapshot_name, check=False)
             if proc.returncode == 0:
                 return
@@ -187,9 +188,10 @@ class VirtualBoxProvider(Provider):
             delay = min(delay * 2, 2.0)
 
     def _guest_ip(self, uuid: str) -> str:
-        deadline = time.monotonic() + self.ip_timeout
         last = ""
-        while True:
+
+        def guest_ip() -> str | None:
+            nonlocal last
             proc = self._vbox("guestproperty", "get", uuid, IP_PROPERTY, check=False)
             out = proc.stdout.strip()
             if proc.returncode == 0 and out.startswith("Value:"):
@@ -197,10 +199,13 @@ class VirtualBoxProvider(Provider):
                 if _IPV4.match(ip):
                     return ip
             last = out or proc.stderr.strip() or f"exit code {proc.returncode}"
-            if time.monotonic() + self.poll_interval > deadline:
-                raise ProviderError(f"no guest IP for VirtualBox VM {self.path_to_vm} within {self.ip_timeout:g} s "
-                                    f"(last: {last}); are the Guest Additions installed and running in the VM?")
-            time.sleep(self.poll_interval)
+            return None
+
+        ip = poll_until(guest_ip, self.ip_timeout, self.poll_interval)
+        if ip is None:
+            raise ProviderError(f"no guest IP for VirtualBox VM {self.path_to_vm} within {self.ip_timeout:g} s "
+                                f"(last: {last}); are the Guest Additions installed and running in the VM?")
+        return ip
 
     def _wait_ready(self, uuid: str) -> None:
         self.ip = self._guest_ip(uuid)

@@ -64,7 +64,7 @@ def wait_for_env_server(url: str, timeout: float, *, path: str = "/screenshot", 
     next_liveness = started + liveness_interval
     delay = poll_interval
     last = "no answer yet"
-    while True:
+    while True:  # backs off, checks liveness now and then and gives each probe the time left: not wait_until's
         remaining = deadline - time.monotonic()
         last = probe_env_server(url, path, timeout=max(0.5, min(10.0, remaining))) or ""
         if not last:

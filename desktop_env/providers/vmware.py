@@ -145,7 +145,7 @@ class VMwareProvider(Provider):
     def _guest_ip(self, vmx: str) -> str:
         deadline = time.monotonic() + self.ip_timeout
         last = ""
-        while True:
+        while True:  # each `-wait` call is given the time left, which wait_until does not tell its condition
             remaining = deadline - time.monotonic()
             try:
                 proc = self._vmrun("getGuestIPAddress", vmx, "-wait", timeout=max(1.0, remaining), check=False)

@@ -38,11 +38,11 @@ MAX_CHILDREN = 1024
 # Visible cells of one spreadsheet table; a zoomed-out 4K sheet shows about this many.
 MAX_VISIBLE_CELLS = 4096
 # A peer with a call unanswered this long is given up; the whole dump is bounded too.
-CALL_TIMEOUT = 3.0
-DUMP_TIME_LIMIT = 15.0
-CONNECT_TIMEOUT = 1.0
+CALL_TIMEOUT_S = 3.0
+DUMP_TIME_LIMIT_S = 15.0
+CONNECT_TIMEOUT_S = 1.0
 # An application that did not answer last time gets this long before it is skipped again.
-HUNG_APP_PROBE_TIMEOUT = 0.3
+HUNG_APP_PROBE_TIMEOUT_S = 0.3
 
 _PROPERTIES = "org.freedesktop.DBus.Properties"
 _REGISTRY = "org.a11y.atspi.Registry"
@@ -201,7 +201,7 @@ class _Walk:
         app = _App(bus_name, self.bus, bus_name)
         if _ok(reply) and reply[0]:
             try:
-                app.connection, app.destination = Connection(reply[0], bus=False, timeout=CONNECT_TIMEOUT), None
+                app.connection, app.destination = Connection(reply[0], bus=False, timeout=CONNECT_TIMEOUT_S), None
                 self.peers.append(app.connection)
             except DBusConnectionError:
                 pass  # fall back to talking to it through the bus
@@ -294,7 +294,7 @@ class _Walk:
         child = Node(path, parent.depth + 1)
         parent.children.append(child)
         if app is None:  # children of the desktop are applications
-            timeout = HUNG_APP_PROBE_TIMEOUT if bus_name in _hung_apps else None
+            timeout = HUNG_APP_PROBE_TIMEOUT_S if bus_name in _hung_apps else None
             self.pipeline.spawn(self.bus, self.application(child, bus_name), bus_name, timeout)
         elif bus_name == app.bus_name or not bus_name:
             self.pipeline.spawn(app.connection, self.node(app, child), app.destination)
@@ -477,7 +477,7 @@ def _a11y_bus_address(refresh: bool) -> str:
         if not session_address:
             raise AccessibilityUnavailable("DBUS_SESSION_BUS_ADDRESS is not set: no session bus to find AT-SPI on")
         try:
-            session = Connection(session_address, bus=True, timeout=CONNECT_TIMEOUT)
+            session = Connection(session_address, bus=True, timeout=CONNECT_TIMEOUT_S)
         except (DBusConnectionError, CallFailed) as error:
             raise AccessibilityUnavailable(f"cannot reach the session bus: {error}") from error
         try:
@@ -495,7 +495,7 @@ def _connect_a11y_bus() -> Connection:
     for refresh in (False, True):
         address = _a11y_bus_address(refresh)
         try:
-            return Connection(address, bus=True, timeout=CONNECT_TIMEOUT)
+            return Connection(address, bus=True, timeout=CONNECT_TIMEOUT_S)
         except (DBusConnectionError, CallFailed) as error:
             failure = error
     raise AccessibilityUnavailable(f"cannot connect to the AT-SPI bus at {address}: {failure}")
@@ -519,7 +519,7 @@ def _walk_desktop(limits: _Limits) -> Node:
     """Reads the whole tree (within `limits` and the time limit) and returns its root."""
     _load_names()
     bus = _connect_a11y_bus()
-    pipeline = Pipeline(call_timeout=CALL_TIMEOUT, deadline=time.monotonic() + DUMP_TIME_LIMIT)
+    pipeline = Pipeline(call_timeout=CALL_TIMEOUT_S, deadline=time.monotonic() + DUMP_TIME_LIMIT_S)
     walk = _Walk(pipeline, limits, bus)
     # What the registry says of itself; kept as the root even if it does not answer.
     desktop = Node(_ROOT_PATH, 0, role_name="desktop frame", name="main")
@@ -637,7 +637,7 @@ def settled_terminal_text(read: Callable[[], str | None] = terminal_text,
     """terminal_text() once two reads TERMINAL_HOLD_S apart agree (the last read when the bound passes)."""
     deadline = clock() + TERMINAL_SETTLE_BOUND_S
     text = read()
-    while clock() < deadline:
+    while clock() < deadline:  # looks after each pause, and a held text may be None or "": not poll_until's
         sleep(TERMINAL_HOLD_S)
         again = read()
         if again == text:

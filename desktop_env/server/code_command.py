@@ -43,7 +43,7 @@ SERVER_START_S = 60.0
 WINDOW_CONNECT_S = 60.0
 BROWSER_EXIT_S = 10.0
 SHOW_FILE_S = 10.0  # how long a file sent to an open window may take to show in its title
-POLL_S = 0.1
+POLL_S = 0.1  # this file runs alone (python3 -I), without the server's poll_until: its waits are written out
 
 CLI_FLAGS = {"--install-extension", "--uninstall-extension", "--list-extensions", "--show-versions",
              "--locate-extension", "--version", "-v", "--help", "-h", "--force"}

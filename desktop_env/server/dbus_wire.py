@@ -545,7 +545,7 @@ class Connection:
         """One blocking call (for setup); raises CallFailed on an error reply or timeout."""
         serial = self.queue(call)
         deadline = time.monotonic() + timeout
-        while True:
+        while True:  # blocks in select() for the reply, not a poll
             self.flush()
             remaining = deadline - time.monotonic()
             if remaining <= 0:

@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .waiting import poll_until
+
 LOOK_INTERVAL_S = 0.005
 IDLE_LOOKS = 2           # consecutive looks that find every watched app idle
 WAIT_BOUND_S = 2.0       # the most one press waits
@@ -107,7 +109,9 @@ class InputPacer:
             return 0.0
         start = self._clock()
         idle_looks = 0
-        while True:
+
+        def idle() -> bool:
+            nonlocal idle_looks
             now = self._clock()
             watched = self._targets() - self._always_busy
             busy = {pid for pid in watched if self._busy(pid)}
@@ -118,9 +122,10 @@ class InputPacer:
                 if now - since >= ALWAYS_BUSY_S:
                     self._always_busy.add(pid)
             idle_looks = 0 if busy else idle_looks + 1
-            if idle_looks >= IDLE_LOOKS or now - start >= WAIT_BOUND_S:
-                return now - start
-            self._sleep(LOOK_INTERVAL_S)
+            return idle_looks >= IDLE_LOOKS
+
+        poll_until(idle, WAIT_BOUND_S, LOOK_INTERVAL_S, clock=self._clock, sleep=self._sleep)
+        return self._clock() - start
 
 
 def _x_targets(display: Any, shell_pids: list[int]) -> Callable[[], set[int]]:

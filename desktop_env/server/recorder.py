@@ -11,17 +11,18 @@ import os
 import re
 import subprocess
 import threading
-import time
+
+from .waiting import poll_until
 
 # Enough to follow what an agent does while leaving the two CPUs to the desktop.
 FRAME_RATE = 10
 # ffmpeg needs a moment to open the display and encode its first frame; a stop before
 # that leaves an mp4 with no frames, which players reject. So stop() waits (this long
 # at most) for the progress report to count a frame.
-FIRST_FRAME_TIMEOUT_SECONDS = 5.0
-STOP_TIMEOUT_SECONDS = 15.0
-KILL_TIMEOUT_SECONDS = 5.0
-_POLL_SECONDS = 0.05
+FIRST_FRAME_TIMEOUT_S = 5.0
+STOP_TIMEOUT_S = 15.0
+KILL_TIMEOUT_S = 5.0
+_POLL_S = 0.05
 _FRAME_COUNT = re.compile(rb"^frame=(\d+)$", re.MULTILINE)
 
 
@@ -104,16 +105,17 @@ class ScreenRecorder:
 
     @staticmethod
     def _wait_for_first_frame(process: subprocess.Popen, progress_path: str) -> None:
-        deadline = time.monotonic() + FIRST_FRAME_TIMEOUT_SECONDS
-        while process.poll() is None and time.monotonic() < deadline:
+        def first_frame_or_exit() -> bool:
+            if process.poll() is not None:
+                return True
             try:
                 with open(progress_path, "rb") as progress:
                     counts = _FRAME_COUNT.findall(progress.read())
             except FileNotFoundError:
                 counts = []
-            if counts and int(counts[-1]) > 0:
-                return
-            time.sleep(_POLL_SECONDS)
+            return bool(counts) and int(counts[-1]) > 0
+
+        poll_until(first_frame_or_exit, FIRST_FRAME_TIMEOUT_S, _POLL_S)
 
     @staticmethod
     def _finish(process: subprocess.Popen) -> None:
@@ -126,12 +128,12 @@ class ScreenRecorder:
         except (BrokenPipeError, OSError):
             pass
         try:
-            process.wait(timeout=STOP_TIMEOUT_SECONDS)
+            process.wait(timeout=STOP_TIMEOUT_S)
             return
         except subprocess.TimeoutExpired:
             process.terminate()
         try:
-            process.wait(timeout=KILL_TIMEOUT_SECONDS)
+            process.wait(timeout=KILL_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()

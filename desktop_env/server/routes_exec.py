@@ -25,6 +25,7 @@ from typing import Any
 from .executor import extract_pyautogui_code
 from .httpd import HTTPError, Request, Response, Router
 from .state import ServerState
+from .waiting import poll_until
 
 EXECUTE_TIMEOUT_S = 120
 RUN_PYTHON_TIMEOUT_S = 30
@@ -126,7 +127,7 @@ def run_process(argv: list[str] | str, *, shell: bool, env: dict[str, str], cwd:
     timed_out = False
     open_fds = set(streams)
     try:
-        while True:
+        while True:  # waits in select() on the process's output and exit, not by polling: not wait_until's
             now = time.monotonic()
             if exited_at is None and process.poll() is not None:
                 exited_at = now
@@ -331,13 +332,8 @@ def register(router: Router, state: ServerState) -> None:
         if not checks:  # as OSWorld: nothing to verify is the plain /execute answer
             return Response.json(result)
         started = time.monotonic()
-        deadline = started + max_wait
-        while True:
-            if verification_passed(checks, state):
-                return Response.json({**result, "verification": "passed", "wait_time": time.monotonic() - started})
-            if time.monotonic() >= deadline:
-                break
-            time.sleep(min(interval, max(0.0, deadline - time.monotonic())))
+        if poll_until(lambda: verification_passed(checks, state), max_wait, interval):
+            return Response.json({**result, "verification": "passed", "wait_time": time.monotonic() - started})
         return Response.json({**result, "status": "verification_failed", "verification": "failed",
                               "wait_time": max_wait,
                               "message": f"verification {verification!r:.200} not met within {max_wait:g} s"}, 500)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from .state import ServerState
+from .waiting import poll_until
 
 if TYPE_CHECKING:
     from .httpd import EnvServer
@@ -100,6 +101,7 @@ GRAB_COMPLETED_LINE = b"Grab call completed!"
 GRAB_FAILED_LINE = b"Failed to grab accelerators:"
 GRAB_FAILURE_WAIT_S = 0.3
 A11Y_BUS_NAME_WAIT_S = 5.0
+STOP_WAIT_S = 3.0  # how long the session's children get to exit on SIGTERM before SIGKILL
 # The XSETTINGS daemon draws nothing, but GTK sets up OpenGL at start on X11 to pick its
 # visuals, which loads Mesa and LLVM and dirties about 10 MiB of relocated library pages.
 # It starts no apps, so nothing else inherits this (the media keys daemon does: Ctrl+Alt+T).
@@ -210,24 +212,26 @@ class Session:
         threading.Thread(target=copy, name=f"{name}-log", daemon=True).start()
         return proc
 
-    def _read_line_from(self, fd: int, what: str, proc: subprocess.Popen, timeout: float = 20.0) -> str:
+    def _read_line_from(self, fd: int, what: str, proc: subprocess.Popen, timeout_s: float = 20.0) -> str:
         """Reads one line a child writes to `fd` to say it is ready (-displayfd, --print-address)."""
-        deadline = time.monotonic() + timeout
         data = b""
         os.set_blocking(fd, False)
-        while b"\n" not in data:
+
+        def line_read() -> bool:
+            nonlocal data
             if proc.poll() is not None:
                 raise RuntimeError(f"{what} exited with code {proc.returncode}; see {self.logs}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{what} was not ready after {timeout:.0f} s; see {self.logs}")
             try:
                 chunk = os.read(fd, 256)
             except BlockingIOError:
-                time.sleep(0.005)
-                continue
+                return False
             if not chunk:
                 raise RuntimeError(f"{what} closed its readiness pipe without a line")
             data += chunk
+            return b"\n" in data
+
+        if not poll_until(line_read, timeout_s, 0.005):
+            raise RuntimeError(f"{what} was not ready after {timeout_s:.0f} s; see {self.logs}")
         os.close(fd)
         return data.decode().strip()
 
@@ -281,9 +285,8 @@ class Session:
         launcher = self._spawn("at-spi-bus", ["/usr/libexec/at-spi-bus-launcher", "--launch-immediately"])
         # Until it owns its bus name, a GTK app that starts asks the session bus to activate a
         # second launcher; whichever loses the name exits, and ours would look dead.
-        deadline = time.monotonic() + A11Y_BUS_NAME_WAIT_S
-        while launcher.poll() is None and not self._name_has_owner("org.a11y.Bus") and time.monotonic() < deadline:
-            time.sleep(0.02)
+        poll_until(lambda: launcher.poll() is not None or self._name_has_owner("org.a11y.Bus"), A11Y_BUS_NAME_WAIT_S,
+                   0.02)
         self.env.update(ACCESSIBILITY_ENV)
         self.env.pop("NO_AT_BRIDGE", None)
 
@@ -338,8 +341,8 @@ class Session:
         for proc in self.children.values():
             if proc.poll() is None:
                 proc.terminate()
-        deadline = time.monotonic() + 3
-        for proc in self.children.values():
+        deadline = time.monotonic() + STOP_WAIT_S
+        for proc in self.children.values():  # one deadline for all, each waited on in turn: no polling
             try:
                 proc.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:

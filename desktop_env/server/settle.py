@@ -39,6 +39,7 @@ from Xlib.display import Display
 
 from .input_pacing import processes_to_watch
 from .input_pacing import running as threads_running
+from .waiting import poll_until
 
 POLL_S = 0.25
 MIN_POLL_S = 0.05
@@ -300,18 +301,24 @@ class Settler:
             watched = list(self.launches if launches is None else launches)
         watch = _Watch(geometry_since=start, still_since=start, moving_grew=start)
         connection = Display(self.display)
+        now = start
+        windows: dict[int, WindowState] = {}
+        waiting: list[str] = []
+
+        def settled() -> bool:
+            nonlocal now, windows, waiting
+            now = self.clock()
+            windows = windows_now(connection)
+            waiting = self._look(now, windows, active_window(connection), watched, watch, hold)
+            return not waiting
+
         try:
-            while True:
-                now = self.clock()
-                windows = windows_now(connection)
-                waiting = self._look(now, windows, active_window(connection), watched, watch, hold)
-                if not waiting or now - start >= timeout:
-                    return SettleReport(not waiting, now - start, waiting,
-                                        [w.to_json() for w in windows.values() if not w.hidden],
-                                        [launch.to_json() for launch in watched])
-                time.sleep(min(POLL_S, max(MIN_POLL_S, hold / 3)))  # a short hold is looked at more often
+            poll_until(settled, timeout, min(POLL_S, max(MIN_POLL_S, hold / 3)),  # a short hold is looked at more often
+                       clock=self.clock)
         finally:
             connection.close()
+        return SettleReport(not waiting, now - start, waiting, [w.to_json() for w in windows.values() if not w.hidden],
+                            [launch.to_json() for launch in watched])
 
     def _look(self, now: float, windows: dict[int, WindowState], active: int | None, watched: list[Launch],
               watch: _Watch, hold: float) -> list[str]:

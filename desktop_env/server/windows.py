@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -17,13 +16,15 @@ from Xlib import error as xerror
 from Xlib.display import Display
 from Xlib.protocol import event as xevent
 
+from .waiting import poll_until
+
 # EWMH source indication "pager": the request comes on behalf of the user, which EWMH
 # asks window managers to honour even when they prevent focus stealing. (xfwm4 4.18
 # obeyed both this and "application" with a zero timestamp in our checks.)
 _SOURCE_PAGER = 2
 _ALL_DESKTOPS = 0xFFFFFFFF
-_ACTIVATION_CHECK_SECONDS = 1.0
-_POLL_SECONDS = 0.05
+_ACTIVATION_CHECK_S = 1.0
+_POLL_S = 0.05
 # The browser here is Debian's Chromium standing in for Google Chrome (VM_DIFFERENCES.md). Chrome's
 # window titles end in "Google Chrome", Chromium's in "Chromium": a title asked for in Chrome's
 # words (OSWorld's tasks activate "Google Chrome") finds Chromium's window too.
@@ -182,9 +183,7 @@ def activate_window(name: str, strict: bool = False, by_class: bool = False,
             _activate(connection, target)
         except (xerror.BadWindow, xerror.BadDrawable):
             return None  # closed between finding and activating
-        deadline = time.monotonic() + _ACTIVATION_CHECK_SECONDS
-        while _active_window_id(connection) != target.id and time.monotonic() < deadline:
-            time.sleep(_POLL_SECONDS)
+        poll_until(lambda: _active_window_id(connection) == target.id, _ACTIVATION_CHECK_S, _POLL_S)
         return target
 
 
@@ -231,16 +230,12 @@ def wait_for_window(title_substring: str, timeout: float, display: str | None = 
                     interval: float = 0.1) -> Window | None:
     """The first window whose title contains `title_substring` (ignoring case), polled
     until `timeout` seconds have passed; None if none appeared."""
-    deadline = time.monotonic() + timeout
     with _connect(display) as connection:
-        while True:
+        def first_match() -> Window | None:
             try:
                 matches = _find(connection, title_substring, strict=False, by_class=False)
             except NoWindowManager:
-                matches = []  # the window manager may still be starting
-            if matches:
-                return matches[0]
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            time.sleep(min(interval, remaining))
+                return None  # the window manager may still be starting
+            return matches[0] if matches else None
+
+        return poll_until(first_match, timeout, interval)

@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlparse
 
 from ...errors import DesktopEnvError
+from ...waiting import poll_until
 from ..context import EvalContext, HttpAnswer, ServiceUnavailable
 from ..registry import getter, requires, unsupported_getter
 from .files import cache_target, save_in_cache
@@ -437,7 +438,7 @@ class DevTools:
 
     def wait_until_loaded(self, tab: Tab, deadline: float) -> bool:
         """Polls document.readyState until "complete" or `deadline` (time.monotonic())."""
-        while True:
+        while True:  # a deadline shared by several tabs, its time left given to each call: not wait_until's
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
@@ -547,16 +548,19 @@ class _PageFailed(Exception):
     """A website did not offer what info_from_website was told to read."""
 
 
-def _wait_for_element(devtools: DevTools, tab: Tab, selector: str, timeout: float = 10.0) -> None:
+def _wait_for_element(devtools: DevTools, tab: Tab, selector: str, timeout_s: float = 10.0) -> None:
     """Waits until `selector` matches an element, as Playwright's wait_for_selector(state="attached")."""
-    deadline = time.monotonic() + timeout
-    found = f"document.querySelector({json.dumps(selector)}) !== null"
-    while not devtools.evaluate(tab, found):
+    query = f"document.querySelector({json.dumps(selector)}) !== null"
+
+    def found() -> bool:
+        if devtools.evaluate(tab, query):
+            return True
         if devtools.evaluate(tab, "location.protocol") == "chrome-error:":
             raise _PageFailed(f"the page did not load (offline?): {tab.url}")
-        if time.monotonic() > deadline:
-            raise _PageFailed(f"no element {selector!r} on {tab.url} after {timeout:.0f} s")
-        time.sleep(0.1)
+        return False
+
+    if not poll_until(found, timeout_s, 0.1):
+        raise _PageFailed(f"no element {selector!r} on {tab.url} after {timeout_s:.0f} s")
 
 
 def _click_through(devtools: DevTools, tab: Tab, selector: str) -> None:
@@ -565,13 +569,14 @@ def _click_through(devtools: DevTools, tab: Tab, selector: str) -> None:
     before = devtools.evaluate(tab, "location.href")
     devtools.evaluate(tab, f"document.querySelector({json.dumps(selector)}).click()")
     deadline = time.monotonic() + NEW_PAGE_TIMEOUT_S
-    while time.monotonic() < deadline:
+
+    def navigated() -> bool:
         try:
-            if devtools.evaluate(tab, "location.href") != before:
-                break
+            return devtools.evaluate(tab, "location.href") != before
         except DevToolsError:
-            pass  # the old page's context went away mid-call: the navigation has begun
-        time.sleep(0.1)
+            return False  # the old page's context went away mid-call: the navigation has begun
+
+    poll_until(navigated, NEW_PAGE_TIMEOUT_S, 0.1)
     devtools.wait_until_loaded(tab, deadline)
 
 

@@ -1,8 +1,7 @@
 """VS Code's getter: a command of the task's evaluation extension, run from VS Code's command palette."""
 from __future__ import annotations
 
-import time
-
+from ...waiting import poll_until
 from ..context import EvalContext
 from ..registry import getter
 from .files import cache_target, getter_field, save_in_cache
@@ -42,9 +41,13 @@ def vscode_config(ctx: EvalContext, config: dict) -> str | None:
 
 
 def _wait_for_change(ctx: EvalContext, path: str, before: bytes | None) -> bytes | None:
-    deadline = time.monotonic() + WRITE_WAIT_S
-    while True:
+    """The file as last read: changed, or as it is after WRITE_WAIT_S."""
+    data: bytes | None = None
+
+    def changed() -> bool:
+        nonlocal data
         data = ctx.read_file(path)
-        if (data is not None and data != before) or time.monotonic() > deadline:
-            return data
-        time.sleep(POLL_S)
+        return data is not None and data != before
+
+    poll_until(changed, WRITE_WAIT_S, POLL_S)
+    return data

@@ -37,7 +37,7 @@ from .gimp import open_image
 
 logger = logging.getLogger("desktopenv.metrics.vlc")
 
-FFMPEG_TIMEOUT_SECONDS = 300
+FFMPEG_TIMEOUT_S = 300
 
 
 def _read_text(path: Any) -> str | None:
@@ -366,7 +366,7 @@ def decode_audio(path: Any) -> np.ndarray | None:
         proc = subprocess.run(
             ["ffmpeg", "-nostdin", "-v", "error", "-i", os.fspath(path), "-vn",
              "-ac", "1", "-ar", str(_SAMPLE_RATE), "-f", "f32le", "pipe:1"],
-            capture_output=True, timeout=FFMPEG_TIMEOUT_SECONDS, check=False)
+            capture_output=True, timeout=FFMPEG_TIMEOUT_S, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         logger.warning("ffmpeg could not decode %s: %s", path, exc)
         return None
@@ -489,7 +489,7 @@ def video_frame_hashes(path: Any, max_frames: int) -> np.ndarray | None:
              "-frames:v", str(max_frames), "-fps_mode", "passthrough",
              "-vf", f"scale={_HASH_SIDE}:{_HASH_SIDE}:flags=area,format=gray",
              "-f", "rawvideo", "pipe:1"],
-            capture_output=True, timeout=FFMPEG_TIMEOUT_SECONDS, check=False)
+            capture_output=True, timeout=FFMPEG_TIMEOUT_S, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         logger.warning("ffmpeg could not decode %s: %s", path, exc)
         return None

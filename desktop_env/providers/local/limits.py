@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from ...waiting import poll_until
+
 log = logging.getLogger("osworld.local")
 
 CONTROLLERS = ("memory", "pids", "cpu")
@@ -750,7 +752,7 @@ class DesktopCgroup:
                     log.debug("cgroup.kill in %s: %s", d.path, e)
         deadline = time.monotonic() + timeout
         pause = 0.002
-        while True:
+        while True:  # kills each round and backs off from 2 ms: not wait_until's fixed interval
             members = self.pids()
             if not members:
                 return True
@@ -824,26 +826,27 @@ class DesktopCgroup:
             self.events()
         except OSError:
             pass
-        deadline = time.monotonic() + timeout
-        left = list(self._dirs)
-        while left:
-            still = []
+        left: list[_Dir] = list(self._dirs)
+        errors: list[OSError] = []
+
+        def removed() -> bool:
+            nonlocal left, errors
+            failed = []
             for d in left:
                 try:
                     os.rmdir(d.path)
                 except FileNotFoundError:
                     pass
                 except OSError as e:
-                    still.append((d, e))
-            left = [d for d, _ in still]
-            if not left:
-                return True
-            if time.monotonic() >= deadline:
-                log.warning("could not remove cgroup %s: %s", ", ".join(str(d.path) for d, _ in still),
-                            "; ".join(e.strerror or str(e) for _, e in still))
-                return False
-            time.sleep(0.02)
-        return True
+                    failed.append((d, e))
+            left, errors = [d for d, _ in failed], [e for _, e in failed]
+            return not left
+
+        if poll_until(removed, timeout, 0.02):
+            return True
+        log.warning("could not remove cgroup %s: %s", ", ".join(str(d.path) for d in left),
+                    "; ".join(e.strerror or str(e) for e in errors))
+        return False
 
 
 def _keyed(path: Path) -> dict[str, int]:

@@ -36,6 +36,7 @@ from ...errors import MissingDependency, ProviderError, SandboxStartError
 from ...server.access_policy import is_loopback
 from ...server.relay import TcpToUnixRelay
 from ...server.session import DESKTOP_COMPONENTS, SessionConfig
+from ...waiting import poll_until
 from ..base import Provider
 from . import seccomp
 from .desktop_storage import OutputTail, home_full, log_tails, start_command
@@ -65,6 +66,7 @@ from .vscode import installed_vscode
 log = logging.getLogger("osworld.local")
 
 VM_SERVER_PORT = 5000  # where OSWorld's client finds the env server on a VM
+NAMESPACE_GONE_S = 10.0  # a killed sandbox's PID namespace is torn down within a second or two
 
 _live: weakref.WeakSet[LocalProvider] = weakref.WeakSet()
 
@@ -618,30 +620,34 @@ class LocalProvider(Provider):
         tails when it dies, a part of it dies, or it is not ready in time (the caller discards it)."""
         sandbox = boot.sandbox
         transport = Transport(Endpoint(unix_socket=str(self.socket_path("server", boot.generation))), timeout=5)
-        deadline = sandbox.started + self.config.start_timeout
         last_error = "no answer yet"
+
+        def ready() -> bool:
+            nonlocal last_error
+            if sandbox.process.poll() is not None:
+                raise SandboxStartError(f"the sandbox exited with code {sandbox.process.returncode} "
+                                        f"while starting.\n{self._log_tail(sandbox)}")
+            try:
+                health = transport.request("GET", "/health").json()
+                if health.get("ready"):
+                    boot.ready_s = time.monotonic() - sandbox.started
+                    self._find_server(sandbox, health.get("pid"))
+                    return True
+                last_error = f"health: {health}"
+            except (OSError, ValueError) as e:
+                last_error = f"{type(e).__name__}: {e}"
+                health = {}
+            dead = health.get("dead_processes") if isinstance(health, dict) else None
+            if dead:  # nothing restarts a part of the desktop: waiting longer cannot make it ready
+                tail = self._log_tail(sandbox)
+                raise SandboxStartError(f"the desktop's {', '.join(map(str, dead))} died while it started "
+                                        f"({time.monotonic() - sandbox.started:.1f} s in; last: {last_error})."
+                                        f"\n{tail}")
+            return False
+
         try:
-            while time.monotonic() < deadline:
-                if sandbox.process.poll() is not None:
-                    raise SandboxStartError(f"the sandbox exited with code {sandbox.process.returncode} "
-                                            f"while starting.\n{self._log_tail(sandbox)}")
-                try:
-                    health = transport.request("GET", "/health").json()
-                    if health.get("ready"):
-                        boot.ready_s = time.monotonic() - sandbox.started
-                        self._find_server(sandbox, health.get("pid"))
-                        return
-                    last_error = f"health: {health}"
-                except (OSError, ValueError) as e:
-                    last_error = f"{type(e).__name__}: {e}"
-                    health = {}
-                dead = health.get("dead_processes") if isinstance(health, dict) else None
-                if dead:  # nothing restarts a part of the desktop: waiting longer cannot make it ready
-                    tail = self._log_tail(sandbox)
-                    raise SandboxStartError(f"the desktop's {', '.join(map(str, dead))} died while it started "
-                                            f"({time.monotonic() - sandbox.started:.1f} s in; last: {last_error})."
-                                            f"\n{tail}")
-                time.sleep(0.02)
+            if poll_until(ready, sandbox.started + self.config.start_timeout - time.monotonic(), 0.02):
+                return
         finally:
             transport.close()
         raise SandboxStartError(f"the desktop was not ready after {self.config.start_timeout:.0f} s "
@@ -694,9 +700,7 @@ class LocalProvider(Provider):
         def reap() -> None:
             sandbox.process.wait()
             if sandbox.child_pid is not None:
-                deadline = time.monotonic() + 10
-                while os.path.exists(f"/proc/{sandbox.child_pid}") and time.monotonic() < deadline:
-                    time.sleep(0.01)
+                poll_until(lambda: not os.path.exists(f"/proc/{sandbox.child_pid}"), NAMESPACE_GONE_S, 0.01)
             if not wait:
                 for folder in folders:
                     if folder.is_dir():
