@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import debian_packages
-from .debian_packages import read_package_list
+from ... import debian_packages
+from ...debian_packages import read_package_list
 from .server_venv import SYSTEM_MODULES, SYSTEM_PYTHON, venv_dir
 
 PACKAGES_FILE = Path(__file__).with_name("system_packages.txt")

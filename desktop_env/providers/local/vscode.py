@@ -32,9 +32,9 @@ import tarfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from ... import debian_packages
+from ...debian_packages import read_package_list
 from ...errors import MissingDependency
-from . import debian_packages
-from .debian_packages import read_package_list
 from .one_time_build import Progress, install_once, progress_to_stderr, run_step
 from .paths import sandbox_share_dir
 from .vscode_workbench import adapt_workbench
