@@ -20,6 +20,7 @@ import fcntl
 import http.client
 import json
 import os
+import runpy
 import signal
 import socket
 import subprocess
@@ -29,9 +30,11 @@ import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
-VSCODE_DIR = Path("/run/osworld-lib/vscode")  # the harness's sandbox.SANDBOX_VSCODE (this file runs alone)
+# Run alone (python3 -I puts no folder of ours on the path), so the server's table is loaded by its path.
+SANDBOX_PATHS = runpy.run_path(str(Path(__file__).with_name("sandbox_paths.py")))
+VSCODE_DIR = Path(SANDBOX_PATHS["VSCODE_DIR"])
 CHROMIUM = "/usr/lib/chromium/chromium"
-HOME = Path(os.environ.get("HOME", "/home/user"))
+HOME = Path(os.environ.get("HOME", SANDBOX_PATHS["HOME"]))
 USER_DATA = HOME / ".config" / "Code"        # VS Code's: User/settings.json, User/keybindings.json...
 EXTENSIONS = HOME / ".vscode" / "extensions"  # VS Code's extensions folder
 BROWSER_PROFILE = USER_DATA / "Browser"      # the window's own Chromium profile, apart from Chrome's
