@@ -28,11 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .sandbox_layout import (  # noqa: F401 (SANDBOX_HOME, SANDBOX_SRC: their home before)
+from .sandbox_layout import (
     SANDBOX_CHROMIUM,
     SANDBOX_DESKTOP,
     SANDBOX_HOME,
-    SANDBOX_RUNTIME,
     SANDBOX_SRC,
     SANDBOX_UID,
     SANDBOX_USER,
