@@ -94,6 +94,19 @@ def test_the_layout_tree_joins_names_to_their_folders():
     assert {"top/a.py", "top/b.py", "top/sub", "top/sub/c.py", "top/d.py"} <= layout_tree(text)
 
 
+def test_a_name_counts_alone_or_at_the_end_of_a_longer_path():
+    assert is_named("tasks/loader.py", "`desktop_env/tasks/loader.py` reads task files")
+    assert is_named("tasks.loader", "see desktop_env.tasks.loader.")
+    assert not is_named("paths.py", "`safe_paths.py` keeps paths inside")
+    assert not is_named("loader.py", "loader.pyc")
+
+
+def test_a_shared_file_name_needs_its_folder():
+    others = [("desktop_env", "tasks", "loader.py"), ("runner", "run.py")]
+    assert shortest_unique(("mm_agents", "loader.py"), others) == ("mm_agents", "loader.py")
+    assert shortest_unique(("mm_agents", "noop.py"), others) == ("noop.py",)
+
+
 def test_the_packages_come_from_setup_cfg():
     packages = installed_packages()
     assert packages and all((ROOT / package / "__init__.py").is_file() for package in packages)
