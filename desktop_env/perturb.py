@@ -9,12 +9,12 @@
   is asked for a separate window, so the task's own window stays as it was.
 
 Everything goes through the env server protocol (POST /execute with Python code), so it
-works on any OSWorld-compatible desktop, a VM too. The code talks EWMH through python-xlib,
-which pyautogui itself needs on Linux, so it is wherever actions run; wmctrl/xdotool are
-not needed. The random choices are made here, from an RNG derived from "seed:task_id"
-with SHA-256 (never the salted hash()), so the same seed, task and windows give the same
-record. Geometries are frame rectangles (the window as a user sees it, title bar and
-borders included), {x, y, width, height} in screen pixels.
+works on any OSWorld-compatible desktop, a VM too. The code talks EWMH through the env
+server's ewmh.py, sent along with it, over python-xlib, which pyautogui itself needs on Linux,
+so it is wherever actions run; wmctrl/xdotool are not needed. The random choices are made
+here, from an RNG derived from "seed:task_id" with SHA-256 (never the salted hash()), so the
+same seed, task and windows give the same record. Geometries are frame rectangles (the window
+as a user sees it, title bar and borders included), {x, y, width, height} in screen pixels.
 """
 from __future__ import annotations
 
@@ -23,9 +23,13 @@ import inspect
 import json
 import random
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .errors import DesktopEnvError
+
+if TYPE_CHECKING:
+    from .server import ewmh  # on the desktop, the module desktop_source() sends along
 
 KINDS = ("layout", "clutter")
 RESULT_MARKER = "OSWORLD-PERTURBATION "
@@ -33,6 +37,7 @@ NOTES_FILE = "/tmp/osworld-clutter/groceries.txt"  # outside the home folder, wh
 NOTES_TEXT = "Groceries\n- oat milk\n- rye bread\n- apples\n\nCall the dentist on Thursday.\n"
 SETTLE_TIMEOUT_S = 10.0
 WINDOW_TIMEOUT_S = 30.0
+EWMH_MODULE = Path(__file__).with_name("server") / "ewmh.py"
 
 
 class PerturbationError(DesktopEnvError):
@@ -59,76 +64,51 @@ CLUTTER_ROLES: tuple[tuple[str, tuple[ClutterApp, ...]], ...] = (
 
 # -- inside the desktop -----------------------------------------------------------------------
 # The class and functions below are sent as source to the desktop's Python and run there
-# (standard library and python-xlib only, no annotations a 3.8 interpreter would reject).
-# So their waits are written out: any OSWorld desktop runs them, where desktop_env.waiting is not.
+# (standard library, python-xlib and the `ewmh` module sent along, no annotations a 3.8 interpreter
+# would reject). So their waits are written out: any OSWorld desktop runs them, where desktop_env.waiting is not.
 
 class XDesktop:
-    """The window manager's view of the desktop, read and changed through EWMH."""
+    """The window manager's view of the desktop, read and changed through the server's EWMH module
+    (`ewmh`, which run_on_desktop sends along)."""
 
     def __init__(self):
         from Xlib import X, display
-        from Xlib.protocol import event
         self.X = X
-        self.event = event
         self.display = display.Display()
         self.root = self.display.screen().root
 
     def close(self):
         self.display.close()
 
-    def atom(self, name):
-        return self.display.intern_atom(name)
-
-    def prop(self, window, name):
-        value = window.get_full_property(self.atom(name), self.X.AnyPropertyType)
-        return value.value if value is not None else None
-
-    def atom_names(self, window, name):
-        return [self.display.get_atom_name(a) for a in (self.prop(window, name) or [])]
-
     def window(self, wid):
         return self.display.create_resource_object("window", wid)
 
     def client_list(self):
-        return list(self.prop(self.root, "_NET_CLIENT_LIST") or [])
+        return ewmh.client_list(self.display) or []
 
     def stacking(self):
-        return list(self.prop(self.root, "_NET_CLIENT_LIST_STACKING") or [])
+        return ewmh.stacking_list(self.display)
 
     def screen(self):
         screen = self.display.screen()
         return {"width": screen.width_in_pixels, "height": screen.height_in_pixels}
 
     def workarea(self):
-        area = list(self.prop(self.root, "_NET_WORKAREA") or [])[:4]
+        area = list(ewmh.workarea(self.display))
         if len(area) < 4:
             size = self.screen()
             area = [0, 0, size["width"], size["height"]]
         return {"x": area[0], "y": area[1], "width": area[2], "height": area[3]}
 
-    def title(self, window):
-        for name in ("_NET_WM_NAME", "WM_NAME"):
-            value = self.prop(window, name)
-            if value:
-                return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
-        return ""
-
-    def frame_extents(self, window):
-        left, right, top, bottom = (list(self.prop(window, "_NET_FRAME_EXTENTS") or []) + [0, 0, 0, 0])[:4]
-        return left, right, top, bottom
-
     def geometry(self, window):
         """The frame rectangle: the client area in root coordinates, grown by the frame extents."""
-        size = window.get_geometry()
-        origin = window.translate_coords(self.root, 0, 0)
-        left, right, top, bottom = self.frame_extents(window)
-        return {"x": -origin.x - left, "y": -origin.y - top,
-                "width": size.width + left + right, "height": size.height + top + bottom}
+        x, y, width, height = ewmh.frame_geometry(self.display, window.id)
+        return {"x": x, "y": y, "width": width, "height": height}
 
     def is_normal(self, window):
         """An application's main window, as EWMH defines one (untyped and not transient counts)."""
-        types = self.atom_names(window, "_NET_WM_WINDOW_TYPE")
-        if "_NET_WM_STATE_HIDDEN" in self.atom_names(window, "_NET_WM_STATE"):
+        types = ewmh.atom_names(self.display, window.id, "_NET_WM_WINDOW_TYPE")
+        if "_NET_WM_STATE_HIDDEN" in ewmh.atom_names(self.display, window.id, "_NET_WM_STATE"):
             return False
         if types:
             return types[0] == "_NET_WM_WINDOW_TYPE_NORMAL"
@@ -138,41 +118,36 @@ class XDesktop:
         return window.get_attributes().map_state == self.X.IsViewable
 
     def describe(self, wid):
-        window = self.window(wid)
-        wm_class = window.get_wm_class() or ("", "")
-        states = self.atom_names(window, "_NET_WM_STATE")
-        return {"id": wid, "instance": wm_class[0], "class": wm_class[1], "title": self.title(window),
-                "geometry": self.geometry(window),
+        instance, class_name = ewmh.wm_class(self.display, wid)
+        states = ewmh.atom_names(self.display, wid, "_NET_WM_STATE")
+        return {"id": wid, "instance": instance, "class": class_name, "title": ewmh.title(self.display, wid),
+                "geometry": self.geometry(self.window(wid)),
                 "maximized": any(s.startswith("_NET_WM_STATE_MAXIMIZED") or s == "_NET_WM_STATE_FULLSCREEN"
                                  for s in states)}
 
     def normal_windows(self):
         return [self.describe(wid) for wid in self.client_list() if self.is_normal(self.window(wid))]
 
-    def send(self, window, message, values):
-        data = [v & 0xFFFFFFFF for v in (list(values) + [0] * 5)[:5]]  # l[] is signed; the wire is not
-        event = self.event.ClientMessage(window=window, client_type=self.atom(message), data=(32, data))
-        self.root.send_event(event, event_mask=self.X.SubstructureRedirectMask | self.X.SubstructureNotifyMask)
-
     def unmaximize(self, window):
-        remove, source_pager = 0, 2
-        self.send(window, "_NET_WM_STATE", [remove, self.atom("_NET_WM_STATE_MAXIMIZED_VERT"),
-                                            self.atom("_NET_WM_STATE_MAXIMIZED_HORZ"), source_pager])
-        self.send(window, "_NET_WM_STATE", [remove, self.atom("_NET_WM_STATE_FULLSCREEN"), 0, source_pager])
+        remove, atom = 0, self.display.intern_atom
+        ewmh.send_message(self.display, window.id, "_NET_WM_STATE",
+                          [remove, atom("_NET_WM_STATE_MAXIMIZED_VERT"), atom("_NET_WM_STATE_MAXIMIZED_HORZ"),
+                           ewmh.SOURCE_PAGER])
+        ewmh.send_message(self.display, window.id, "_NET_WM_STATE",
+                          [remove, atom("_NET_WM_STATE_FULLSCREEN"), 0, ewmh.SOURCE_PAGER])
         self.display.flush()
 
     def move_resize(self, window, frame):
         """Asks the window manager to give `window` the frame rectangle `frame`."""
-        left, right, top, bottom = self.frame_extents(window)
-        static_gravity, x_y_width_height, source_pager = 10, 0xF << 8, 2 << 12
-        self.send(window, "_NET_MOVERESIZE_WINDOW",
-                  [static_gravity | x_y_width_height | source_pager, frame["x"] + left, frame["y"] + top,
-                   max(1, frame["width"] - left - right), max(1, frame["height"] - top - bottom)])
+        left, right, top, bottom = ewmh.frame_extents(self.display, window.id)
+        static_gravity, x_y_width_height, source_pager = 10, 0xF << 8, ewmh.SOURCE_PAGER << 12
+        ewmh.send_message(self.display, window.id, "_NET_MOVERESIZE_WINDOW",
+                          [static_gravity | x_y_width_height | source_pager, frame["x"] + left, frame["y"] + top,
+                           max(1, frame["width"] - left - right), max(1, frame["height"] - top - bottom)])
         self.display.flush()
 
     def activate(self, window):
-        source_pager = 2
-        self.send(window, "_NET_ACTIVE_WINDOW", [source_pager, self.X.CurrentTime, 0])
+        ewmh.send_message(self.display, window.id, "_NET_ACTIVE_WINDOW", [ewmh.SOURCE_PAGER, self.X.CurrentTime, 0])
         self.display.flush()
 
 
@@ -328,11 +303,20 @@ def derive_rng(seed: int, task_id: str) -> tuple[int, random.Random]:
     return effective, random.Random(effective)
 
 
+def desktop_source() -> str:
+    """The code sent to the desktop: the server's EWMH module, compiled there as a module of its own
+    (the desktop need not have our package, and its `from __future__` import must open a module),
+    then the desktop-side functions above."""
+    ewmh_source = EWMH_MODULE.read_text()
+    loader = ("import sys\nimport types\newmh = types.ModuleType('ewmh')\nsys.modules['ewmh'] = ewmh\n"
+              f"exec(compile({ewmh_source!r}, 'ewmh.py', 'exec'), ewmh.__dict__)\n")
+    return loader + "\n\n".join(inspect.getsource(part) for part in DESKTOP_CODE)
+
+
 def run_on_desktop(env: Any, entry: str, params: dict, timeout: float = 120.0) -> dict:
     """Runs one of the desktop-side functions through POST /execute and returns what it returned."""
-    source = "\n\n".join(inspect.getsource(part) for part in DESKTOP_CODE)
     call = f"{entry}(json.loads({json.dumps(params)!r}))"
-    code = f"import json\n{source}\n\nprint({RESULT_MARKER!r} + json.dumps({call}))\n"
+    code = f"import json\n{desktop_source()}\n\nprint({RESULT_MARKER!r} + json.dumps({call}))\n"
     reply = env.controller.execute_python_command(code, timeout=timeout)
     lines = [line for line in (reply.get("output") or "").splitlines() if line.startswith(RESULT_MARKER)]
     if reply.get("returncode") != 0 or not lines:

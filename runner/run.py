@@ -19,6 +19,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from desktop_env.debian_packages import package_field
+
 from .backend import Backend
 from .breaker import FatalErrorBreaker
 from .config import ResumeMismatch as ResumeMismatch  # `X as X`: re-exported, the library's names for a run
@@ -50,9 +52,7 @@ def environment_versions() -> dict[str, Any]:
         versions["osworld"] = "unknown"
     apps = ("libreoffice-core", "gimp", "vlc", "thunderbird", "chromium", "xvfb", "gnome-shell")
     try:
-        out = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${Version}\n", *apps], capture_output=True,
-                             text=True, timeout=10).stdout
-        versions["apps"] = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+        versions["apps"] = package_field(apps, "Version", timeout=10) or {}
     except (OSError, subprocess.TimeoutExpired):
         versions["apps"] = {}
     source = Path(desktop_env.__file__).resolve().parents[1]

@@ -11,27 +11,34 @@ read-only at VSCODE_DIR) shown in a Chromium window in app mode, which has no br
 - `code --install-extension/--uninstall-extension/--list-extensions/--show-versions` and
   `--version` are code-server's own extension CLI, on the same folders.
 
-Runs on the system Python with the standard library only (the shim starts it with -I).
+Runs on the system Python with the standard library and Debian's python-xlib (the shim starts it
+with -I), reading windows through the server's ewmh.py.
 """
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import http.client
 import json
 import os
+import runpy
 import signal
 import socket
 import subprocess
 import sys
 import time
+import types
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-VSCODE_DIR = Path("/run/osworld-lib/vscode")  # the harness's sandbox.SANDBOX_VSCODE (this file runs alone)
+# Run alone (python3 -I puts no folder of ours on the path), so the server's table is loaded by its path.
+SANDBOX_PATHS = runpy.run_path(str(Path(__file__).with_name("sandbox_paths.py")))
+VSCODE_DIR = Path(SANDBOX_PATHS["VSCODE_DIR"])
 CHROMIUM = "/usr/lib/chromium/chromium"
-HOME = Path(os.environ.get("HOME", "/home/user"))
+HOME = Path(os.environ.get("HOME", SANDBOX_PATHS["HOME"]))
 USER_DATA = HOME / ".config" / "Code"        # VS Code's: User/settings.json, User/keybindings.json...
 EXTENSIONS = HOME / ".vscode" / "extensions"  # VS Code's extensions folder
 BROWSER_PROFILE = USER_DATA / "Browser"      # the window's own Chromium profile, apart from Chrome's
@@ -185,11 +192,23 @@ def connected_window(path: str) -> str | None:
         return None
 
 
+@functools.cache
+def ewmh() -> Any:
+    """The server's EWMH module (ewmh.py), loaded by its path: this file runs alone."""
+    return types.SimpleNamespace(**runpy.run_path(str(Path(__file__).with_name("ewmh.py"))))
+
+
+def vscode_windows() -> list[Any]:
+    """VS Code's windows on screen (none when the display or its window manager cannot be asked)."""
+    try:
+        with ewmh().connect() as connection:
+            return [window for window in ewmh().list_windows(connection) if window.wm_class[1] == WINDOW_CLASS]
+    except ewmh().WindowControlError:
+        return []
+
+
 def code_window_titles() -> list[str]:
-    listing = subprocess.run(["wmctrl", "-lx"], stdin=subprocess.DEVNULL, capture_output=True, text=True).stdout
-    # id, desktop, instance.class, host, then the title (which may hold spaces)
-    rows = (line.split(None, 4) for line in listing.splitlines())
-    return [row[4] if len(row) > 4 else "" for row in rows if len(row) > 2 and row[2].endswith(f".{WINDOW_CLASS}")]
+    return [window.title for window in vscode_windows()]
 
 
 def windows_on_screen() -> bool:
@@ -306,7 +325,15 @@ def open_in_window(socket_path: str, files: list[str], folders: list[str], reuse
 
 
 def raise_window() -> None:
-    subprocess.run(["wmctrl", "-x", "-a", WINDOW_CLASS], stdin=subprocess.DEVNULL, capture_output=True)
+    """VS Code's first window to the front with the focus, if there is one."""
+    try:
+        with ewmh().connect() as connection:
+            for window in ewmh().list_windows(connection):
+                if window.wm_class[1] == WINDOW_CLASS:
+                    ewmh().activate(connection, window.id)
+                    return
+    except (ewmh().WindowControlError, *ewmh().WINDOW_GONE):
+        return
 
 
 # -- the command ----------------------------------------------------------------------------------

@@ -130,21 +130,17 @@ class InputPacer:
 
 def _x_targets(display: Any, shell_pids: list[int]) -> Callable[[], set[int]]:
     """The active window's process and GNOME Shell's, read over pyautogui's own X connection."""
-    from Xlib import Xatom
     from Xlib import error as xerror
 
-    root = display.screen().root
-    active_atom, pid_atom = display.intern_atom("_NET_ACTIVE_WINDOW"), display.intern_atom("_NET_WM_PID")
+    from . import ewmh
 
     def targets() -> set[int]:
         pids = set(shell_pids)
         try:
-            active = root.get_full_property(active_atom, Xatom.WINDOW)
-            if active and len(active.value) and active.value[0]:
-                window = display.create_resource_object("window", int(active.value[0]))
-                pid = window.get_full_property(pid_atom, Xatom.CARDINAL)
-                if pid and len(pid.value):
-                    pids.add(int(pid.value[0]))
+            active = ewmh.active_window(display)
+            pid = ewmh.cardinal(display, active, "_NET_WM_PID") if active is not None else None
+            if pid is not None:
+                pids.add(pid)
         except (xerror.XError, ValueError):
             pass
         return pids

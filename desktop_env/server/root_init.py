@@ -21,9 +21,9 @@ import os
 import sys
 from pathlib import Path
 
+from .sandbox_paths import USER_UID
 from .sudo_broker import BROKER_LOG, SOCKET_DIR
 
-USER_UID = 1000
 OVERLAID = ("/usr", "/etc", "/var/lib/dpkg", "/var/lib/apt")
 UPPER_ROOT = "/run/osworld-root"  # holds the overlays' upper and work folders; root only
 # Folders root's tools expect on a system (apt's download and log folders).

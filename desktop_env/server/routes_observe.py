@@ -27,29 +27,21 @@ WORKAREA_SETTLED_S = 0.3
 def desktop_status(state: ServerState) -> tuple[bool, set[str], tuple[int, ...]]:
     """(an EWMH window manager announced itself, WM_CLASS classes of the managed windows, the
     first work area's x, y, width, height, or () when none is set)."""
-    from Xlib import X, error
-    from Xlib import display as xdisplay
+    from Xlib import error
+
+    from . import ewmh
 
     try:
-        connection = xdisplay.Display(state.display)
-    except (error.DisplayError, OSError):
+        with ewmh.connect(state.display) as connection:
+            classes: set[str] = set()
+            for window_id in ewmh.client_list(connection) or []:
+                try:
+                    classes.update(name.lower() for name in ewmh.wm_class(connection, window_id) if name)
+                except error.XError:
+                    continue
+            return ewmh.window_manager_present(connection), classes, ewmh.workarea(connection)
+    except ewmh.WindowControlError:
         return False, set(), ()
-    try:
-        root = connection.screen().root
-        check = root.get_full_property(connection.intern_atom("_NET_SUPPORTING_WM_CHECK"), X.AnyPropertyType)
-        clients = root.get_full_property(connection.intern_atom("_NET_CLIENT_LIST"), X.AnyPropertyType)
-        classes: set[str] = set()
-        for window_id in (clients.value if clients else []):
-            try:
-                wm_class = connection.create_resource_object("window", window_id).get_wm_class()
-            except error.XError:
-                continue
-            if wm_class:
-                classes.update(name.lower() for name in wm_class)
-        workarea = root.get_full_property(connection.intern_atom("_NET_WORKAREA"), X.AnyPropertyType)
-        return bool(check and check.value), classes, tuple(workarea.value[:4]) if workarea else ()
-    finally:
-        connection.close()
 
 
 def register(router: Router, state: ServerState) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
+from .sandbox_paths import HOME, RUNTIME_DIR
 from .state import ServerState
 from .waiting import poll_until
 
@@ -35,7 +36,7 @@ log = logging.getLogger("osworld.session")
 class SessionConfig:
     width: int = 1920
     height: int = 1080
-    runtime_dir: str = "/run/osworld"         # holds logs/ (and server.sock when no listening sockets are given)
+    runtime_dir: str = RUNTIME_DIR            # holds logs/ (and server.sock when no listening sockets are given)
     forward_ports: list[int] = field(default_factory=lambda: [9222, 8080])
     desktop_components: list[str] = field(default_factory=lambda: list(DESKTOP_COMPONENTS))
     # The desktop's XDG view (desktop_env/providers/local/desktop_view.py) with the D-Bus
@@ -315,7 +316,7 @@ class Session:
                 self._spawn(name, argv, env=COMPONENT_ENV.get(name))
 
     def prepare_environment(self) -> None:
-        home = self.env.get("HOME", "/home/user")
+        home = self.env.get("HOME", HOME)
         xdg_runtime = self.env.setdefault("XDG_RUNTIME_DIR", f"/run/user/{os.getuid()}")
         os.makedirs(xdg_runtime, mode=0o700, exist_ok=True)
         # Xvfb only makes its socket folder as root; apps look for the socket there.

@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from Xlib import Xatom
 from Xlib import error as xerror
 from Xlib.display import Display
 
+from . import ewmh
 from .input_pacing import processes_to_watch
 from .input_pacing import running as threads_running
 from .waiting import poll_until
@@ -83,54 +83,26 @@ class WindowState:
                 "splash": self.splash, "hidden": self.hidden}
 
 
-def _atom_names(connection: Display, atoms: Iterable[int]) -> frozenset[str]:
-    names = set()
-    for atom in atoms:
-        try:
-            names.add(connection.get_atom_name(atom))
-        except xerror.XError:
-            continue
-    return frozenset(names)
-
-
 def _window_state(connection: Display, window_id: int) -> WindowState | None:
-    window = connection.create_resource_object("window", window_id)
-    root = connection.screen().root
     try:
-        name = window.get_full_property(connection.intern_atom("_NET_WM_NAME"), connection.intern_atom("UTF8_STRING"))
-        title = name.value.decode("utf-8", "replace") if name and isinstance(name.value, bytes) else \
-            str(window.get_wm_name() or "")
-        wm_class = window.get_wm_class() or ("", "")
-        types = window.get_full_property(connection.intern_atom("_NET_WM_WINDOW_TYPE"), Xatom.ATOM)
-        states = window.get_full_property(connection.intern_atom("_NET_WM_STATE"), Xatom.ATOM)
-        pid = window.get_full_property(connection.intern_atom("_NET_WM_PID"), Xatom.CARDINAL)
-        size = window.get_geometry()
-        origin = window.translate_coords(root, 0, 0)
-    except (xerror.BadWindow, xerror.BadDrawable, xerror.BadMatch):
+        instance, class_name = ewmh.wm_class(connection, window_id)
+        return WindowState(id=window_id, title=ewmh.title(connection, window_id), wm_class=class_name or instance,
+                           types=frozenset(ewmh.atom_names(connection, window_id, "_NET_WM_WINDOW_TYPE")),
+                           geometry=ewmh.client_geometry(connection, window_id),
+                           pid=ewmh.cardinal(connection, window_id, "_NET_WM_PID"),
+                           hidden="_NET_WM_STATE_HIDDEN" in ewmh.atom_names(connection, window_id, "_NET_WM_STATE"))
+    except ewmh.WINDOW_GONE:
         return None
-    state_names = _atom_names(connection, states.value if states else ())
-    return WindowState(id=window_id, title=title, wm_class=str(wm_class[1] or wm_class[0]),
-                       types=_atom_names(connection, types.value if types else ()),
-                       # translate_coords gives the root's origin in the window's coordinates
-                       geometry=(-origin.x, -origin.y, size.width, size.height),
-                       pid=int(pid.value[0]) if pid and len(pid.value) else None,
-                       hidden="_NET_WM_STATE_HIDDEN" in state_names)
 
 
 def windows_now(connection: Display) -> dict[int, WindowState]:
     """The window manager's client windows, by id (none while no window manager runs)."""
-    listed = connection.screen().root.get_full_property(connection.intern_atom("_NET_CLIENT_LIST"), Xatom.WINDOW)
     found = {}
-    for window_id in (listed.value if listed else ()):
-        state = _window_state(connection, int(window_id))
+    for window_id in ewmh.client_list(connection) or []:
+        state = _window_state(connection, window_id)
         if state is not None:
             found[state.id] = state
     return found
-
-
-def active_window(connection: Display) -> int | None:
-    value = connection.screen().root.get_full_property(connection.intern_atom("_NET_ACTIVE_WINDOW"), Xatom.WINDOW)
-    return int(value.value[0]) if value and len(value.value) and value.value[0] else None
 
 
 def client_ids(display: str) -> frozenset[int]:
@@ -309,7 +281,7 @@ class Settler:
             nonlocal now, windows, waiting
             now = self.clock()
             windows = windows_now(connection)
-            waiting = self._look(now, windows, active_window(connection), watched, watch, hold)
+            waiting = self._look(now, windows, ewmh.active_window(connection), watched, watch, hold)
             return not waiting
 
         try:

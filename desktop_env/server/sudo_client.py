@@ -15,13 +15,15 @@ import array
 import json
 import os
 import pwd
+import runpy
 import signal
 import socket
 import sys
 import termios
 
 SOCKET_PATH = "/run/sudo/osworld-broker.sock"  # sudo_broker.SOCKET_PATH
-UNAVAILABLE_NOTE = "/run/osworld/sudo-unavailable"  # written by the harness when there is no broker
+# Run alone (python3 -I puts no folder of ours on the path), so the server's table is loaded by its path.
+UNAVAILABLE_NOTE = runpy.run_path(os.path.join(os.path.dirname(__file__), "sandbox_paths.py"))["SUDO_UNAVAILABLE_NOTE"]
 ATTEMPTS = 3
 USAGE = ("usage: sudo -h | -K | -k | -V\n"
          "usage: sudo [-ABbEHknPS] [-g group] [-h host] [-p prompt] [-u user] [VAR=value] [-i|-s] [<command>]\n")

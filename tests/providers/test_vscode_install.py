@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop_env.providers.local import debian_packages, doctor, vscode
+from desktop_env import debian_packages
+from desktop_env.providers.local import doctor, vscode
 from desktop_env.providers.local.sandbox import SANDBOX_DESKTOP, SANDBOX_VSCODE, SandboxSpec, bwrap_argv, sandbox_env
 
 

@@ -26,10 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .limits import format_size
-from .sandbox_layout import SANDBOX_HOME, SANDBOX_RUNTIME, UNAVAILABLE_NOTE
+from .sandbox_layout import SANDBOX_HOME, SANDBOX_HOME_TEMPLATE, SANDBOX_RUNTIME, UNAVAILABLE_NOTE
 
 LOGS = f"{SANDBOX_RUNTIME}/logs"
-TEMPLATE_INSIDE = "/run/osworld-lib/home-template"
 HARNESS_FILES = ("session.json", UNAVAILABLE_NOTE)  # written by the harness, read-only inside
 LOG_TAIL_BYTES = 64 * 1024
 # A home with less than this left counts as full: a write that failed with ENOSPC leaves
@@ -39,7 +38,7 @@ FULL_MARGIN = 1 << 20
 # The desktop's first command, as `user`: the home's tmpfs starts empty. The session is
 # not exec'd so that, when it fails, the tails of its logs (which vanish with the
 # sandbox's memory) reach the sandbox's output, which the harness keeps.
-_START = (f"cp -a --no-preserve=ownership {TEMPLATE_INSIDE}/. \"$HOME\" && chmod 700 \"$HOME\" || exit 1\n"
+_START = (f"cp -a --no-preserve=ownership {SANDBOX_HOME_TEMPLATE}/. \"$HOME\" && chmod 700 \"$HOME\" || exit 1\n"
           "\"$@\"\n"
           "status=$?\n"
           f"[ $status -eq 0 ] || tail -n 15 {LOGS}/*.log >&2\n"
@@ -61,7 +60,7 @@ def mounts(storage: Storage) -> list[str]:
     for name in HARNESS_FILES:
         if (storage.harness_dir / name).exists():
             argv += ["--ro-bind", str(storage.harness_dir / name), f"{SANDBOX_RUNTIME}/{name}"]
-    argv += ["--ro-bind", str(storage.home_template), TEMPLATE_INSIDE,
+    argv += ["--ro-bind", str(storage.home_template), SANDBOX_HOME_TEMPLATE,
              "--perms", "0700", "--size", str(storage.disk_bytes), "--tmpfs", SANDBOX_HOME]
     return argv
 

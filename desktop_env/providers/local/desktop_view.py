@@ -28,7 +28,7 @@ from pathlib import Path
 from ...errors import DesktopEnvError
 from . import vm_desktop
 from .paths import build_aside, sandbox_share_dir
-from .sandbox import SANDBOX_DESKTOP
+from .sandbox_layout import SANDBOX_DESKTOP
 from .ubuntu_fonts import FontsUnavailable, ensure_ubuntu_fonts
 
 log = logging.getLogger("osworld.local")

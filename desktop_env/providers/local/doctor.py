@@ -8,8 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import debian_packages
-from .debian_packages import read_package_list
+from ... import debian_packages
+from ...debian_packages import read_package_list
+from .sandbox_layout import SANDBOX_HOME
 from .server_venv import SYSTEM_MODULES, SYSTEM_PYTHON, venv_dir
 
 PACKAGES_FILE = Path(__file__).with_name("system_packages.txt")
@@ -79,8 +80,8 @@ def check_home_cap() -> Check:
     if shutil.which("bwrap") is None:
         return Check("home cap", False, "bwrap not found", "apt-get install bubblewrap")
     cap = 1 << 20
-    probe = _bwrap_probe(["--size", str(cap), "--tmpfs", "/home/user"],
-                         ["/usr/bin/dd", "if=/dev/zero", "of=/home/user/fill", "bs=4096", "count=512"])
+    probe = _bwrap_probe(["--size", str(cap), "--tmpfs", SANDBOX_HOME],
+                         ["/usr/bin/dd", "if=/dev/zero", f"of={SANDBOX_HOME}/fill", "bs=4096", "count=512"])
     if "No space left on device" not in probe.stderr:
         return Check("home cap", False, f"a write past a {format_size(cap)} tmpfs did not fail: "
                                         f"{probe.stderr.strip() or probe.stdout.strip() or probe.returncode}",

@@ -47,15 +47,8 @@ from .limits import DesktopCgroup, DesktopLimits, LimitEvents, prune_stale_cgrou
 from .orphans import kill_namespace_init, kill_sandboxes_of, kill_sandboxes_without_env_dir
 from .paths import runtime_root
 from .root_inside import RootInside, root_inside_for
-from .sandbox import (
-    SANDBOX_DESKTOP,
-    SANDBOX_RUNTIME,
-    SANDBOX_VENV,
-    SandboxSpec,
-    bwrap_argv,
-    bwrap_environment,
-    write_identity_files,
-)
+from .sandbox import SandboxSpec, bwrap_argv, bwrap_environment, write_identity_files
+from .sandbox_layout import SANDBOX_DESKTOP, SANDBOX_RUNTIME, SANDBOX_VENV
 from .server_code import ensure_server_code
 from .server_process import ServerProcess
 from .server_venv import ensure_server_venv

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ...errors import SandboxStartError
 from .host_ids import IDS_PER_DESKTOP, SandboxIdentity
-from .sandbox import SANDBOX_RUNTIME, SANDBOX_VENV, SandboxSpec
-from .sandbox_layout import UNAVAILABLE_NOTE
+from .sandbox import SandboxSpec
+from .sandbox_layout import SANDBOX_RUNTIME, SANDBOX_VENV, UNAVAILABLE_NOTE
 from .userns import SYSTEM_TREES, attach_system_trees, create_user_namespace, id_maps, root_inside_unavailable
 
 

@@ -28,15 +28,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .sandbox_layout import SANDBOX_HOME, SANDBOX_RUNTIME, SANDBOX_SRC, SANDBOX_UID, SANDBOX_USER, SANDBOX_VENV  # noqa: F401 (their home before)
+from .sandbox_layout import (
+    SANDBOX_CHROMIUM,
+    SANDBOX_DESKTOP,
+    SANDBOX_HOME,
+    SANDBOX_SETTINGS,
+    SANDBOX_SRC,
+    SANDBOX_UID,
+    SANDBOX_USER,
+    SANDBOX_VENV,
+    SANDBOX_VSCODE,
+)
 
 if TYPE_CHECKING:
     from .desktop_storage import Storage
-
-SANDBOX_VSCODE = "/run/osworld-lib/vscode"  # VS Code (code-server), when installed: see vscode.py
-SANDBOX_CHROMIUM = "/run/osworld-lib/chromium"  # Chromium 120, when installed: see vm_chromium.py
-SANDBOX_SETTINGS = "/run/osworld-lib/gnome-control-center"  # GNOME Settings 41, when installed: vm_settings.py
-SANDBOX_DESKTOP = "/run/osworld-lib/desktop"  # the desktop's XDG view (desktop_view)
 
 # The merged-/usr top-level entries: links on current systems, folders on older ones.
 SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")

@@ -1,7 +1,10 @@
-"""Where things are inside a sandboxed desktop: its user, home and runtime folders.
+"""Where things are inside a sandboxed desktop: its user, home and runtime folders, and where
+the read-only mounts go. The harness's one table of in-sandbox paths.
 
 A leaf module, so that the parts that build the sandbox's mounts (sandbox, desktop_storage,
-root_inside, etc_view) can share these names without importing each other.
+root_inside, etc_view) can share these names without importing each other. The env server keeps
+its own copy (desktop_env/server/sandbox_paths.py, for it cannot import the harness);
+tests/providers/test_sandbox_paths.py checks that the two agree.
 """
 from __future__ import annotations
 
@@ -11,5 +14,10 @@ SANDBOX_HOME = "/home/user"
 SANDBOX_RUNTIME = "/run/osworld"
 SANDBOX_SRC = "/run/osworld-lib/src"  # under /run, a tmpfs, where mount points can be made
 SANDBOX_VENV = "/run/osworld-lib/venv"
+SANDBOX_HOME_TEMPLATE = "/run/osworld-lib/home-template"  # copied into the home at each boot (desktop_storage)
+SANDBOX_VSCODE = "/run/osworld-lib/vscode"  # VS Code (code-server), when installed: see vscode.py
+SANDBOX_CHROMIUM = "/run/osworld-lib/chromium"  # Chromium 120, when installed: see vm_chromium.py
+SANDBOX_SETTINGS = "/run/osworld-lib/gnome-control-center"  # GNOME Settings 41, when installed: vm_settings.py
+SANDBOX_DESKTOP = "/run/osworld-lib/desktop"  # the desktop's XDG view (desktop_view)
 
-UNAVAILABLE_NOTE = "sudo-unavailable"  # in the runtime folder; sudo_client.UNAVAILABLE_NOTE reads it
+UNAVAILABLE_NOTE = "sudo-unavailable"  # in the runtime folder; the sudo command reads it

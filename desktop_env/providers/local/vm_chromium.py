@@ -13,7 +13,7 @@ no maintainer script runs, and chromium-sandbox (a setuid-root helper) is left o
 uses its namespace sandbox, which works inside the desktop's bubblewrap.
 
 The result is one folder in the sandbox share (paths.sandbox_share_dir), mounted read-only into
-every desktop at sandbox.SANDBOX_CHROMIUM, where the `google-chrome` shim runs
+every desktop at sandbox_layout.SANDBOX_CHROMIUM, where the `google-chrome` shim runs
 usr/lib/chromium/chromium with LD_LIBRARY_PATH at lib/ (a link to usr/lib/<triplet>) and with Chrome's
 2023 redesign switched on, as Chrome of 2024 had it (the shim says which switches and why). packages.txt
 in it lists what went in (name, version, SHA256). Without it the shim runs the system's Chromium.

@@ -12,7 +12,7 @@ release's @vscode/ripgrep downloads from GitHub, comes from the registry's own p
 The web workbench is then made to start and look as the VM's desktop VS Code (vscode_workbench).
 
 The result is one folder in the sandbox share (see paths), mounted read-only into every
-desktop at sandbox.SANDBOX_VSCODE, where the `code` command (desktop_env/server/shims/code) runs it:
+desktop at sandbox_layout.SANDBOX_VSCODE, where the `code` command (desktop_env/server/shims/code) runs it:
   node/         Node.js 20 (bin/node)
   code-server/  node_modules/code-server, its native modules built here
   config.yaml   code-server's settings (no auth, no telemetry or update checks, ...)
@@ -32,9 +32,9 @@ import tarfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from ... import debian_packages
+from ...debian_packages import read_package_list
 from ...errors import MissingDependency
-from . import debian_packages
-from .debian_packages import read_package_list
 from .one_time_build import Progress, install_once, progress_to_stderr, run_step
 from .paths import sandbox_share_dir
 from .vscode_workbench import adapt_workbench
