@@ -16,6 +16,7 @@ from typing import Any
 from .actions import InvalidAction, to_pyautogui, validate_action
 from .controllers.python import PythonController
 from .controllers.setup import run_steps
+from .desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
 from .errors import ResourceLimitExceeded
 from .evaluators.context import EvalContext, LiveContext
 from .evaluators.outcome import Evaluation
@@ -83,10 +84,10 @@ class DesktopEnv:
 
     def __init__(self, provider_name: str = "local", region: str | None = None, path_to_vm: str | None = None,
                  snapshot_name: str = "init_state", action_space: str = "pyautogui", cache_dir: str = "cache",
-                 screen_size: tuple[int, int] = (1920, 1080), headless: bool = True, require_a11y_tree: bool = True,
-                 require_terminal: bool = False, os_type: str = "Ubuntu", client_password: str = "password",
-                 network: bool = False, provider: Provider | None = None, record_evaluation: bool = True,
-                 evaluator_fixes: bool = False, setup_runner: SetupRunner = run_steps,
+                 screen_size: tuple[int, int] = DEFAULT_SCREEN_SIZE, headless: bool = True,
+                 require_a11y_tree: bool = True, require_terminal: bool = False, os_type: str = "Ubuntu",
+                 client_password: str = DEFAULT_PASSWORD, network: bool = False, provider: Provider | None = None,
+                 record_evaluation: bool = True, evaluator_fixes: bool = False, setup_runner: SetupRunner = run_steps,
                  evaluator: Evaluator = default_evaluator,
                  **provider_options: Any):
         if action_space not in ACTION_SPACES:

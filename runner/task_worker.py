@@ -11,9 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .results import ErrorRecord, PreviousError, TaskStatus, now_iso, write_status
+
+if TYPE_CHECKING:
+    from .config import RunConfig
+    from .episode import EpisodeConfig
 
 
 class DesktopWorker:
@@ -75,7 +79,7 @@ class DesktopWorker:
                     durations["reset"] = round(time.monotonic() - booting, 3)
             env = self.env
             outcome = run_episode(self.agent, env, task.config, task.instruction, task_dir,
-                                  self.config.episode_config(), task=task, task_dir_for_files=str(task.task_dir),
+                                  episode_config(self.config), task=task, task_dir_for_files=str(task.task_dir),
                                   previous_errors=previous_errors, on_step=on_step, trial=trial)
             if outcome.error and outcome.error.type == AgentOverBudget.__name__:
                 self.agent = None  # its predict() may still be running in the thread left behind
@@ -103,3 +107,13 @@ class DesktopWorker:
         if self.env is not None:
             self.env.close()
             self.env = None
+
+
+def episode_config(config: RunConfig) -> EpisodeConfig:
+    """What each episode of the run is given: its step budget, pauses, recording, perturbation and time budget."""
+    from .episode import EpisodeConfig
+
+    return EpisodeConfig(max_steps=config.max_steps, sleep_after_execution=config.sleep_after_execution,
+                         record=config.record, wait_after_reset=config.wait_after_reset,
+                         perturb=config.perturb, perturb_seed=config.perturb_seed,
+                         agent_time_budget=config.time_budget() or None)

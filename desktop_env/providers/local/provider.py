@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Literal
 
 from ...controllers.transport import Endpoint, Transport
+from ...desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
 from ...errors import MissingDependency, ProviderError, SandboxStartError
 from ...server.access_policy import is_loopback
 from ...server.relay import TcpToUnixRelay
@@ -114,9 +115,9 @@ SAVED_LOGS = 16
 
 @dataclass
 class LocalDesktopConfig:
-    screen_size: tuple[int, int] = (1920, 1080)
+    screen_size: tuple[int, int] = DEFAULT_SCREEN_SIZE
     network: bool = False
-    client_password: str = "password"
+    client_password: str = DEFAULT_PASSWORD
     forward_ports: tuple[int, ...] = (9222, 8080)
     desktop_components: tuple[str, ...] = DESKTOP_COMPONENTS
     start_timeout: float = 60.0
@@ -154,8 +155,8 @@ class _Boot:
 
 
 class LocalProvider(Provider):
-    def __init__(self, screen_size: tuple[int, int] = (1920, 1080), network: bool = False,
-                 client_password: str = "password", config: LocalDesktopConfig | None = None,
+    def __init__(self, screen_size: tuple[int, int] = DEFAULT_SCREEN_SIZE, network: bool = False,
+                 client_password: str = DEFAULT_PASSWORD, config: LocalDesktopConfig | None = None,
                  limits: DesktopLimits | None = None, warm_spare: bool | Literal["lazy"] = False, **_ignored):
         if config is None:
             width, height = screen_size  # a list, too, from a JSON config
