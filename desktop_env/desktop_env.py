@@ -22,7 +22,7 @@ from .evaluators.context import EvalContext, LiveContext
 from .evaluators.outcome import Evaluation
 from .evaluators.recording import RecordingContext
 from .providers import create_provider
-from .providers.base import Provider
+from .providers.base import DesktopOptions, Provider
 
 log = logging.getLogger("osworld.env")
 
@@ -115,14 +115,10 @@ class DesktopEnv:
         # Metrics give OSWorld's verdicts unless asked for our fixes (evaluators/fixes.py).
         self.evaluator_fixes = evaluator_fixes
         self.evaluation_context: EvalContext | None = None
-        if provider is None:
-            options = dict(provider_options)
-            if provider_name == "local":
-                options.update(screen_size=self.screen_size, network=network, client_password=client_password)
-                options.setdefault("warm_spare", "lazy")  # one reset per task: a spare from the 2nd on
-            elif provider_name == "remote":
-                options.setdefault("url", path_to_vm)
-            provider = create_provider(provider_name, **options)
+        if provider is None:  # the provider takes of these what it honours
+            desktop = DesktopOptions(screen_size=self.screen_size, network=network, client_password=client_password,
+                                     path_to_vm=path_to_vm)
+            provider = create_provider(provider_name, desktop, **provider_options)
         self.provider = provider
         self.provider.start_emulator(path_to_vm, headless, os_type)
         self.controller = self._new_controller()

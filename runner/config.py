@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from desktop_env.desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
+from desktop_env.errors import ProviderOptionError
+from desktop_env.providers.base import DesktopOptions
 
 from .options import Affects, default_of, described, flag_of, option
 from .results import RunLayout
@@ -230,12 +232,14 @@ class RunConfig:
             refuse("--screenshot-scale", f"must be a number in (0, 1], got {self.screenshot_scale!r}")
         if self.perturb is not None and self.perturb not in PERTURBATIONS:
             refuse("--perturb", f"must be one of {', '.join(PERTURBATIONS)}, got {self.perturb!r}")
-        from desktop_env.providers import provider_names
+        from desktop_env.providers import check_options, provider_names
 
         if self.provider not in provider_names():  # built-in or a plugin's
             refuse("--provider", f"must be one of {', '.join(provider_names())}, got {self.provider!r}")
-        if self.provider == "remote" and not self.path_to_vm:
-            refuse("--path-to-vm", "provider remote needs the env server's URL, e.g. --path-to-vm http://VM_IP:5000")
+        try:
+            check_options(self.provider, self.desktop())
+        except ProviderOptionError as e:
+            refuse(flag(e.option), str(e))
         if self.backend not in BACKENDS:
             refuse("--backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         for spelled, amount in (("--ray-cpus-per-env", self.ray_cpus_per_env),
@@ -273,6 +277,19 @@ class RunConfig:
         config = self.resolved()
         assert config.model is not None and config.observation_type is not None  # resolved() fills both
         return RunLayout(Path(config.result_dir), config.action_space, config.observation_type, config.model)
+
+    def desktop(self) -> DesktopOptions:
+        """What the run asks of its desktops; `own` is the provider's own options (its Options class), taken
+        from the fields of this config that bear their names."""
+        from desktop_env.providers import provider_class
+
+        cls = provider_class(self.provider)
+        own_type = cls.Options if cls is not None else None
+        own = own_type(**{f.name: getattr(self, f.name) for f in dataclasses.fields(own_type)}) \
+            if own_type is not None else None
+        width, height = self.screen_size
+        return DesktopOptions(screen_size=(width, height), network=bool(self.network),
+                              client_password=self.client_password, path_to_vm=self.path_to_vm, own=own)
 
     def time_budget(self) -> float:
         """The agent's seconds of predict() per task, 0 for no limit: as given, else SECONDS_PER_STEP a step,

@@ -39,21 +39,15 @@ class DesktopWorker:
             self.env.evaluator_fixes = self.config.evaluator_fixes  # the run's option decides how it is scored
         if self.env is None:
             from desktop_env.desktop_env import DesktopEnv
+            from desktop_env.providers import create_provider
 
-            config = self.config
-            provider_options: dict[str, Any] = {}
-            if config.provider == "local":
-                from desktop_env.providers.local.limits import DesktopLimits
-
-                provider_options["limits"] = DesktopLimits.from_options(
-                    memory=config.desktop_memory, pids=config.desktop_pids, cpu_weight=config.desktop_cpu_weight,
-                    tmpfs=config.desktop_tmpfs, disk=config.desktop_disk)
-            self.env = DesktopEnv(provider_name=config.provider, path_to_vm=config.path_to_vm,
-                                  action_space=config.action_space, screen_size=tuple(config.screen_size),
+            config, desktop = self.config, self.config.desktop()
+            self.env = DesktopEnv(provider=create_provider(config.provider, desktop), provider_name=config.provider,
+                                  path_to_vm=config.path_to_vm, action_space=config.action_space,
+                                  screen_size=desktop.screen_size,
                                   require_a11y_tree=config.observation_type != "screenshot",
-                                  cache_dir=config.cache_dir, client_password=config.client_password,
-                                  network=config.network, evaluator_fixes=config.evaluator_fixes,
-                                  **provider_options)
+                                  cache_dir=config.cache_dir, client_password=desktop.client_password,
+                                  network=desktop.network, evaluator_fixes=config.evaluator_fixes)
         return self.env
 
     def run_task(self, domain: str, task_id: str, task_dir: Path, previous_errors: list[PreviousError],

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from osworld_cli.main import cli
 from runner.config import RunConfig, flag
-from runner.options import Affects, described
+from runner.options import Affects, default_of, described
 from runner.reproduce import reproduce_command
 from runner.settings import setting_differences, settings_of
 
@@ -65,3 +65,30 @@ def test_the_run_command_offers_each_described_flag_with_its_help():
         if info.flag is not None:
             assert flag(name) in shown, name
             assert " ".join(info.help.split()[:6]) in " ".join(shown.split()), name
+
+
+def test_a_providers_own_options_are_run_options_with_the_same_defaults():
+    from desktop_env.providers import provider_class, provider_names
+
+    for name in provider_names():
+        own = (provider_class(name) or object).__dict__.get("Options")
+        for spec in dataclasses.fields(own) if own is not None else ():
+            assert default_of(RunConfig, spec.name) == default_of(own, spec.name), (name, spec.name)
+
+
+def test_the_desktop_a_run_asks_for_reaches_the_local_provider_and_one_made_from_it():
+    from desktop_env import extensions
+    from desktop_env.providers import create_provider
+    from desktop_env.providers.local import LocalProvider
+
+    class LoggedLocal(LocalProvider):  # as a plugin's provider built on the local one (docs/EXTENDING.md)
+        pass
+
+    config = RunConfig(screen_size=(1280, 720), client_password="s3cret", desktop_memory="2G")
+    made = [create_provider("local", config.desktop())]
+    with extensions.replaced("provider", "local", LoggedLocal):
+        made.append(create_provider("local", config.desktop()))
+    assert [type(provider) for provider in made] == [LocalProvider, LoggedLocal]
+    for provider in made:
+        assert provider.config.screen_size == (1280, 720) and provider.config.client_password == "s3cret"
+        assert provider.config.limits.memory_bytes == 2 << 30 and provider.config.warm_spare == "lazy"
