@@ -11,19 +11,23 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from desktop_env.desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
 from desktop_env.errors import ProviderOptionError
 from desktop_env.providers.base import DesktopOptions
 
 from .options import Affects, default_of, described, flag_of, option
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 from .results import RunLayout
 
 OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
 ACTION_SPACES = ("pyautogui", "computer_13")
 PERTURBATIONS = ("layout", "clutter")
 BACKENDS = ("local", "ray")
+Group = TypeVar("Group", bound="DataclassInstance")
 DEFAULT_OBSERVATION = "screenshot_a11y_tree"  # for an agent that declares none: it gets everything
 SECONDS_PER_STEP = 20.0   # the agent's time budget per step when none is given (15 steps: 300 s)
 
@@ -56,9 +60,8 @@ class ResumeMismatch(RunOptionError):
 
 
 @dataclass
-class RunConfig:
-    """The options of a run, each described where it is declared (runner/options.py): whether it changes
-    results, its flag and help, which `osworld run` and the settings and reproducing command read."""
+class AgentOptions:
+    """The agent and what it is given: who acts, what it sees and how, its plugins and its time."""
 
     agent: str = option("prompt", affects=Affects.SETTING, always=True,
         help='Registered agent (prompt, tool, oracle, noop, those plugins add: osworld plugins lists them) or '
@@ -75,12 +78,54 @@ class RunConfig:
              ' screenshot_a11y_tree for prompt and for an agent that declares nothing).')
     action_space: str = option("pyautogui", affects=Affects.SETTING, always=True,
         help='How the agent acts.')
-    provider: str = option("local", affects=Affects.CONDITION,
-        help='Where desktops come from: local (sandbox on this machine), remote, docker, vmware, virtualbox, or '
-             'one a plugin registers (osworld plugins lists them).')
-    path_to_vm: str | None = option(None, affects=Affects.CONDITION,
-        help='Provider-specific: remote: the env server URL; docker: the .qcow2 image; vmware: the .vmx file; '
-             'virtualbox: the .vbox file, VM name or UUID.')
+    max_trajectory_length: int = option(3, affects=Affects.SETTING,
+        help='Past steps the agent keeps in its prompt.')
+    screenshot_scale: float = option(1.0, affects=Affects.SETTING,
+        help='Scale the screenshot by this factor before the model sees it (its coordinates are scaled back).')
+    # seconds of the agent's predict() per task; 0: no limit; None: SECONDS_PER_STEP a step, none with --osworld
+    agent_time_budget: float | None = option(None, affects=Affects.CONDITION,
+        help='Seconds the agent may spend in predict() per task (model calls included); then the task is an '
+             'error. 0: no limit. Default: 20 s per step of --max-steps (300 s at 15); none with --osworld, as '
+             "OSWorld's run.py has none.")
+    plugins: list[str] = option(factory=list, flag="--plugin", affects=Affects.CONDITION,
+        help='Module or .py file registering extra getters, metrics, setup steps, providers or agents '
+             '(repeatable).')
+    # options taken from the agent's own declaration
+    agent_defaults: list[str] = option(factory=list, flag=None)
+
+@dataclass
+class GenerationOptions:
+    """What the agent asks its model for (sampling), apart from the run's own options."""
+
+    temperature: float = option(1.0, affects=Affects.SETTING,
+        help='Sampling temperature for the model.')
+    top_p: float = option(0.9, affects=Affects.SETTING,
+        help='Nucleus sampling for the model.')
+    max_tokens: int = option(1500, affects=Affects.SETTING,
+        help='Maximum tokens per model answer.')
+
+@dataclass
+class EpisodeOptions:
+    """What one episode of a task is: its step budget, pauses, recording and perturbation."""
+
+    max_steps: int = option(15, affects=Affects.SETTING, always=True,
+        help='Agent predict calls per task.')
+    sleep_after_execution: float = option(0.0, affects=Affects.CONDITION,
+        help='Seconds to wait after each action.')
+    wait_after_reset: float = option(0.0, affects=Affects.CONDITION,
+        help='Extra seconds after reset (for slow VMs).')
+    record: bool = option(True,
+        help="Record each task's screen to recording.mp4.")
+    # "layout" or "clutter", applied after setup (the paper's robustness analysis)
+    perturb: str | None = option(None, affects=Affects.SETTING,
+        help="After setup, move and resize the task's windows (layout) or open unrelated windows (clutter).")
+    perturb_seed: int = option(0, affects=Affects.SETTING,
+        help='Seed of --perturb (combined with the task id).')
+
+@dataclass
+class TaskSelection:
+    """Which tasks run, and how many times each."""
+
     # meta file; None = the built-in test_all.json
     tasks: str | None = option(None,
         help='Meta file {domain: [ids]} with examples/ beside it (default: built-in test_all.json).')
@@ -93,38 +138,31 @@ class RunConfig:
         help='Only this domain (repeatable; default all, as `all` is).')
     task_ids: list[str] = option(factory=list, flag="--task-id",
         help='Only this task (repeatable).')
-    max_steps: int = option(15, affects=Affects.SETTING, always=True,
-        help='Agent predict calls per task.')
-    max_trajectory_length: int = option(3, affects=Affects.SETTING,
-        help='Past steps the agent keeps in its prompt.')
-    temperature: float = option(1.0, affects=Affects.SETTING,
-        help='Sampling temperature for the model.')
-    top_p: float = option(0.9, affects=Affects.SETTING,
-        help='Nucleus sampling for the model.')
-    max_tokens: int = option(1500, affects=Affects.SETTING,
-        help='Maximum tokens per model answer.')
-    sleep_after_execution: float = option(0.0, affects=Affects.CONDITION,
-        help='Seconds to wait after each action.')
-    screen_size: tuple[int, int] = option(DEFAULT_SCREEN_SIZE, affects=Affects.SETTING,
-        help='Screen size of the desktop, WIDTHxHEIGHT.')
-    num_envs: int = option(1,
-        help='Desktops running tasks in parallel.')
     # runs of each task, each from a fresh reset (results.trial_dir)
     trials: int = option(1, affects=Affects.CONDITION, always=True,
         help="Run each task this many times, each from a fresh reset; trial 1 at the task's folder, trial k in "
              'its trials/<k>/. Summaries then give pass@k, pass^k and the tasks that flip.')
-    result_dir: str = option("./results",
-        help='Root of the results layout.')
-    resume: bool = option(True,
-        help='Skip tasks that already have a result (and, without --retry-errors, those with an error).')
-    retry_errors: bool = option(False,
-        help='Re-run tasks whose last run ended in an error.')
-    record: bool = option(True,
-        help="Record each task's screen to recording.mp4.")
+
+@dataclass
+class DesktopRunOptions:
+    """The desktops the run asks for: the provider's name, what any desktop is asked to be, and the
+    provider's own options (those its Options class names: the local provider's `desktop_*` limits),
+    which RunConfig.desktop() hands to the provider without looking inside."""
+
+    provider: str = option("local", affects=Affects.CONDITION,
+        help='Where desktops come from: local (sandbox on this machine), remote, docker, vmware, virtualbox, or '
+             'one a plugin registers (osworld plugins lists them).')
+    path_to_vm: str | None = option(None, affects=Affects.CONDITION,
+        help='Provider-specific: remote: the env server URL; docker: the .qcow2 image; vmware: the .vmx file; '
+             'virtualbox: the .vbox file, VM name or UUID.')
+    screen_size: tuple[int, int] = option(DEFAULT_SCREEN_SIZE, affects=Affects.SETTING,
+        help='Screen size of the desktop, WIDTHxHEIGHT.')
     # None: on when a selected task needs a live website (resolved by the plan)
     network: bool | None = option(None, affects=Affects.CONDITION,
         help='Give the desktops network access. Default: on when a selected task needs a live website or an '
              'account (`osworld tasks coverage` lists them), else off.')
+    client_password: str = option(DEFAULT_PASSWORD,
+        help="The desktop user's password, as tasks and agents are told it.")
     # Limits of each local desktop, as the command line gives them (see DesktopLimits.from_options).
     desktop_memory: str = option("4G",
         help='Memory limit of each local desktop (e.g. 2G, 512M, unlimited).')
@@ -137,19 +175,27 @@ class RunConfig:
     desktop_disk: str = option("2G",
         help='Size cap of the home folder of a local desktop; it lives in memory, counted in --desktop-memory. '
              'Filling it is a limit hit, like an OOM kill.')
-    wait_after_reset: float = option(0.0, affects=Affects.CONDITION,
-        help='Extra seconds after reset (for slow VMs).')
-    cache_dir: str = option("cache",
-        help='Where task files are cached.')
-    client_password: str = option(DEFAULT_PASSWORD,
-        help="The desktop user's password, as tasks and agents are told it.")
-    screenshot_scale: float = option(1.0, affects=Affects.SETTING,
-        help='Scale the screenshot by this factor before the model sees it (its coordinates are scaled back).')
-    # "layout" or "clutter", applied after setup (the paper's robustness analysis)
-    perturb: str | None = option(None, affects=Affects.SETTING,
-        help="After setup, move and resize the task's windows (layout) or open unrelated windows (clutter).")
-    perturb_seed: int = option(0, affects=Affects.SETTING,
-        help='Seed of --perturb (combined with the task id).')
+
+    def desktop(self) -> DesktopOptions:
+        """What the run asks of its desktops; `own` is the provider's own options (its Options class), taken
+        from the fields of this config that bear their names."""
+        from desktop_env.providers import provider_class
+
+        cls = provider_class(self.provider)
+        own_type = cls.Options if cls is not None else None
+        own = own_type(**{f.name: getattr(self, f.name) for f in dataclasses.fields(own_type)}) \
+            if own_type is not None else None
+        width, height = self.screen_size
+        return DesktopOptions(screen_size=(width, height), network=bool(self.network),
+                              client_password=self.client_password, path_to_vm=self.path_to_vm, own=own)
+
+
+@dataclass
+class ExecutionOptions:
+    """How the tasks are run: how many desktops at once, on which backend, when to stop, what to fetch first."""
+
+    num_envs: int = option(1,
+        help='Desktops running tasks in parallel.')
     backend: str = option("local",
         help='local: worker processes on this machine; ray: Ray workers on a cluster (pip install osworld[ray]).')
     ray_address: str | None = option(None,
@@ -161,32 +207,46 @@ class RunConfig:
         help='GiB of memory each desktop declares to Ray.')
     ray_task_retries: int = option(1,
         help='Re-runs of a task whose Ray worker or node died under it.')
-    plugins: list[str] = option(factory=list, flag="--plugin", affects=Affects.CONDITION,
-        help='Module or .py file registering extra getters, metrics, setup steps, providers or agents '
-             '(repeatable).')
-    # seconds of the agent's predict() per task; 0: no limit; None: SECONDS_PER_STEP a step, none with --osworld
-    agent_time_budget: float | None = option(None, affects=Affects.CONDITION,
-        help='Seconds the agent may spend in predict() per task (model calls included); then the task is an '
-             'error. 0: no limit. Default: 20 s per step of --max-steps (300 s at 15); none with --osworld, as '
-             "OSWorld's run.py has none.")
     stop_after_fatal: int = option(2,
         help='Stop the run when this many tasks in a row fail with the same fatal model error (401/403/404, a '
              'server that does not answer) or an agent that cannot be built. 0: never.')
-    force: bool = option(False,
-        help='Run into a result folder whose results were made with other options (mixing them).')
     prefetch: bool = option(True,
         help="Fetch the selected tasks' downloads missing from --cache-dir before the first desktop starts (else"
              " during each task's setup).")
+    cache_dir: str = option("cache",
+        help='Where task files are cached.')
+
+@dataclass
+class ResultOptions:
+    """Where results go, what is done with results already there, how the run is scored and named."""
+
+    result_dir: str = option("./results",
+        help='Root of the results layout.')
+    resume: bool = option(True,
+        help='Skip tasks that already have a result (and, without --retry-errors, those with an error).')
+    retry_errors: bool = option(False,
+        help='Re-run tasks whose last run ended in an error.')
+    force: bool = option(False,
+        help='Run into a result folder whose results were made with other options (mixing them).')
     strict: bool = option(False,
         help="Refuse to run (exit status 2) when the score would not be comparable with OSWorld's leaderboard, "
              'naming why.')
     label: str | None = option(None,
         help='What summaries and reports call this run (recorded in args.json).')
-    # options taken from the agent's own declaration
-    agent_defaults: list[str] = option(factory=list, flag=None)
     evaluator_fixes: bool = option(False, affects=Affects.SETTING,
         help="Score with our fixes of OSWorld's evaluator bugs (docs/EVALUATORS.md) instead of OSWorld's "
              "verdicts. The scores are then not comparable with OSWorld's published ones.")
+
+
+@dataclass
+# The groups are bases, their fields RunConfig's own: `RunConfig(model=...)`, `config.model` and args.json's flat
+# record stay as they were; a dataclass takes the fields of its last base first, so AgentOptions' lead.
+class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelection, EpisodeOptions, GenerationOptions,
+                AgentOptions):
+    """The options of a run, in groups that each have one owner (the agent, its model's sampling, the episode,
+    the task selection, the desktops, the execution, the results), each option described where it is declared
+    (runner/options.py): whether it changes results, its flag and help, which `osworld run`, the settings and
+    the reproducing command read. `group(cls)` is one group's values as its own typed object."""
 
     def __post_init__(self) -> None:
         def refuse(option: str, message: str) -> NoReturn:
@@ -248,6 +308,15 @@ class RunConfig:
             if amount < 0:
                 refuse(spelled, f"cannot be negative, got {amount!r}")
 
+    @classmethod
+    def of(cls, *groups: Any, **options: Any) -> RunConfig:
+        """A RunConfig from whole groups (`GenerationOptions(temperature=0)`, ...) and single options."""
+        return cls(**{name: value for g in groups for name, value in vars(g).items()}, **options)
+
+    def group(self, of: type[Group]) -> Group:
+        """The values of one group of options (GenerationOptions, DesktopRunOptions, ...) as its own object."""
+        return of(**{f.name: getattr(self, f.name) for f in dataclasses.fields(of)})
+
     def resolved(self) -> RunConfig:
         """The config with the model and observation type the user left out taken from the agent's own
         declaration (its constructor's defaults; the model falls back to the agent's name, the observation
@@ -278,19 +347,6 @@ class RunConfig:
         assert config.model is not None and config.observation_type is not None  # resolved() fills both
         return RunLayout(Path(config.result_dir), config.action_space, config.observation_type, config.model)
 
-    def desktop(self) -> DesktopOptions:
-        """What the run asks of its desktops; `own` is the provider's own options (its Options class), taken
-        from the fields of this config that bear their names."""
-        from desktop_env.providers import provider_class
-
-        cls = provider_class(self.provider)
-        own_type = cls.Options if cls is not None else None
-        own = own_type(**{f.name: getattr(self, f.name) for f in dataclasses.fields(own_type)}) \
-            if own_type is not None else None
-        width, height = self.screen_size
-        return DesktopOptions(screen_size=(width, height), network=bool(self.network),
-                              client_password=self.client_password, path_to_vm=self.path_to_vm, own=own)
-
     def time_budget(self) -> float:
         """The agent's seconds of predict() per task, 0 for no limit: as given, else SECONDS_PER_STEP a step,
         or none for OSWorld-Verified (the leaderboard's runs have none)."""
@@ -302,8 +358,7 @@ class RunConfig:
         """What the agent is built with: the run's options it did not declare itself, and its --agent-arg."""
         config = self.resolved()
         options = {"model": config.model, "action_space": config.action_space,
-                   "observation_type": config.observation_type, "max_tokens": config.max_tokens,
-                   "temperature": config.temperature, "top_p": config.top_p,
+                   "observation_type": config.observation_type, **vars(config.group(GenerationOptions)),
                    "max_trajectory_length": config.max_trajectory_length, "client_password": config.client_password,
                    "screen_size": tuple(config.screen_size), "screenshot_scale": config.screenshot_scale}
         return {**{k: v for k, v in options.items() if k not in config.agent_defaults}, **config.agent_args}

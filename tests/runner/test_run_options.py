@@ -92,3 +92,23 @@ def test_the_desktop_a_run_asks_for_reaches_the_local_provider_and_one_made_from
     for provider in made:
         assert provider.config.screen_size == (1280, 720) and provider.config.client_password == "s3cret"
         assert provider.config.limits.memory_bytes == 2 << 30 and provider.config.warm_spare == "lazy"
+
+
+def test_the_groups_of_options_share_out_every_field_once():
+    from runner.config import AgentOptions, DesktopRunOptions, GenerationOptions
+
+    groups = [base for base in RunConfig.__mro__[1:] if dataclasses.is_dataclass(base)]
+    names = [f.name for group in groups for f in dataclasses.fields(group)]
+    assert sorted(names) == sorted(f.name for f in dataclasses.fields(RunConfig))
+    assert {AgentOptions, GenerationOptions, DesktopRunOptions} <= set(groups)
+
+
+def test_a_run_is_made_from_whole_groups_and_gives_each_back_typed():
+    from runner.config import DesktopRunOptions, GenerationOptions
+
+    config = RunConfig.of(GenerationOptions(temperature=0.0, top_p=0.5), DesktopRunOptions(screen_size=(1280, 720)),
+                          model="other-model")
+    assert config.group(GenerationOptions) == GenerationOptions(temperature=0.0, top_p=0.5, max_tokens=1500)
+    assert config.temperature == 0.0 and config.model == "other-model"
+    assert config.desktop().screen_size == (1280, 720)
+    assert config.agent_kwargs()["top_p"] == 0.5
