@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from desktop_env.desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
-from desktop_env.errors import ProviderOptionError
+from desktop_env.errors import ProviderError, ProviderOptionError
 from desktop_env.providers.base import DesktopOptions
 
 from .options import Affects, default_of, described, flag_of, option
@@ -300,6 +300,8 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
             check_options(self.provider, self.desktop())
         except ProviderOptionError as e:
             refuse(flag(e.option), str(e))
+        except ProviderError as e:  # a plugin's provider that cannot be loaded
+            refuse("--provider", str(e))
         if self.backend not in BACKENDS:
             refuse("--backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
         for spelled, amount in (("--ray-cpus-per-env", self.ray_cpus_per_env),
