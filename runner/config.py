@@ -18,18 +18,18 @@ from desktop_env.errors import ProviderError, ProviderOptionError
 from desktop_env.providers.base import DesktopOptions
 
 from .options import Affects, default_of, described, flag_of, option
+from .results import RunLayout
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
-from .results import RunLayout
 
 OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
 ACTION_SPACES = ("pyautogui", "computer_13")
 PERTURBATIONS = ("layout", "clutter")
 BACKENDS = ("local", "ray")
-Group = TypeVar("Group", bound="DataclassInstance")
 DEFAULT_OBSERVATION = "screenshot_a11y_tree"  # for an agent that declares none: it gets everything
 SECONDS_PER_STEP = 20.0   # the agent's time budget per step when none is given (15 steps: 300 s)
+Group = TypeVar("Group", bound="DataclassInstance")  # one of RunConfig's groups of options
 
 
 class RunOptionError(ValueError):
