@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .controllers.python import PythonController
+from .desktop_defaults import DEFAULT_SCREEN_SIZE
 from .providers.local import LocalProvider
 from .waiting import wait_until
 
@@ -162,7 +163,7 @@ def settle_memory(processes: Callable[[], list[int]], seconds: float = 3.0) -> F
     return Figure.of([group], "MiB", rss_sum_mb=rss_sum, pss_sum_mb=pss_sum)
 
 
-def run_bench(screen_size: tuple[int, int] = (1920, 1080), resets: int = 5, screenshots: int = 30,
+def run_bench(screen_size: tuple[int, int] = DEFAULT_SCREEN_SIZE, resets: int = 5, screenshots: int = 30,
               actions: int = 30, a11y_dumps: int = 5, progress: Callable[[str], None] = lambda _: None) -> BenchResult:
     provider = LocalProvider(screen_size=screen_size, warm_spare=True)
     figures: dict[str, Figure] = {}

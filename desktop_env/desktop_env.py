@@ -16,12 +16,13 @@ from typing import Any
 from .actions import InvalidAction, to_pyautogui, validate_action
 from .controllers.python import PythonController
 from .controllers.setup import run_steps
+from .desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
 from .errors import ResourceLimitExceeded
 from .evaluators.context import EvalContext, LiveContext
 from .evaluators.outcome import Evaluation
 from .evaluators.recording import RecordingContext
 from .providers import create_provider
-from .providers.base import Provider
+from .providers.base import DesktopOptions, Provider
 
 log = logging.getLogger("osworld.env")
 
@@ -83,10 +84,10 @@ class DesktopEnv:
 
     def __init__(self, provider_name: str = "local", region: str | None = None, path_to_vm: str | None = None,
                  snapshot_name: str = "init_state", action_space: str = "pyautogui", cache_dir: str = "cache",
-                 screen_size: tuple[int, int] = (1920, 1080), headless: bool = True, require_a11y_tree: bool = True,
-                 require_terminal: bool = False, os_type: str = "Ubuntu", client_password: str = "password",
-                 network: bool = False, provider: Provider | None = None, record_evaluation: bool = True,
-                 evaluator_fixes: bool = False, setup_runner: SetupRunner = run_steps,
+                 screen_size: tuple[int, int] = DEFAULT_SCREEN_SIZE, headless: bool = True,
+                 require_a11y_tree: bool = True, require_terminal: bool = False, os_type: str = "Ubuntu",
+                 client_password: str = DEFAULT_PASSWORD, network: bool = False, provider: Provider | None = None,
+                 record_evaluation: bool = True, evaluator_fixes: bool = False, setup_runner: SetupRunner = run_steps,
                  evaluator: Evaluator = default_evaluator,
                  **provider_options: Any):
         if action_space not in ACTION_SPACES:
@@ -114,14 +115,10 @@ class DesktopEnv:
         # Metrics give OSWorld's verdicts unless asked for our fixes (evaluators/fixes.py).
         self.evaluator_fixes = evaluator_fixes
         self.evaluation_context: EvalContext | None = None
-        if provider is None:
-            options = dict(provider_options)
-            if provider_name == "local":
-                options.update(screen_size=self.screen_size, network=network, client_password=client_password)
-                options.setdefault("warm_spare", "lazy")  # one reset per task: a spare from the 2nd on
-            elif provider_name == "remote":
-                options.setdefault("url", path_to_vm)
-            provider = create_provider(provider_name, **options)
+        if provider is None:  # the provider takes of these what it honours
+            desktop = DesktopOptions(screen_size=self.screen_size, network=network, client_password=client_password,
+                                     path_to_vm=path_to_vm)
+            provider = create_provider(provider_name, desktop, **provider_options)
         self.provider = provider
         self.provider.start_emulator(path_to_vm, headless, os_type)
         self.controller = self._new_controller()

@@ -12,6 +12,18 @@ class ProviderError(DesktopEnvError):
     """A provider could not create, revert or stop a desktop."""
 
 
+class ProviderOptionError(ProviderError):
+    """A provider cannot work with the options given: `option` names the field of DesktopOptions
+    (`path_to_vm`), the message says what would be right."""
+
+    def __init__(self, option: str, message: str):
+        super().__init__(message)
+        self.option = option
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self.option, str(self))
+
+
 class MissingDependency(ProviderError):
     """A program or package the local desktop needs is not installed."""
 

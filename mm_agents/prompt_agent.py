@@ -16,6 +16,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from desktop_env.desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
 from mm_agents.llm import (
     Completion,
     ContextTooLong,
@@ -52,7 +53,7 @@ class PromptAgent:
     def __init__(self, model: str = "gpt-4o", action_space: str = "pyautogui",
                  observation_type: str = "screenshot_a11y_tree", max_tokens: int = 1500,
                  temperature: float | None = 1.0, top_p: float | None = 0.9, max_trajectory_length: int = 3,
-                 client_password: str = "password", screen_size: tuple[int, int] = (1920, 1080),
+                 client_password: str = DEFAULT_PASSWORD, screen_size: tuple[int, int] = DEFAULT_SCREEN_SIZE,
                  model_provider: str | None = None, base_url: str | None = None, screenshot_scale: float = 1.0,
                  a11y_tree_max_tokens: int | None = DEFAULT_MAX_TOKENS, max_retries: int = 5,
                  timeout: float = 120.0, **unknown: Any):

@@ -18,6 +18,8 @@ from typing import Any
 
 from PIL import Image
 
+from desktop_env.desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
+
 from .desktop_tool import DESKTOP_TOOL, TOOL_NAME, ToolArgumentError, format_tool_result, to_action
 from .llm import create_client
 from .llm.base import (
@@ -110,8 +112,8 @@ class _Exchange:
 class ToolAgent:
     def __init__(self, model: str, action_space: str = "pyautogui", observation_type: str = "screenshot",
                  max_tokens: int = 1500, temperature: float | None = None, top_p: float | None = None,
-                 max_trajectory_length: int = 3, client_password: str = "password",
-                 screen_size: tuple[int, int] = (1920, 1080), model_provider: str | None = None,
+                 max_trajectory_length: int = 3, client_password: str = DEFAULT_PASSWORD,
+                 screen_size: tuple[int, int] = DEFAULT_SCREEN_SIZE, model_provider: str | None = None,
                  base_url: str | None = None, api_key: str | None = None, max_retries: int = 5,
                  timeout: float = 120, client: LLMClient | None = None, **unused: Any):
         if action_space != "pyautogui":

@@ -10,8 +10,11 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from desktop_env.desktop_defaults import DEFAULT_SCREEN_SIZE
+
 from .limit_options import desktop_limit_options
 from .prune_command import prune_command
+from .run_options import run_option
 
 console = Console()
 
@@ -26,8 +29,8 @@ def parse_screen_size(ctx: click.Context, param: click.Parameter, value: str) ->
     return width, height
 
 
-screen_size_option = click.option("--screen-size", default="1920x1080", show_default=True,
-                                  callback=parse_screen_size, help="Screen size of the desktop, WIDTHxHEIGHT.")
+screen_size_option = run_option("screen_size", default="{}x{}".format(*DEFAULT_SCREEN_SIZE),
+                                callback=parse_screen_size)
 
 
 @click.group("env")

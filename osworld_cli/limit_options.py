@@ -6,6 +6,8 @@ from typing import Any, TypeVar
 
 import click
 
+from .run_options import run_option
+
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
@@ -24,17 +26,11 @@ def _checked(option: str) -> Callable[[click.Context, click.Parameter, str], str
 def desktop_limit_options(command: Command) -> Command:
     """Per-desktop resource limits of the local provider (a cgroup, tmpfs sizes and the home's size)."""
     options = [
-        click.option("--desktop-memory", default="4G", show_default=True, callback=_checked("memory"),
-                     help="Memory limit of each local desktop (e.g. 2G, 512M, unlimited)."),
-        click.option("--desktop-pids", default="1024", show_default=True, callback=_checked("pids"),
-                     help="Process/thread limit of each local desktop (or unlimited)."),
-        click.option("--desktop-cpu-weight", default="100", show_default=True, callback=_checked("cpu_weight"),
-                     help="CPU weight of each local desktop, 1..10000 (100 = a normal share)."),
-        click.option("--desktop-tmpfs", default="1G", show_default=True, callback=_checked("tmpfs"),
-                     help="Size cap of each in-memory folder of a local desktop (/tmp, /dev/shm, /run)."),
-        click.option("--desktop-disk", default="2G", show_default=True, callback=_checked("disk"),
-                     help="Size cap of the home folder of a local desktop; it lives in memory, counted in "
-                          "--desktop-memory. Filling it is a limit hit, like an OOM kill."),
+        run_option("desktop_memory", callback=_checked("memory")),
+        run_option("desktop_pids", callback=_checked("pids")),
+        run_option("desktop_cpu_weight", callback=_checked("cpu_weight")),
+        run_option("desktop_tmpfs", callback=_checked("tmpfs")),
+        run_option("desktop_disk", callback=_checked("disk")),
     ]
     for option in reversed(options):
         command = option(command)

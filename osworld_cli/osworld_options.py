@@ -14,6 +14,8 @@ from pathlib import Path
 
 import click
 
+from desktop_env.desktop_defaults import DEFAULT_SCREEN_SIZE
+
 
 @dataclass(frozen=True)
 class Alias:
@@ -96,7 +98,9 @@ def translate(args: Sequence[str]) -> list[str]:
     if screen:
         if any(arg == "--screen-size" or arg.startswith("--screen-size=") for arg in out):
             raise click.UsageError("give --screen-size or OSWorld's --screen_width/--screen_height, not both")
-        out += ["--screen-size", f"{screen.get('--screen_width', '1920')}x{screen.get('--screen_height', '1080')}"]
+        width, height = (screen.get(name, str(default)) for name, default in zip(
+            ("--screen_width", "--screen_height"), DEFAULT_SCREEN_SIZE, strict=True))
+        out += ["--screen-size", f"{width}x{height}"]
     if base_dir is not None:
         out += _base_dir_tasks(base_dir, out)
     return out

@@ -12,12 +12,15 @@ import click
 from rich.markup import escape
 from rich.text import Text
 
+from runner.config import ACTION_SPACES, BACKENDS, OBSERVATION_TYPES, PERTURBATIONS
+
 from .dry_run import print_dry_run
 from .env_commands import screen_size_option
 from .errors import INTERRUPTED, OK, RUN_STOPPED, TASK_ERRORS, option_mistakes
 from .limit_options import desktop_limit_options
 from .osworld_options import AcceptsOSWorldOptions
 from .output import Column, console, show_table
+from .run_options import run_option
 from .task_commands import load_plugins, plugin_option
 
 if TYPE_CHECKING:
@@ -151,110 +154,56 @@ def print_failures(listed: list[TaskFailure]) -> None:
 
 
 @click.command("run", cls=AcceptsOSWorldOptions)
-@click.option("--osworld", default=None, metavar="CHECKOUT",
-              help="OSWorld-Verified as the leaderboard runs it, from an OSWorld checkout (or its "
-                   "evaluation_examples/): its 361 tasks (test_nogdrive.json), the network on for the tasks that "
-                   "need it, their downloads fetched first, no agent time budget; args.json records it all and "
-                   "`summarize` says whether the score is comparable. Pick the leaderboard's --max-steps 15, 50 "
-                   "or 100.")
-@click.option("--agent", default="prompt", show_default=True,
-              help="Registered agent (prompt, tool, oracle, noop, those plugins add: osworld plugins lists them) "
-                   "or package.module:Class or path/file.py:Class.")
-@click.option("--agent-arg", "agent_args", multiple=True, callback=parse_agent_args,
-              help="KEY=VALUE passed to the agent's constructor (repeatable; values parsed as JSON when they can be).")
-@click.option("--model", default=None,
-              help="Model name; also names the results folder. Default: the agent's own (gpt-4o for prompt), "
-                   "else the agent's name.")
-@click.option("--obs", "--observation-type", "observation_type", default=None,
-              type=click.Choice(["screenshot", "a11y_tree", "screenshot_a11y_tree", "som"]),
-              help="What the agent observes. Default: what the agent declares (screenshot for the computer-use "
-                   "agents, screenshot_a11y_tree for prompt and for an agent that declares nothing).")
-@click.option("--action-space", default="pyautogui", show_default=True, type=click.Choice(["pyautogui", "computer_13"]),
-              help="How the agent acts.")
-@click.option("--provider", default="local", show_default=True,
-              help="Where desktops come from: local (sandbox on this machine), remote, docker, vmware, virtualbox, "
-                   "or one a plugin registers (osworld plugins lists them).")
-@click.option("--path-to-vm", default=None,
-              help="Provider-specific: remote: the env server URL; docker: the .qcow2 image; vmware: the .vmx file; "
-                   "virtualbox: the .vbox file, VM name or UUID.")
-@click.option("--tasks", default=None,
-              help="Meta file {domain: [ids]} with examples/ beside it (default: built-in test_all.json).")
-@click.option("--domain", "domains", multiple=True, help="Only this domain (repeatable; default all, as `all` is).")
-@click.option("--task-id", "task_ids", multiple=True, help="Only this task (repeatable).")
-@click.option("--max-steps", default=15, show_default=True, type=click.IntRange(1),
-              help="Agent predict calls per task.")
-@click.option("--max-trajectory-length", default=3, show_default=True, type=click.IntRange(0),
-              help="Past steps the agent keeps in its prompt.")
-@click.option("--temperature", default=1.0, show_default=True, type=click.FloatRange(0),
-              help="Sampling temperature for the model.")
-@click.option("--top-p", default=0.9, show_default=True, type=click.FloatRange(0, 1, min_open=True),
-              help="Nucleus sampling for the model.")
-@click.option("--max-tokens", default=1500, show_default=True, type=click.IntRange(1),
-              help="Maximum tokens per model answer.")
-@click.option("--sleep-after-execution", default=0.0, show_default=True, type=click.FloatRange(0),
-              help="Seconds to wait after each action.")
+@run_option("osworld", metavar="CHECKOUT")
+@run_option("agent")
+@run_option("agent_args", multiple=True, callback=parse_agent_args)
+@run_option("model")
+@run_option("observation_type", "--observation-type", type=click.Choice(OBSERVATION_TYPES))
+@run_option("action_space", type=click.Choice(ACTION_SPACES))
+@run_option("provider")
+@run_option("path_to_vm")
+@run_option("tasks")
+@run_option("domains", multiple=True)
+@run_option("task_ids", multiple=True)
+@run_option("max_steps", type=click.IntRange(1))
+@run_option("max_trajectory_length", type=click.IntRange(0))
+@run_option("temperature", type=click.FloatRange(0))
+@run_option("top_p", type=click.FloatRange(0, 1, min_open=True))
+@run_option("max_tokens", type=click.IntRange(1))
+@run_option("sleep_after_execution", type=click.FloatRange(0))
 @screen_size_option
-@click.option("--num-envs", default=1, show_default=True, type=click.IntRange(1),
-              help="Desktops running tasks in parallel.")
-@click.option("--trials", default=1, show_default=True, type=click.IntRange(1),
-              help="Run each task this many times, each from a fresh reset; trial 1 at the task's folder, "
-                   "trial k in its trials/<k>/. Summaries then give pass@k, pass^k and the tasks that flip.")
-@click.option("--result-dir", default="./results", show_default=True, help="Root of the results layout.")
-@click.option("--resume/--no-resume", default=True, show_default=True,
-              help="Skip tasks that already have a result (and, without --retry-errors, those with an error).")
-@click.option("--retry-errors", is_flag=True, help="Re-run tasks whose last run ended in an error.")
-@click.option("--force", is_flag=True,
-              help="Run into a result folder whose results were made with other options (mixing them).")
-@click.option("--record/--no-record", default=True, show_default=True,
-              help="Record each task's screen to recording.mp4.")
-@click.option("--network/--no-network", default=None,
-              help="Give the desktops network access. Default: on when a selected task needs a live website or an "
-                   "account (`osworld tasks coverage` lists them), else off.")
+@run_option("num_envs", type=click.IntRange(1))
+@run_option("trials", type=click.IntRange(1))
+@run_option("result_dir")
+@run_option("resume", negatable=True)
+@run_option("retry_errors")
+@run_option("force")
+@run_option("record", negatable=True)
+@run_option("network", negatable=True)
 @desktop_limit_options
-@click.option("--wait-after-reset", default=0.0, show_default=True, type=click.FloatRange(0),
-              help="Extra seconds after reset (for slow VMs).")
-@click.option("--cache-dir", default="cache", show_default=True, help="Where task files are cached.")
-@click.option("--screenshot-scale", default=1.0, show_default=True, type=click.FloatRange(0, 1, min_open=True),
-              help="Scale the screenshot by this factor before the model sees it (its coordinates are scaled back).")
-@click.option("--perturb", default=None, type=click.Choice(["layout", "clutter"]),
-              help="After setup, move and resize the task's windows (layout) or open unrelated windows (clutter).")
-@click.option("--perturb-seed", default=0, show_default=True, help="Seed of --perturb (combined with the task id).")
-@click.option("--evaluator-fixes", is_flag=True,
-              help="Score with our fixes of OSWorld's evaluator bugs (docs/EVALUATORS.md) instead of OSWorld's "
-                   "verdicts. The scores are then not comparable with OSWorld's published ones.")
-@click.option("--backend", default="local", show_default=True, type=click.Choice(["local", "ray"]),
-              help="local: worker processes on this machine; ray: Ray workers on a cluster (pip install osworld[ray]).")
-@click.option("--ray-address", default=None,
-              help="Ray cluster to join (e.g. 10.0.0.5:6379); default RAY_ADDRESS or a running local cluster, "
-                   "else a new local one.")
-@click.option("--ray-cpus-per-env", default=1.0, show_default=True, type=click.FloatRange(0),
-              help="CPUs each desktop declares to Ray (fractions pack more desktops per core).")
-@click.option("--ray-memory-per-env", default=1.5, show_default=True, type=click.FloatRange(0),
-              help="GiB of memory each desktop declares to Ray.")
-@click.option("--ray-task-retries", default=1, show_default=True, type=click.IntRange(0),
-              help="Re-runs of a task whose Ray worker or node died under it.")
-@click.option("--agent-time-budget", default=None, type=click.FloatRange(0),
-              help="Seconds the agent may spend in predict() per task (model calls included); then the task is an "
-                   "error. 0: no limit. Default: 20 s per step of --max-steps (300 s at 15); none with --osworld, "
-                   "as OSWorld's run.py has none.")
-@click.option("--stop-after-fatal", default=2, show_default=True, type=click.IntRange(0),
-              help="Stop the run when this many tasks in a row fail with the same fatal model error (401/403/404, "
-                   "a server that does not answer) or an agent that cannot be built. 0: never.")
-@click.option("--prefetch/--no-prefetch", default=True, show_default=True,
-              help="Fetch the selected tasks' downloads missing from --cache-dir before the first desktop starts "
-                   "(else during each task's setup).")
-@click.option("--client-password", default="password", show_default=True,
-              help="The desktop user's password, as tasks and agents are told it.")
-@click.option("--label", default=None, help="What summaries and reports call this run (recorded in args.json).")
+@run_option("wait_after_reset", type=click.FloatRange(0))
+@run_option("cache_dir")
+@run_option("screenshot_scale", type=click.FloatRange(0, 1, min_open=True))
+@run_option("perturb", type=click.Choice(PERTURBATIONS))
+@run_option("perturb_seed")
+@run_option("evaluator_fixes")
+@run_option("backend", type=click.Choice(BACKENDS))
+@run_option("ray_address")
+@run_option("ray_cpus_per_env", type=click.FloatRange(0))
+@run_option("ray_memory_per_env", type=click.FloatRange(0))
+@run_option("ray_task_retries", type=click.IntRange(0))
+@run_option("agent_time_budget", type=click.FloatRange(0))
+@run_option("stop_after_fatal", type=click.IntRange(0))
+@run_option("prefetch", negatable=True)
+@run_option("client_password")
+@run_option("label")
 @click.option("--log-level", default=None, type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]),
               help="Log the harness's messages at this level to stderr (as -v does for INFO).")
 @click.option("--dry-run", is_flag=True,
               help="Print the plan (what runs, what is skipped, what cannot run here and why, what needs the network "
                    "or downloads), the budgets and whether the score would be comparable with OSWorld's "
                    "leaderboard, then exit without starting anything.")
-@click.option("--strict", is_flag=True,
-              help="Refuse to run (exit status 2) when the score would not be comparable with OSWorld's "
-                   "leaderboard, naming why.")
+@run_option("strict")
 @plugin_option
 def run_command(dry_run: bool, log_level: str | None, **options: Any) -> None:
     """Run an agent on tasks and score it; results go to RESULT_DIR/ACTION_SPACE/OBS/MODEL/DOMAIN/ID/.

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from .errors import TASK_ERRORS, OptionMistake, selection_mistake
 from .output import Column, console, show_table, tsv
+from .run_options import run_option
 
 if TYPE_CHECKING:
     from desktop_env.tasks import Problem, TaskSet
@@ -55,9 +56,7 @@ def select_tasks(task_set: TaskSet, domains: tuple[str, ...] = (), task_ids: tup
         raise selection_mistake(e) from None
 
 
-plugin_option = click.option(
-    "--plugin", "plugins", multiple=True,
-    help="Module or .py file registering extra getters, metrics, setup steps, providers or agents (repeatable).")
+plugin_option = run_option("plugins", multiple=True)
 
 
 @click.group("tasks")

@@ -21,13 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_env.desktop_defaults import DEFAULT_SCREEN_SIZE
+
 from .results import RESCORE_FILE
 from .suite import LEADERBOARD_STEPS, OFFICIAL_TASKS
 
 if TYPE_CHECKING:
     from .summary import RunResults
 
-SCREEN = [1920, 1080]
+SCREEN = list(DEFAULT_SCREEN_SIZE)
 SECONDS_PER_STEP = 60   # a time budget under this per step can cut a slow (reasoning) model short
 OVER_BUDGET = "AgentOverBudget"  # the error type of a task whose agent ran out of --agent-time-budget
 

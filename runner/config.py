@@ -9,13 +9,19 @@ budget (scaled with the step budget, or lifted for OSWorld-Verified as the leade
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from .episode import EpisodeConfig
+from desktop_env.desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
+from desktop_env.errors import ProviderError, ProviderOptionError
+from desktop_env.providers.base import DesktopOptions
+
+from .options import Affects, default_of, described, flag_of, option
 from .results import RunLayout
-from .settings import flag
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
 ACTION_SPACES = ("pyautogui", "computer_13")
@@ -23,6 +29,7 @@ PERTURBATIONS = ("layout", "clutter")
 BACKENDS = ("local", "ray")
 DEFAULT_OBSERVATION = "screenshot_a11y_tree"  # for an agent that declares none: it gets everything
 SECONDS_PER_STEP = 20.0   # the agent's time budget per step when none is given (15 steps: 300 s)
+Group = TypeVar("Group", bound="DataclassInstance")  # one of RunConfig's groups of options
 
 
 class RunOptionError(ValueError):
@@ -53,60 +60,193 @@ class ResumeMismatch(RunOptionError):
 
 
 @dataclass
-class RunConfig:
-    agent: str = "prompt"
-    agent_args: dict[str, Any] = field(default_factory=dict)
-    model: str | None = None                 # None: the agent's declared default, else its name (resolved())
-    observation_type: str | None = None      # None: the agent's declared default, else DEFAULT_OBSERVATION
-    action_space: str = "pyautogui"
-    provider: str = "local"
-    path_to_vm: str | None = None
-    tasks: str | None = None                 # meta file; None = the built-in test_all.json
-    osworld: str | None = None               # an OSWorld checkout: its OSWorld-Verified tasks (runner/suite.py)
-    domains: list[str] = field(default_factory=list)
-    task_ids: list[str] = field(default_factory=list)
-    max_steps: int = 15
-    max_trajectory_length: int = 3
-    temperature: float = 1.0
-    top_p: float = 0.9
-    max_tokens: int = 1500
-    sleep_after_execution: float = 0.0
-    screen_size: tuple[int, int] = (1920, 1080)
-    num_envs: int = 1
-    trials: int = 1                          # runs of each task, each from a fresh reset (results.trial_dir)
-    result_dir: str = "./results"
-    resume: bool = True
-    retry_errors: bool = False
-    record: bool = True
-    network: bool | None = None              # None: on when a selected task needs a live website (resolved by the plan)
-    # Limits of each local desktop, as the command line gives them (see DesktopLimits.from_options).
-    desktop_memory: str = "4G"
-    desktop_pids: str = "1024"
-    desktop_cpu_weight: str = "100"
-    desktop_tmpfs: str = "1G"
-    desktop_disk: str = "2G"
-    wait_after_reset: float = 0.0
-    cache_dir: str = "cache"
-    client_password: str = "password"
-    screenshot_scale: float = 1.0            # what the model sees, for the paper's resolution analysis
-    # "layout" or "clutter", applied after setup (the paper's robustness analysis)
-    perturb: str | None = None
-    perturb_seed: int = 0
-    backend: str = "local"                   # "local" (worker processes) or "ray" (a Ray cluster)
-    ray_address: str | None = None           # None: connect to RAY_ADDRESS / a running local cluster, or start one
-    ray_cpus_per_env: float = 1.0            # Ray resources one desktop (and its agent) declares
-    ray_memory_per_env: float = 1.5          # GiB
-    ray_task_retries: int = 1                # re-runs of a task whose Ray worker or node died under it
-    plugins: list[str] = field(default_factory=list)  # modules registering getters/metrics, loaded by every worker
+class AgentOptions:
+    """The agent and what it is given: who acts, what it sees and how, its plugins and its time."""
+
+    agent: str = option("prompt", affects=Affects.SETTING, always=True,
+        help='Registered agent (prompt, tool, oracle, noop, those plugins add: osworld plugins lists them) or '
+             'package.module:Class or path/file.py:Class.')
+    agent_args: dict[str, Any] = option(factory=dict, flag="--agent-arg", affects=Affects.SETTING,
+        help="KEY=VALUE passed to the agent's constructor (repeatable; values parsed as JSON when they can be).")
+    # None: the agent's declared default, else its name (resolved())
+    model: str | None = option(None, affects=Affects.SETTING, always=True,
+        help="Model name; also names the results folder. Default: the agent's own (gpt-4o for prompt), else the "
+             "agent's name.")
+    # None: the agent's declared default, else DEFAULT_OBSERVATION
+    observation_type: str | None = option(None, flag="--obs", affects=Affects.SETTING, always=True,
+        help='What the agent observes. Default: what the agent declares (screenshot for the computer-use agents,'
+             ' screenshot_a11y_tree for prompt and for an agent that declares nothing).')
+    action_space: str = option("pyautogui", affects=Affects.SETTING, always=True,
+        help='How the agent acts.')
+    max_trajectory_length: int = option(3, affects=Affects.SETTING,
+        help='Past steps the agent keeps in its prompt.')
+    screenshot_scale: float = option(1.0, affects=Affects.SETTING,
+        help='Scale the screenshot by this factor before the model sees it (its coordinates are scaled back).')
     # seconds of the agent's predict() per task; 0: no limit; None: SECONDS_PER_STEP a step, none with --osworld
-    agent_time_budget: float | None = None
-    stop_after_fatal: int = 2                # stop when this many tasks in a row fail with one fatal error; 0: never
-    force: bool = False                      # run into a folder whose results were made with other settings
-    prefetch: bool = True                    # fetch the selected tasks' missing downloads before any desktop starts
-    strict: bool = False                     # refuse a run whose number is not comparable with OSWorld's
-    label: str | None = None                 # what summaries call the run (recorded in args.json)
-    agent_defaults: list[str] = field(default_factory=list)  # options taken from the agent's own declaration
-    evaluator_fixes: bool = False            # our fixes of OSWorld's metric bugs, not OSWorld's verdicts
+    agent_time_budget: float | None = option(None, affects=Affects.CONDITION,
+        help='Seconds the agent may spend in predict() per task (model calls included); then the task is an '
+             'error. 0: no limit. Default: 20 s per step of --max-steps (300 s at 15); none with --osworld, as '
+             "OSWorld's run.py has none.")
+    plugins: list[str] = option(factory=list, flag="--plugin", affects=Affects.CONDITION,
+        help='Module or .py file registering extra getters, metrics, setup steps, providers or agents '
+             '(repeatable).')
+    # options taken from the agent's own declaration
+    agent_defaults: list[str] = option(factory=list, flag=None)
+
+@dataclass
+class GenerationOptions:
+    """What the agent asks its model for (sampling), apart from the run's own options."""
+
+    temperature: float = option(1.0, affects=Affects.SETTING,
+        help='Sampling temperature for the model.')
+    top_p: float = option(0.9, affects=Affects.SETTING,
+        help='Nucleus sampling for the model.')
+    max_tokens: int = option(1500, affects=Affects.SETTING,
+        help='Maximum tokens per model answer.')
+
+@dataclass
+class EpisodeOptions:
+    """What one episode of a task is: its step budget, pauses, recording and perturbation."""
+
+    max_steps: int = option(15, affects=Affects.SETTING, always=True,
+        help='Agent predict calls per task.')
+    sleep_after_execution: float = option(0.0, affects=Affects.CONDITION,
+        help='Seconds to wait after each action.')
+    wait_after_reset: float = option(0.0, affects=Affects.CONDITION,
+        help='Extra seconds after reset (for slow VMs).')
+    record: bool = option(True,
+        help="Record each task's screen to recording.mp4.")
+    # "layout" or "clutter", applied after setup (the paper's robustness analysis)
+    perturb: str | None = option(None, affects=Affects.SETTING,
+        help="After setup, move and resize the task's windows (layout) or open unrelated windows (clutter).")
+    perturb_seed: int = option(0, affects=Affects.SETTING,
+        help='Seed of --perturb (combined with the task id).')
+
+@dataclass
+class TaskSelection:
+    """Which tasks run, and how many times each."""
+
+    # meta file; None = the built-in test_all.json
+    tasks: str | None = option(None,
+        help='Meta file {domain: [ids]} with examples/ beside it (default: built-in test_all.json).')
+    osworld: str | None = option(None,
+        help='OSWorld-Verified as the leaderboard runs it, from an OSWorld checkout (or its '
+             'evaluation_examples/): its 361 tasks (test_nogdrive.json), the network on for the tasks that need '
+             'it, their downloads fetched first, no agent time budget; args.json records it all and `summarize` '
+             "says whether the score is comparable. Pick the leaderboard's --max-steps 15, 50 or 100.")
+    domains: list[str] = option(factory=list, flag="--domain",
+        help='Only this domain (repeatable; default all, as `all` is).')
+    task_ids: list[str] = option(factory=list, flag="--task-id",
+        help='Only this task (repeatable).')
+    # runs of each task, each from a fresh reset (results.trial_dir)
+    trials: int = option(1, affects=Affects.CONDITION, always=True,
+        help="Run each task this many times, each from a fresh reset; trial 1 at the task's folder, trial k in "
+             'its trials/<k>/. Summaries then give pass@k, pass^k and the tasks that flip.')
+
+@dataclass
+class DesktopRunOptions:
+    """The desktops the run asks for: the provider's name, what any desktop is asked to be, and the
+    provider's own options (those its Options class names: the local provider's `desktop_*` limits),
+    which RunConfig.desktop() hands to the provider without looking inside."""
+
+    provider: str = option("local", affects=Affects.CONDITION,
+        help='Where desktops come from: local (sandbox on this machine), remote, docker, vmware, virtualbox, or '
+             'one a plugin registers (osworld plugins lists them).')
+    path_to_vm: str | None = option(None, affects=Affects.CONDITION,
+        help='Provider-specific: remote: the env server URL; docker: the .qcow2 image; vmware: the .vmx file; '
+             'virtualbox: the .vbox file, VM name or UUID.')
+    screen_size: tuple[int, int] = option(DEFAULT_SCREEN_SIZE, affects=Affects.SETTING,
+        help='Screen size of the desktop, WIDTHxHEIGHT.')
+    # None: on when a selected task needs a live website (resolved by the plan)
+    network: bool | None = option(None, affects=Affects.CONDITION,
+        help='Give the desktops network access. Default: on when a selected task needs a live website or an '
+             'account (`osworld tasks coverage` lists them), else off.')
+    client_password: str = option(DEFAULT_PASSWORD,
+        help="The desktop user's password, as tasks and agents are told it.")
+    # Limits of each local desktop, as the command line gives them (see DesktopLimits.from_options).
+    desktop_memory: str = option("4G",
+        help='Memory limit of each local desktop (e.g. 2G, 512M, unlimited).')
+    desktop_pids: str = option("1024",
+        help='Process/thread limit of each local desktop (or unlimited).')
+    desktop_cpu_weight: str = option("100",
+        help='CPU weight of each local desktop, 1..10000 (100 = a normal share).')
+    desktop_tmpfs: str = option("1G",
+        help='Size cap of each in-memory folder of a local desktop (/tmp, /dev/shm, /run).')
+    desktop_disk: str = option("2G",
+        help='Size cap of the home folder of a local desktop; it lives in memory, counted in --desktop-memory. '
+             'Filling it is a limit hit, like an OOM kill.')
+
+    def desktop(self) -> DesktopOptions:
+        """What the run asks of its desktops; `own` is the provider's own options (its Options class), taken
+        from the fields of this config that bear their names."""
+        from desktop_env.providers import provider_class
+
+        cls = provider_class(self.provider)
+        own_type = cls.Options if cls is not None else None
+        own = own_type(**{f.name: getattr(self, f.name) for f in dataclasses.fields(own_type)}) \
+            if own_type is not None else None
+        width, height = self.screen_size
+        return DesktopOptions(screen_size=(width, height), network=bool(self.network),
+                              client_password=self.client_password, path_to_vm=self.path_to_vm, own=own)
+
+
+@dataclass
+class ExecutionOptions:
+    """How the tasks are run: how many desktops at once, on which backend, when to stop, what to fetch first."""
+
+    num_envs: int = option(1,
+        help='Desktops running tasks in parallel.')
+    backend: str = option("local",
+        help='local: worker processes on this machine; ray: Ray workers on a cluster (pip install osworld[ray]).')
+    ray_address: str | None = option(None,
+        help='Ray cluster to join (e.g. 10.0.0.5:6379); default RAY_ADDRESS or a running local cluster, else a '
+             'new local one.')
+    ray_cpus_per_env: float = option(1.0,
+        help='CPUs each desktop declares to Ray (fractions pack more desktops per core).')
+    ray_memory_per_env: float = option(1.5,
+        help='GiB of memory each desktop declares to Ray.')
+    ray_task_retries: int = option(1,
+        help='Re-runs of a task whose Ray worker or node died under it.')
+    stop_after_fatal: int = option(2,
+        help='Stop the run when this many tasks in a row fail with the same fatal model error (401/403/404, a '
+             'server that does not answer) or an agent that cannot be built. 0: never.')
+    prefetch: bool = option(True,
+        help="Fetch the selected tasks' downloads missing from --cache-dir before the first desktop starts (else"
+             " during each task's setup).")
+    cache_dir: str = option("cache",
+        help='Where task files are cached.')
+
+@dataclass
+class ResultOptions:
+    """Where results go, what is done with results already there, how the run is scored and named."""
+
+    result_dir: str = option("./results",
+        help='Root of the results layout.')
+    resume: bool = option(True,
+        help='Skip tasks that already have a result (and, without --retry-errors, those with an error).')
+    retry_errors: bool = option(False,
+        help='Re-run tasks whose last run ended in an error.')
+    force: bool = option(False,
+        help='Run into a result folder whose results were made with other options (mixing them).')
+    strict: bool = option(False,
+        help="Refuse to run (exit status 2) when the score would not be comparable with OSWorld's leaderboard, "
+             'naming why.')
+    label: str | None = option(None,
+        help='What summaries and reports call this run (recorded in args.json).')
+    evaluator_fixes: bool = option(False, affects=Affects.SETTING,
+        help="Score with our fixes of OSWorld's evaluator bugs (docs/EVALUATORS.md) instead of OSWorld's "
+             "verdicts. The scores are then not comparable with OSWorld's published ones.")
+
+
+@dataclass
+# The groups are bases, their fields RunConfig's own: `RunConfig(model=...)`, `config.model` and args.json's flat
+# record stay as they were; a dataclass takes the fields of its last base first, so AgentOptions' lead.
+class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelection, EpisodeOptions, GenerationOptions,
+                AgentOptions):
+    """The options of a run, in groups that each have one owner (the agent, its model's sampling, the episode,
+    the task selection, the desktops, the execution, the results), each option described where it is declared
+    (runner/options.py): whether it changes results, its flag and help, which `osworld run`, the settings and
+    the reproducing command read. `group(cls)` is one group's values as its own typed object."""
 
     def __post_init__(self) -> None:
         def refuse(option: str, message: str) -> NoReturn:
@@ -126,17 +266,17 @@ class RunConfig:
             self.osworld, self.tasks = str(Path(self.osworld).expanduser().resolve()), meta
         if self.action_space not in ACTION_SPACES:
             refuse("--action-space", f"must be one of {', '.join(ACTION_SPACES)}, got {self.action_space!r}")
-        for option, count, least in (("--num-envs", self.num_envs, 1), ("--trials", self.trials, 1),
+        for spelled, count, least in (("--num-envs", self.num_envs, 1), ("--trials", self.trials, 1),
                                      ("--max-steps", self.max_steps, 1),
                                      ("--max-trajectory-length", self.max_trajectory_length, 0),
                                      ("--max-tokens", self.max_tokens, 1)):
             if isinstance(count, bool) or not isinstance(count, int) or count < least:
-                refuse(option, f"must be a whole number >= {least}, got {count!r}")
-        for option, number in (("--temperature", self.temperature),
+                refuse(spelled, f"must be a whole number >= {least}, got {count!r}")
+        for spelled, number in (("--temperature", self.temperature),
                                ("--sleep-after-execution", self.sleep_after_execution),
                                ("--wait-after-reset", self.wait_after_reset)):
             if isinstance(number, bool) or not isinstance(number, (int, float)) or number < 0:
-                refuse(option, f"must be a number >= 0, got {number!r}")
+                refuse(spelled, f"must be a number >= 0, got {number!r}")
         if self.agent_time_budget is not None and (
                 isinstance(self.agent_time_budget, bool) or not isinstance(self.agent_time_budget, (int, float))
                 or self.agent_time_budget < 0):
@@ -152,19 +292,32 @@ class RunConfig:
             refuse("--screenshot-scale", f"must be a number in (0, 1], got {self.screenshot_scale!r}")
         if self.perturb is not None and self.perturb not in PERTURBATIONS:
             refuse("--perturb", f"must be one of {', '.join(PERTURBATIONS)}, got {self.perturb!r}")
-        from desktop_env.providers import provider_names
+        from desktop_env.providers import check_options, provider_names
 
         if self.provider not in provider_names():  # built-in or a plugin's
             refuse("--provider", f"must be one of {', '.join(provider_names())}, got {self.provider!r}")
-        if self.provider == "remote" and not self.path_to_vm:
-            refuse("--path-to-vm", "provider remote needs the env server's URL, e.g. --path-to-vm http://VM_IP:5000")
+        try:
+            check_options(self.provider, self.desktop())
+        except ProviderOptionError as e:
+            refuse(flag(e.option), str(e))
+        except ProviderError as e:  # a plugin's provider that cannot be loaded
+            refuse("--provider", str(e))
         if self.backend not in BACKENDS:
             refuse("--backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
-        for option, amount in (("--ray-cpus-per-env", self.ray_cpus_per_env),
+        for spelled, amount in (("--ray-cpus-per-env", self.ray_cpus_per_env),
                                ("--ray-memory-per-env", self.ray_memory_per_env),
                                ("--ray-task-retries", self.ray_task_retries)):
             if amount < 0:
-                refuse(option, f"cannot be negative, got {amount!r}")
+                refuse(spelled, f"cannot be negative, got {amount!r}")
+
+    @classmethod
+    def of(cls, *groups: Any, **options: Any) -> RunConfig:
+        """A RunConfig from whole groups (`GenerationOptions(temperature=0)`, ...) and single options."""
+        return cls(**{name: value for g in groups for name, value in vars(g).items()}, **options)
+
+    def group(self, of: type[Group]) -> Group:
+        """The values of one group of options (GenerationOptions, DesktopRunOptions, ...) as its own object."""
+        return of(**{f.name: getattr(self, f.name) for f in dataclasses.fields(of)})
 
     def resolved(self) -> RunConfig:
         """The config with the model and observation type the user left out taken from the agent's own
@@ -207,14 +360,21 @@ class RunConfig:
         """What the agent is built with: the run's options it did not declare itself, and its --agent-arg."""
         config = self.resolved()
         options = {"model": config.model, "action_space": config.action_space,
-                   "observation_type": config.observation_type, "max_tokens": config.max_tokens,
-                   "temperature": config.temperature, "top_p": config.top_p,
+                   "observation_type": config.observation_type, **vars(config.group(GenerationOptions)),
                    "max_trajectory_length": config.max_trajectory_length, "client_password": config.client_password,
                    "screen_size": tuple(config.screen_size), "screenshot_scale": config.screenshot_scale}
         return {**{k: v for k, v in options.items() if k not in config.agent_defaults}, **config.agent_args}
 
-    def episode_config(self) -> EpisodeConfig:
-        return EpisodeConfig(max_steps=self.max_steps, sleep_after_execution=self.sleep_after_execution,
-                             record=self.record, wait_after_reset=self.wait_after_reset,
-                             perturb=self.perturb, perturb_seed=self.perturb_seed,
-                             agent_time_budget=self.time_budget() or None)
+
+def flag(name: str) -> str:
+    """How the command line spells RunConfig's field `name`."""
+    return flag_of(described(RunConfig).get(name), name)
+
+
+def options_affecting_results(*kinds: Affects) -> tuple[str, ...]:
+    """RunConfig's fields that change results in one of these ways, in the order they are declared."""
+    return tuple(name for name, info in described(RunConfig).items() if info.affects in kinds)
+
+
+def run_default(name: str) -> Any:
+    return default_of(RunConfig, name)

@@ -12,17 +12,15 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .config import RunConfig
+from .config import RunConfig, flag, options_affecting_results
+from .options import Affects, described
 from .results import TaskStatus, read_status
-from .settings import TRANSPORT_ARGS, flag
+from .settings import TRANSPORT_ARGS
 from .summary import RunResults, scored_with_evaluator_fixes
 
-# Always on the command line: what the run is (the rest only when it differs from the default).
-ALWAYS = ("agent", "model", "observation_type", "action_space", "max_steps", "trials")
-# Options that change the scores a run gets (beside ALWAYS and the task selection).
-SCORING = ("agent_args", "provider", "path_to_vm", "max_trajectory_length", "temperature", "top_p", "max_tokens",
-           "sleep_after_execution", "screen_size", "network", "wait_after_reset", "screenshot_scale", "perturb",
-           "perturb_seed", "agent_time_budget", "plugins", "evaluator_fixes")
+# On the command line: what the run is, always; then what changes its results, where it differs from the default.
+ALWAYS = tuple(name for name, info in described(RunConfig).items() if info.always)
+SCORING = tuple(name for name in options_affecting_results(Affects.SETTING, Affects.CONDITION) if name not in ALWAYS)
 SECRET_WORDS = ("key", "token", "password", "secret")
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import platform
 import subprocess
-import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -257,8 +256,7 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
         return summary
     if config.prefetch:
         prefetch_downloads(preview, report)
-    if config.provider == "local":
-        install_local_apps(config, to_run)
+    prepare_desktops(config, to_run)
     backend = backend or make_backend(config)
     backend.start(min(config.num_envs, len(to_run)), report)  # first: one that cannot start leaves no trace
     try:
@@ -271,34 +269,13 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
     return summary
 
 
-def install_local_apps(config: RunConfig, to_run: list[PlannedTask]) -> None:
-    """Apps the local desktop installs on first need, before any desktop starts: VS Code, when a
-    task uses it, and Chromium 120 (the VM's era of Chrome), when a task uses Chrome. An install
-    that fails is said on stderr and the run goes on: each task that runs `code` then ends as an
-    error record whose message says VS Code is not installed, and Chrome's tasks run on the
-    system's Chromium, whose menus and pages are not the VM's."""
-    from desktop_env.errors import MissingDependency
-    from desktop_env.providers.local.vm_chromium import ensure_chromium_for
-    from desktop_env.providers.local.vm_settings import ensure_settings
-    from desktop_env.providers.local.vscode import ensure_vscode_for
+def prepare_desktops(config: RunConfig, to_run: list[PlannedTask]) -> None:
+    """What the run's provider builds for the tasks to run before any desktop starts."""
+    from desktop_env.providers import prepare_for
     from desktop_env.tasks import load_task_set
 
     task_set = load_task_set(config.tasks)
-    tasks = [task_set.load(p.domain, p.task_id, check_paths=False).config for p in to_run]
-    try:
-        ensure_vscode_for(tasks)
-    except MissingDependency as e:
-        print(f"VS Code could not be installed; its tasks will end as errors: {e}", file=sys.stderr, flush=True)
-    try:
-        ensure_chromium_for(tasks)
-    except MissingDependency as e:
-        print(f"Chromium 120 could not be installed; Chrome's tasks will run on the system's Chromium, whose "
-              f"menus and Settings pages are not the VM's: {e}", file=sys.stderr, flush=True)
-    try:
-        ensure_settings()
-    except MissingDependency as e:
-        print(f"GNOME Settings 41 could not be installed; desktops will run the system's Settings, whose pages "
-              f"are not laid out as the VM's: {e}", file=sys.stderr, flush=True)
+    prepare_for(config.provider, [task_set.load(p.domain, p.task_id, check_paths=False).config for p in to_run])
 
 
 def record_start(config: RunConfig, forced: list[tuple[str, Any, Any]], plan: Plan,

@@ -1,9 +1,9 @@
 """What makes two runs comparable, and what a result folder says its runs were made with (args.json).
 
 A result folder (<root>/<action_space>/<obs>/<model>/) holds the results of runs made with one set of
-settings: the options that change what a task's score means (SETTING_FIELDS, and the agent's own
-arguments other than where its model is served). Where and how fast the runs went (desktops, paths,
-base_url, time budgets) is not a setting. args.json keeps every run's options:
+settings: the options that change what a task's score means (those RunConfig declares as
+Affects.SETTING, and the agent's own arguments other than where its model is served). Where and how fast
+the runs went (desktops, paths, base_url, time budgets) is not a setting. args.json keeps every run's options:
 
     {"config": <the latest run's options>, "versions": ..., "written": ...,
      "runs": [{"config", "versions", "written", "forced"?}, ...]}
@@ -17,24 +17,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-SETTING_FIELDS = ("agent", "agent_args", "model", "observation_type", "action_space", "max_steps",
-                  "max_trajectory_length", "temperature", "top_p", "max_tokens", "screen_size", "screenshot_scale",
-                  "perturb", "perturb_seed", "evaluator_fixes")
+from .config import RunConfig, options_affecting_results
+from .options import Affects
+
+SETTING_FIELDS = options_affecting_results(Affects.SETTING)
 
 # Agent arguments that say where the model is served and how patiently, not what is measured.
 TRANSPORT_ARGS = frozenset({"base_url", "api_key", "model_provider", "timeout", "max_retries", "grounder_base_url",
                             "grounder_api_key"})
 
-# How the command line spells a setting, where it is not --field-name.
-FLAGS = {"agent_args": "--agent-arg", "observation_type": "--obs"}
-
 
 class SettingsMismatch(ValueError):
     """A result folder holds runs made with other settings; running into it would mix them."""
-
-
-def flag(field: str) -> str:
-    return FLAGS.get(field, "--" + field.replace("_", "-"))
 
 
 def settings_of(config: Any) -> dict[str, Any]:
@@ -71,7 +65,7 @@ def recorded_differences(config: Any) -> list[tuple[str, Any, Any]]:
     recorded = read_args(config.layout.model_dir)
     if not isinstance(recorded, dict) or not isinstance(recorded.get("config"), dict):
         return []  # OSWorld's own args.json: its settings are not ours to compare
-    defaults = settings_of(type(config)())  # for a field an older version did not record
+    defaults = settings_of(RunConfig())  # for a field an older version did not record
     recorded = settings_of({name: recorded["config"].get(name, defaults[name]) for name in SETTING_FIELDS})
     requested = settings_of(config)
     return [(name, recorded[name], requested[name]) for name in SETTING_FIELDS if recorded[name] != requested[name]]

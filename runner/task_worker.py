@@ -11,9 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .results import ErrorRecord, PreviousError, TaskStatus, now_iso, write_status
+
+if TYPE_CHECKING:
+    from .config import RunConfig
+    from .episode import EpisodeConfig
 
 
 class DesktopWorker:
@@ -35,21 +39,15 @@ class DesktopWorker:
             self.env.evaluator_fixes = self.config.evaluator_fixes  # the run's option decides how it is scored
         if self.env is None:
             from desktop_env.desktop_env import DesktopEnv
+            from desktop_env.providers import create_provider
 
-            config = self.config
-            provider_options: dict[str, Any] = {}
-            if config.provider == "local":
-                from desktop_env.providers.local.limits import DesktopLimits
-
-                provider_options["limits"] = DesktopLimits.from_options(
-                    memory=config.desktop_memory, pids=config.desktop_pids, cpu_weight=config.desktop_cpu_weight,
-                    tmpfs=config.desktop_tmpfs, disk=config.desktop_disk)
-            self.env = DesktopEnv(provider_name=config.provider, path_to_vm=config.path_to_vm,
-                                  action_space=config.action_space, screen_size=tuple(config.screen_size),
+            config, desktop = self.config, self.config.desktop()
+            self.env = DesktopEnv(provider=create_provider(config.provider, desktop), provider_name=config.provider,
+                                  path_to_vm=config.path_to_vm, action_space=config.action_space,
+                                  screen_size=desktop.screen_size,
                                   require_a11y_tree=config.observation_type != "screenshot",
-                                  cache_dir=config.cache_dir, client_password=config.client_password,
-                                  network=config.network, evaluator_fixes=config.evaluator_fixes,
-                                  **provider_options)
+                                  cache_dir=config.cache_dir, client_password=desktop.client_password,
+                                  network=desktop.network, evaluator_fixes=config.evaluator_fixes)
         return self.env
 
     def run_task(self, domain: str, task_id: str, task_dir: Path, previous_errors: list[PreviousError],
@@ -75,7 +73,7 @@ class DesktopWorker:
                     durations["reset"] = round(time.monotonic() - booting, 3)
             env = self.env
             outcome = run_episode(self.agent, env, task.config, task.instruction, task_dir,
-                                  self.config.episode_config(), task=task, task_dir_for_files=str(task.task_dir),
+                                  episode_config(self.config), task=task, task_dir_for_files=str(task.task_dir),
                                   previous_errors=previous_errors, on_step=on_step, trial=trial)
             if outcome.error and outcome.error.type == AgentOverBudget.__name__:
                 self.agent = None  # its predict() may still be running in the thread left behind
@@ -103,3 +101,13 @@ class DesktopWorker:
         if self.env is not None:
             self.env.close()
             self.env = None
+
+
+def episode_config(config: RunConfig) -> EpisodeConfig:
+    """What each episode of the run is given: its step budget, pauses, recording, perturbation and time budget."""
+    from .episode import EpisodeConfig
+
+    return EpisodeConfig(max_steps=config.max_steps, sleep_after_execution=config.sleep_after_execution,
+                         record=config.record, wait_after_reset=config.wait_after_reset,
+                         perturb=config.perturb, perturb_seed=config.perturb_seed,
+                         agent_time_budget=config.time_budget() or None)

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
+from desktop_env.desktop_defaults import DEFAULT_SCREEN_SIZE
+
 from .config import RunConfig
 from .events import Event, Finished
 from .results import error_text, read_status, read_task
@@ -49,7 +51,7 @@ class Verdict:
 @dataclass
 class VerifyOptions:
     num_envs: int = 1
-    screen_size: tuple[int, int] = (1920, 1080)
+    screen_size: tuple[int, int] = DEFAULT_SCREEN_SIZE
     cache_dir: str = "cache"
     result_dir: str | None = None       # where both runs' results go; None: a temporary folder
     domains: list[str] = field(default_factory=list)

@@ -2,12 +2,50 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from ..controllers.transport import Endpoint
+from ..desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
+
+
+@dataclass(frozen=True)
+class DesktopOptions:
+    """What a run asks of its desktops, whichever provider makes them; each provider takes what it can honour
+    (a VM's screen is the VM's). `own`: the provider's own options (an instance of its `Options`), or None
+    for its defaults."""
+    screen_size: tuple[int, int] = DEFAULT_SCREEN_SIZE
+    network: bool = False
+    client_password: str = DEFAULT_PASSWORD
+    path_to_vm: str | None = None
+    own: Any = None
 
 
 class Provider(ABC):
-    """Creates, reverts and stops one desktop whose env server speaks desktop_env/server/PROTOCOL.md."""
+    """Creates, reverts and stops one desktop whose env server speaks desktop_env/server/PROTOCOL.md.
+
+    The classmethods are what the harness asks of a provider by name, before it has one: whether options can
+    work, what to build before any desktop starts, and the provider made from a run's options."""
+
+    # The dataclass of the provider's own run options (its fields named as RunConfig's), or None: it has none.
+    Options: ClassVar[type | None] = None
+
+    @classmethod
+    def check_options(cls, desktop: DesktopOptions) -> None:
+        """Raises ProviderOptionError when no desktop can be made with these options."""
+        return None
+
+    @classmethod
+    def prepare_for(cls, tasks: Sequence[dict[str, Any]]) -> None:
+        """Builds what these task configs need before any desktop starts (once per run; nothing by default)."""
+        return None
+
+    @classmethod
+    def from_options(cls, desktop: DesktopOptions, **options: Any) -> Provider:
+        """The provider for a run's desktop options; `options` are the caller's own keyword arguments for it.
+        By default only those: a provider that honours the desktop options takes them here."""
+        return cls(**options)
 
     @abstractmethod
     def start_emulator(self, path_to_vm: str | None, headless: bool, os_type: str) -> None:

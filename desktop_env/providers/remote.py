@@ -4,12 +4,13 @@ from __future__ import annotations
 import os
 import socket
 import urllib.parse
+from typing import Any
 
 import requests
 
 from ..controllers.transport import Endpoint
-from ..errors import ProviderError, ServiceUnreachable
-from .base import Provider
+from ..errors import ProviderError, ProviderOptionError, ServiceUnreachable
+from .base import DesktopOptions, Provider
 
 PROBE_TIMEOUT_S = 5.0
 # The apps behind a VM's service ports, by process name (pgrep -x). Where none runs, a closed port
@@ -29,6 +30,20 @@ class RemoteProvider(Provider):
         self.url = urllib.parse.urlunsplit((parsed.scheme, parsed.netloc, parsed.path.rstrip("/"), "", ""))
         self.host = parsed.hostname
         self.token = token if token is not None else os.environ.get("OSWORLD_SERVER_TOKEN") or None
+
+    @classmethod
+    def check_options(cls, desktop: DesktopOptions) -> None:
+        if not desktop.path_to_vm:
+            raise ProviderOptionError("path_to_vm", "provider remote needs the env server's URL, e.g. "
+                                                    "--path-to-vm http://VM_IP:5000")
+
+    @classmethod
+    def from_options(cls, desktop: DesktopOptions, **options: Any) -> RemoteProvider:
+        """The server at `url`, else at the desktop's path_to_vm."""
+        url = options.pop("url", None) or desktop.path_to_vm
+        if not url:
+            raise ProviderError("provider 'remote' needs the env server's URL (path_to_vm or url)")
+        return cls(url, **options)
 
     def start_emulator(self, path_to_vm, headless=True, os_type="Ubuntu") -> None:
         pass  # someone else keeps it running; readiness is checked by the controller

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..desktop_defaults import DEFAULT_PASSWORD
 from . import routes_exec, routes_files, routes_observe, routes_windows
 from .access_policy import is_loopback
 from .httpd import EnvServer, Router, configure_access, make_server
@@ -30,7 +31,7 @@ def build_router(state: ServerState) -> Router:
 
 def build_server(env: dict[str, str], unix_socket: str | None = None, host: str = "127.0.0.1", port: int = 5000,
                  forward_ports: list[int] | None = None, runtime_dir: str | None = None,
-                 client_password: str = "password", started: float | None = None,
+                 client_password: str = DEFAULT_PASSWORD, started: float | None = None,
                  children: dict[str, subprocess.Popen] | None = None,
                  announced: set[str] | None = None) -> tuple[EnvServer, ServerState]:
     runtime = runtime_dir or os.path.dirname(unix_socket or "") or "/tmp"

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
+from ..desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
 from .sandbox_paths import HOME, RUNTIME_DIR
 from .state import ServerState
 from .waiting import poll_until
@@ -34,15 +35,15 @@ log = logging.getLogger("osworld.session")
 
 @dataclass
 class SessionConfig:
-    width: int = 1920
-    height: int = 1080
+    width: int = DEFAULT_SCREEN_SIZE[0]
+    height: int = DEFAULT_SCREEN_SIZE[1]
     runtime_dir: str = RUNTIME_DIR            # holds logs/ (and server.sock when no listening sockets are given)
     forward_ports: list[int] = field(default_factory=lambda: [9222, 8080])
     desktop_components: list[str] = field(default_factory=lambda: list(DESKTOP_COMPONENTS))
     # The desktop's XDG view (desktop_env/providers/local/desktop_view.py) with the D-Bus
     # configurations in its dbus/ folder; "" (by hand, inside a VM): the system's own.
     desktop_data: str = ""
-    client_password: str = "password"
+    client_password: str = DEFAULT_PASSWORD
     # Listening sockets the harness made and handed over as inherited fds: "server" (the
     # harness's private socket), "public" (what `osworld env serve` relays from TCP, held
     # to the browser-safe policy) and "port-<n>" (a TCP service inside, such as 9222).

@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..desktop_defaults import DEFAULT_PASSWORD
+
 
 @dataclass
 class ServerState:
     env: dict[str, str]
     runtime_dir: str
-    client_password: str = "password"
+    client_password: str = DEFAULT_PASSWORD
     started: float = field(default_factory=time.monotonic)
     children: dict[str, subprocess.Popen] = field(default_factory=dict)
     announced: set[str] = field(default_factory=set)   # components that said they are ready

@@ -32,6 +32,8 @@ import sys
 import threading
 from dataclasses import dataclass, field
 
+from ..desktop_defaults import DEFAULT_PASSWORD
+
 SOCKET_DIR = "/run/sudo"
 SOCKET_PATH = f"{SOCKET_DIR}/osworld-broker.sock"
 BROKER_LOG = "sudo-broker.log"
@@ -45,7 +47,7 @@ MAX_MESSAGE = 1 << 20
 
 def read_password(session_json: str) -> str:
     with open(session_json) as f:
-        return json.load(f).get("client_password", "password")
+        return json.load(f).get("client_password", DEFAULT_PASSWORD)
 
 
 def sudo_environment(caller_env: dict[str, str], target: pwd.struct_passwd, caller: pwd.struct_passwd,

@@ -21,6 +21,8 @@ from typing import Any, Protocol, TypeVar
 
 from PIL import Image
 
+from desktop_env.desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
+
 from ..llm.base import ContextTooLong, GenerationParams, Usage
 from ..llm.calls import ModelCalls
 from ..llm.pricing import cost_usd
@@ -138,7 +140,7 @@ class ComputerUseAgent:
 
     def __init__(self, model: str, action_space: str = "pyautogui", observation_type: str = "screenshot",
                  max_tokens: int = 4096, temperature: float | None = None, top_p: float | None = None,
-                 client_password: str = "password", screen_size: tuple[int, int] = (1920, 1080),
+                 client_password: str = DEFAULT_PASSWORD, screen_size: tuple[int, int] = DEFAULT_SCREEN_SIZE,
                  base_url: str | None = None, api_key: str | None = None, max_retries: int = 5,
                  timeout: float = 120, on_safety_check: str = "acknowledge", coordinates: str | None = None,
                  image_size: str | None = None, history: int | None = None, variant: str | None = None,

@@ -149,6 +149,6 @@ def test_osworld_plugins_says_which_names_are_built_in_and_which_a_plugin_file_a
     rows = [[cell.strip() for cell in line.split("│")[1:4]] for line in listed.stdout.splitlines()
             if line.count("│") == 4]
     assert ["local", "built-in", "desktop_env.providers.local:LocalProvider"] in rows
-    assert any(row[:2] == ["remote", "built-in"] and row[2].startswith("desktop_env.providers:") for row in rows)
+    assert ["remote", "built-in", "desktop_env.providers.remote:RemoteProvider"] in rows
     assert ["my-cloud", f"--plugin {plugin}", "osworld_plugin_my_desktops:4"] in rows
     assert "agent (osworld.agents)" not in listed.stdout

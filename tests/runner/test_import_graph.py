@@ -73,7 +73,7 @@ LAYERS = (
     ("desktop_env.controllers", "desktop_env.evaluators"),
     ("desktop_env.resources", "desktop_env.waiting", "desktop_env.server"),
     ("desktop_env.safe_paths", "desktop_env.actions", "desktop_env.extensions", "desktop_env.user_modules"),
-    ("desktop_env.errors", "desktop_env.a11y_namespaces", "desktop_env"),
+    ("desktop_env.errors", "desktop_env.a11y_namespaces", "desktop_env.desktop_defaults", "desktop_env"),
 )
 
 

@@ -128,6 +128,22 @@ def _parse_cap(text: str, what: str) -> int:
 _SIZES = ("tmpfs_bytes", "disk_bytes")  # always capped: never None
 
 @dataclass(frozen=True)
+class LimitOptions:
+    """The local provider's own run options (Provider.Options): each desktop's limits as the command line
+    gives them (`--desktop-memory 4G`), named as RunConfig's fields."""
+    desktop_memory: str = "4G"
+    desktop_pids: str = "1024"
+    desktop_cpu_weight: str = "100"
+    desktop_tmpfs: str = "1G"
+    desktop_disk: str = "2G"
+
+    def limits(self) -> DesktopLimits:
+        return DesktopLimits.from_options(memory=self.desktop_memory, pids=self.desktop_pids,
+                                          cpu_weight=self.desktop_cpu_weight, tmpfs=self.desktop_tmpfs,
+                                          disk=self.desktop_disk)
+
+
+@dataclass(frozen=True)
 class DesktopLimits:
     memory_bytes: int | None = 4 << 30      # hard cap of RAM (+ swap); None = no limit
     pids: int | None = 1024                 # processes and threads; None = no limit

@@ -23,27 +23,30 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ...controllers.transport import Endpoint, Transport
+from ...desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
 from ...errors import MissingDependency, ProviderError, SandboxStartError
 from ...server.access_policy import is_loopback
 from ...server.relay import TcpToUnixRelay
 from ...server.session import DESKTOP_COMPONENTS, SessionConfig
 from ...waiting import poll_until
-from ..base import Provider
+from ..base import DesktopOptions, Provider
 from . import seccomp
 from .desktop_storage import OutputTail, home_full, log_tails, start_command
 from .desktop_view import ensure_desktop_view
 from .home_template import ensure_home_template
 from .host_ids import SandboxIdentity, acquire_identity
-from .limits import DesktopCgroup, DesktopLimits, LimitEvents, prune_stale_cgroups
+from .limits import DesktopCgroup, DesktopLimits, LimitEvents, LimitOptions, prune_stale_cgroups
 from .orphans import kill_namespace_init, kill_sandboxes_of, kill_sandboxes_without_env_dir
 from .paths import runtime_root
 from .root_inside import RootInside, root_inside_for
@@ -52,9 +55,9 @@ from .sandbox_layout import SANDBOX_DESKTOP, SANDBOX_RUNTIME, SANDBOX_VENV
 from .server_code import ensure_server_code
 from .server_process import ServerProcess
 from .server_venv import ensure_server_venv
-from .vm_chromium import installed_chromium
-from .vm_settings import installed_settings
-from .vscode import installed_vscode
+from .vm_chromium import ensure_chromium_for, installed_chromium
+from .vm_settings import ensure_settings, installed_settings
+from .vscode import ensure_vscode_for, installed_vscode
 
 log = logging.getLogger("osworld.local")
 
@@ -110,9 +113,9 @@ SAVED_LOGS = 16
 
 @dataclass
 class LocalDesktopConfig:
-    screen_size: tuple[int, int] = (1920, 1080)
+    screen_size: tuple[int, int] = DEFAULT_SCREEN_SIZE
     network: bool = False
-    client_password: str = "password"
+    client_password: str = DEFAULT_PASSWORD
     forward_ports: tuple[int, ...] = (9222, 8080)
     desktop_components: tuple[str, ...] = DESKTOP_COMPONENTS
     start_timeout: float = 60.0
@@ -150,8 +153,43 @@ class _Boot:
 
 
 class LocalProvider(Provider):
-    def __init__(self, screen_size: tuple[int, int] = (1920, 1080), network: bool = False,
-                 client_password: str = "password", config: LocalDesktopConfig | None = None,
+    Options = LimitOptions
+
+    @classmethod
+    def from_options(cls, desktop: DesktopOptions, **options: Any) -> LocalProvider:
+        """A desktop of the run's screen size, network and password, with the limits of its own options.
+        A desktop made this way resets once per task (DesktopEnv): its warm spare is "lazy" unless asked."""
+        own = desktop.own if isinstance(desktop.own, LimitOptions) else LimitOptions()
+        made: dict[str, Any] = {"screen_size": desktop.screen_size, "network": desktop.network,
+                                "client_password": desktop.client_password, "limits": own.limits(),
+                                "warm_spare": "lazy"}
+        return cls(**{**made, **options})
+
+    @classmethod
+    def prepare_for(cls, tasks: Sequence[dict[str, Any]]) -> None:
+        """Apps the local desktop installs on first need, before any desktop starts: VS Code, when a
+        task uses it, and Chromium 120 (the VM's era of Chrome), when a task uses Chrome. An install
+        that fails is said on stderr and the run goes on: each task that runs `code` then ends as an
+        error record whose message says VS Code is not installed, and Chrome's tasks run on the
+        system's Chromium, whose menus and pages are not the VM's. GNOME Settings 41 (the VM's) is
+        installed for every run: any task may open Settings from the system menu."""
+        try:
+            ensure_vscode_for(tasks)
+        except MissingDependency as e:
+            print(f"VS Code could not be installed; its tasks will end as errors: {e}", file=sys.stderr, flush=True)
+        try:
+            ensure_chromium_for(tasks)
+        except MissingDependency as e:
+            print(f"Chromium 120 could not be installed; Chrome's tasks will run on the system's Chromium, whose "
+                  f"menus and Settings pages are not the VM's: {e}", file=sys.stderr, flush=True)
+        try:
+            ensure_settings()
+        except MissingDependency as e:
+            print(f"GNOME Settings 41 could not be installed; desktops will run the system's Settings, whose pages "
+                  f"are not laid out as the VM's: {e}", file=sys.stderr, flush=True)
+
+    def __init__(self, screen_size: tuple[int, int] = DEFAULT_SCREEN_SIZE, network: bool = False,
+                 client_password: str = DEFAULT_PASSWORD, config: LocalDesktopConfig | None = None,
                  limits: DesktopLimits | None = None, warm_spare: bool | Literal["lazy"] = False, **_ignored):
         if config is None:
             width, height = screen_size  # a list, too, from a JSON config

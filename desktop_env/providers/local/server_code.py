@@ -2,7 +2,7 @@
 
 A desktop must not see the checkout: it holds the task files, their expected files,
 reference solutions, caches and results. So only the modules the env server imports
-(the `desktop_env.server` package and the two small modules it shares with the
+(the `desktop_env.server` package and the small modules it shares with the
 harness) are copied to a folder keyed by their content, and that folder alone is
 mounted. The server's imports are pinned by a test, so a new import outside this
 list fails loudly instead of silently pulling the checkout back in.
@@ -17,7 +17,7 @@ from pathlib import Path
 from .paths import build_aside, sandbox_share_dir
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2]  # desktop_env/
-SHARED_MODULES = ("__init__.py", "a11y_namespaces.py")
+SHARED_MODULES = ("__init__.py", "a11y_namespaces.py", "desktop_defaults.py")
 SERVER_PACKAGE = "server"
 
 
