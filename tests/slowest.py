@@ -62,7 +62,8 @@ class SlowestReport:
             "|---:|---|---|",
         ]
         slowest = sorted(self.seconds.items(), key=lambda item: item[1], reverse=True)[: self.count]
-        lines += [f"| {seconds:.2f} | {self.outcomes.get(nodeid, 'passed')} | `{nodeid}` |" for nodeid, seconds in slowest]
+        lines += [f"| {seconds:.2f} | {self.outcomes.get(nodeid, 'passed')} | `{nodeid}` |"
+                  for nodeid, seconds in slowest]
         lines += ["", f"## The {self.count} slowest files", "", "| seconds | tests | file |", "|---:|---:|---|"]
         files = sorted(by_file.items(), key=lambda item: item[1], reverse=True)[: self.count]
         lines += [f"| {seconds:.1f} | {tests_in_file[path]} | `{path}` |" for path, seconds in files]
