@@ -14,12 +14,17 @@ install:
 # pytest exits 5 when it collects nothing; that is not a failure of the code.
 test: install
 	rc=0; $(MAKE) --no-print-directory gates || rc=1; \
-	$(VENV)/bin/python -m pytest -n 2 --dist worksteal --durations=25 $(PYTEST_ARGS); prc=$$?; [ $$prc -eq 5 ] && prc=0; \
+	PYTHONDONTWRITEBYTECODE= $(VENV)/bin/python -m pytest -n 2 --dist worksteal --durations=25 \
+	  --slowest-report=results/slowest.md $(PYTEST_ARGS); prc=$$?; [ $$prc -eq 5 ] && prc=0; \
 	[ $$prc -ne 0 ] && rc=$$prc; exit $$rc
 
-# The tests that start no desktop (a few minutes): the edit loop's tier. `make test` runs these and the rest.
+# The tests that start no desktop (under 3 minutes): the edit loop's tier. `make test` runs these and the rest.
+# Both keep the run's slowest tests and files in results/ (tests/slowest.py); --durations only prints them.
+# Byte code is written even where PYTHONDONTWRITEBYTECODE is set: without it each worker compiles the
+# project and re-does pytest's assertion rewriting of every test module, about 8 s of CPU per worker per run.
 test-fast: install
-	$(VENV)/bin/python -m pytest -n 2 --dist worksteal -m "not desktop" --durations=10 $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(VENV)/bin/python -m pytest -n 2 --dist worksteal -m "not desktop" --durations=10 \
+	  --slowest-report=results/slowest-fast.md $(PYTEST_ARGS)
 
 # ruff and mypy as configured in pyproject.toml; both run, and either's findings fail the target.
 lint: install gates

@@ -22,6 +22,8 @@ from tests.agents.wire_servers import (
     VLLMWireServer,
 )
 
+pytest_plugins = ["tests.slowest"]
+
 # Tests send SIGINT (a terminal's Ctrl-C) to the commands they start. A suite started in the
 # background by a shell without job control inherits SIGINT ignored, and an ignored signal stays
 # ignored across exec: those commands would never see it. A handled one is reset to the default.
