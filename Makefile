@@ -18,7 +18,7 @@ test: install
 	  --slowest-report=results/slowest.md $(PYTEST_ARGS); prc=$$?; [ $$prc -eq 5 ] && prc=0; \
 	[ $$prc -ne 0 ] && rc=$$prc; exit $$rc
 
-# The tests that start no desktop (under 3 minutes): the edit loop's tier. `make test` runs these and the rest.
+# The tests that start no desktop (a few minutes; not yet the 3 minutes issue 31 asks): the edit loop's tier. `make test` runs these and the rest.
 # Both keep the run's slowest tests and files in results/ (tests/slowest.py); --durations only prints them.
 # Byte code is written even where PYTHONDONTWRITEBYTECODE is set: without it each worker compiles the
 # project and re-does pytest's assertion rewriting of every test module, about 8 s of CPU per worker per run.
