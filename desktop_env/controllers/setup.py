@@ -110,12 +110,13 @@ def drives_input(step: Any) -> bool:
 def run_steps(env: object, steps: list[dict], phase: str = "setup") -> None:
     """Runs `steps` in order against a DesktopEnv (its `setup_context`), a SetupContext, or an env-like
     object (a context is made over it)."""
+    if not steps:
+        return
     ctx = setup_context_for(env)
     section = "evaluator.postconfig" if phase == "postconfig" else "config"
-    if steps:
-        _ = ctx.cache_dir  # checked: a task id such as ".." would put the cache outside the cache base
+    _ = ctx.cache_dir  # checked: a task id such as ".." would put the cache outside the cache base
     launched: tuple[int, str, Any] | None = None  # the last launch or open the steps have not waited for yet
-    for index, step in enumerate(steps or []):
+    for index, step in enumerate(steps):
         kind = step.get("type") if isinstance(step, dict) else None
         if launched is not None and drives_input(step):
             # On the VM the app was up by the time a step acted on it; a step that only writes files (a config

@@ -16,22 +16,27 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
 from ..errors import ProviderError
 from ..safe_paths import checked_cache_dir, task_file_of
 
 if TYPE_CHECKING:
-    from ..providers.base import Provider
     from .python import PythonController
+
+
+class ForwardsPorts(Protocol):
+    """What setup steps ask of a provider (providers.base.Provider has it): a way into a port of the desktop."""
+
+    def service_endpoint(self, port: int) -> tuple[str, int]: ...
 
 
 @dataclass(frozen=True)
 class SetupContext:
     """The desktop and the task's folders as a setup step sees them; see the module's docstring."""
     controller: PythonController
-    provider: Provider | None
+    provider: ForwardsPorts | None
     screen_size: tuple[int, int]
     client_password: str
     task_id: Any
