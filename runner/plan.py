@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .breaker import FatalErrorBreaker
 from .config import RunConfig
 from .results import TaskState, refused_by_plan, task_state
+from .task_result import TaskResult
 
 if TYPE_CHECKING:
     from desktop_env.tasks import Problem
@@ -53,12 +54,12 @@ class RunSummary:
     stopped: str | None = None       # why the run stopped before its end (the same fatal error, task after task)
     breaker: FatalErrorBreaker = field(default_factory=lambda: FatalErrorBreaker(0), repr=False)
 
-    def count(self, result: dict[str, Any]) -> None:
-        """Books one finished task ({status, score, ...}); sets `stopped` once the breaker trips."""
+    def count(self, result: TaskResult) -> None:
+        """Books one finished task; sets `stopped` once the breaker trips."""
         self.ran += 1
-        if result["status"] == "ok":
+        if result.status == "ok":
             self.ok += 1
-            self.score_sum += result["score"] or 0.0
+            self.score_sum += result.score or 0.0
         else:
             self.errors += 1
         self.stopped = self.stopped or self.breaker.observe(result)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .results import ErrorRecord, PreviousError, TaskStatus, now_iso, write_status
+from .task_result import TaskResult
 
 if TYPE_CHECKING:
     from .config import RunConfig
@@ -51,8 +52,8 @@ class DesktopWorker:
         return self.env
 
     def run_task(self, domain: str, task_id: str, task_dir: Path, previous_errors: list[PreviousError],
-                 on_step: Callable[[int], None] = lambda n: None, trial: int = 1) -> dict[str, Any]:
-        """Runs one trial of a task into `task_dir` (an empty folder); returns {status, score, steps, error}."""
+                 on_step: Callable[[int], None] = lambda n: None, trial: int = 1) -> TaskResult:
+        """Runs one trial of a task into `task_dir` (an empty folder); says how it ended."""
         from mm_agents.loader import build_agent
 
         from .episode import AgentOverBudget, run_episode
@@ -77,9 +78,9 @@ class DesktopWorker:
                                   previous_errors=previous_errors, on_step=on_step, trial=trial)
             if outcome.error and outcome.error.type == AgentOverBudget.__name__:
                 self.agent = None  # its predict() may still be running in the thread left behind
-            return {"status": outcome.status, "score": outcome.score, "steps": outcome.steps,
-                    "error": outcome.error.message if outcome.error else None,
-                    "fatal": outcome.error.fatal if outcome.error else None}
+            return TaskResult(outcome.status, outcome.score, outcome.steps,
+                              outcome.error.message if outcome.error else None,
+                              outcome.error.fatal if outcome.error else None)
         except Exception as e:  # could not even start the episode: still a recorded error
             error = ErrorRecord.from_exception(e)
             write_status(task_dir, TaskStatus("error", task_id=task_id, trial=trial, task_sha256=task_sha256,
@@ -88,7 +89,7 @@ class DesktopWorker:
             if self.env is not None and not self._env_alive():
                 self.env.close()
                 self.env = None  # a fresh desktop for the next task
-            return {"status": "error", "score": None, "steps": 0, "error": error.message, "fatal": error.fatal}
+            return TaskResult.failed(error.message, error.fatal)
 
     def _env_alive(self) -> bool:
         try:
