@@ -13,19 +13,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_env.desktop_env import DesktopEnv
+from desktop_env.extensions import load_plugin
+from desktop_env.providers import create_provider
+from desktop_env.tasks import load_task_set
+from mm_agents.loader import build_agent
+
+from .episode import AgentOverBudget, EpisodeConfig, run_episode
 from .results import ErrorRecord, PreviousError, TaskStatus, now_iso, write_status
 from .task_result import TaskResult
 
 if TYPE_CHECKING:
     from .config import RunConfig
-    from .episode import EpisodeConfig
-
 
 class DesktopWorker:
     def __init__(self, config: Any, env_factory: Callable[[], Any] | None = None) -> None:
-        from desktop_env.extensions import load_plugin
-        from desktop_env.tasks import load_task_set
-
         for plugin in getattr(config, "plugins", ()):  # a spawned process or a Ray actor has only the built-ins
             load_plugin(plugin)
         self.config = config.resolved()  # the agent's own defaults, as the run that made the config took them
@@ -39,9 +41,6 @@ class DesktopWorker:
             self.env = self.env_factory()
             self.env.evaluator_fixes = self.config.evaluator_fixes  # the run's option decides how it is scored
         if self.env is None:
-            from desktop_env.desktop_env import DesktopEnv
-            from desktop_env.providers import create_provider
-
             config, desktop = self.config, self.config.desktop()
             self.env = DesktopEnv(provider=create_provider(config.provider, desktop), provider_name=config.provider,
                                   path_to_vm=config.path_to_vm, action_space=config.action_space,
@@ -54,10 +53,6 @@ class DesktopWorker:
     def run_task(self, domain: str, task_id: str, task_dir: Path, previous_errors: list[PreviousError],
                  on_step: Callable[[int], None] = lambda n: None, trial: int = 1) -> TaskResult:
         """Runs one trial of a task into `task_dir` (an empty folder); says how it ended."""
-        from mm_agents.loader import build_agent
-
-        from .episode import AgentOverBudget, run_episode
-
         started = now_iso()
         durations: dict[str, float] = {}
         task_sha256 = None
@@ -106,8 +101,6 @@ class DesktopWorker:
 
 def episode_config(config: RunConfig) -> EpisodeConfig:
     """What each episode of the run is given: its step budget, pauses, recording, perturbation and time budget."""
-    from .episode import EpisodeConfig
-
     return EpisodeConfig(max_steps=config.max_steps, sleep_after_execution=config.sleep_after_execution,
                          record=config.record, wait_after_reset=config.wait_after_reset,
                          perturb=config.perturb, perturb_seed=config.perturb_seed,
