@@ -4,9 +4,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from desktop_env.tasks import load_task_set, refusals, selection_problems
+
 from .breaker import FatalErrorBreaker
 from .config import RunConfig
 from .results import TaskState, refused_by_plan, task_state
+from .suite import left_out as suite_left_out
 from .task_result import TaskResult
 
 if TYPE_CHECKING:
@@ -80,14 +83,12 @@ def plan_tasks(config: RunConfig) -> Plan:
     first trials, then all second ones, and so on (a run cut short has whole trials first). Resume
     skips finished trials and, unless retry_errors, errored ones; a task an earlier plan refused runs
     once it is valid."""
-    from desktop_env.tasks import load_task_set, refusals, selection_problems
 
     task_set = load_task_set(config.tasks)
     pairs = task_set.select(config.domains or None, config.task_ids or None)
     left_out: dict[tuple[str, str], str] = {}
     suite_tasks = None
     if config.osworld:  # OSWorld-Verified: the checkout's tasks less those it leaves out
-        from .suite import left_out as suite_left_out
 
         everything = task_set.select()
         left_out = suite_left_out(task_set, everything)
