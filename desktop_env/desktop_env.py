@@ -16,6 +16,7 @@ from typing import Any
 from .actions import InvalidAction, to_pyautogui, validate_action
 from .controllers.python import PythonController
 from .controllers.setup import run_steps
+from .controllers.setup_context import SetupContext
 from .desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
 from .errors import ResourceLimitExceeded
 from .evaluators.context import EvalContext, LiveContext
@@ -130,6 +131,7 @@ class DesktopEnv:
         self.setup_warnings: list[dict] = []  # setup and postconfig steps that went wrong without failing
         self.settle_waits: list[dict] = []  # launch and open steps' waits for their apps (controllers/setup.py)
         self.readiness: dict[str, Any] = {"steps": self.settle_waits}  # and the first observation's, for status.json
+        self.setup_context: SetupContext | None = None  # what this task's setup and postconfig steps see
         self._step_no = 0
 
     # -- the Env API ----------------------------------------------------------------------------
@@ -153,6 +155,7 @@ class DesktopEnv:
             self.task_dir = str(options["task_dir"])
         self.cache_dir = str(Path(self.cache_dir_base) / str(self.task_config.get("id", "untitled")))
         Path(self.cache_dir).mkdir(parents=True, exist_ok=True)
+        self.setup_context = SetupContext.of(self)
         steps = self.task_config.get("config") or []
         self.setup_runner(self, steps)
         if steps:  # a desktop that ran no setup is as /health found it: ready, the screen still

@@ -193,10 +193,15 @@ def task_file_of(env: Any) -> str | None:
 def cache_folder(env: Any) -> Path:
     """env.cache_dir, refused when the task's id made it leave the cache base (an id such as '..')."""
     base = getattr(env, "cache_dir_base", None)
-    task_config = getattr(env, "task_config", None) or {}
-    if base is not None and "id" in task_config:
-        cache = Path(env.cache_dir).resolve()
-        if not _within(cache, Path(base).resolve()) or cache == Path(base).resolve():
-            raise UnsafeTaskPath(task_config.get("id"), f"makes the task's cache folder {cache}, which is not "
-                                 f"inside the cache {Path(base).resolve()}", "id", task_file_of(env))
-    return Path(env.cache_dir)
+    return checked_cache_dir(Path(env.cache_dir), Path(base) if base is not None else None,
+                             (getattr(env, "task_config", None) or {}).get("id"), task_file_of(env))
+
+
+def checked_cache_dir(cache_dir: Path, base: Path | None, task_id: Any, task_file: str | None) -> Path:
+    """`cache_dir`, refused when a task's id made it leave the cache `base` (an id such as '..')."""
+    if base is not None and task_id is not None:
+        cache = cache_dir.resolve()
+        if not _within(cache, base.resolve()) or cache == base.resolve():
+            raise UnsafeTaskPath(task_id, f"makes the task's cache folder {cache}, which is not "
+                                 f"inside the cache {base.resolve()}", "id", task_file)
+    return cache_dir

@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from .events import Reporter
 from .results import PreviousError
+from .task_result import TaskResult
 
 
 @dataclass(frozen=True)
@@ -33,10 +34,10 @@ class Assignment:
 
 @dataclass(frozen=True)
 class TaskDone:
-    """The worker finished the task; its folder holds its record. `result` is {status, score, steps, error, fatal?}."""
+    """The worker finished the task; its folder holds its record."""
     worker: int
     task: Assignment
-    result: dict[str, Any]
+    result: TaskResult
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class TaskRunner(Protocol):
     """One desktop and one agent that run tasks one after another (runner.task_worker.DesktopWorker)."""
 
     def run_task(self, domain: str, task_id: str, task_dir: Path, previous_errors: list[PreviousError],
-                 on_step: Callable[[int], None] = ..., trial: int = 1) -> dict[str, Any]: ...
+                 on_step: Callable[[int], None] = ..., trial: int = 1) -> TaskResult: ...
 
     def close(self) -> None: ...
 

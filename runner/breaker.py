@@ -10,7 +10,7 @@ finished task to a FatalErrorBreaker, which trips once `limit` tasks in a row ca
 """
 from __future__ import annotations
 
-from typing import Any
+from .task_result import TaskResult
 
 
 def fatal_cause(exc: BaseException | None) -> dict[str, str] | None:
@@ -31,9 +31,9 @@ class FatalErrorBreaker:
         self.signature: str | None = None
         self.streak = 0
 
-    def observe(self, result: dict[str, Any]) -> str | None:
-        """Books one finished task ({status, error, fatal?, ...}); the reason to stop the run, once tripped."""
-        fatal = result.get("fatal") if result.get("status") == "error" else None
+    def observe(self, result: TaskResult) -> str | None:
+        """Books one finished task; the reason to stop the run, once tripped."""
+        fatal = result.fatal if result.status == "error" else None
         if not fatal:
             self.signature, self.streak = None, 0
             return None

@@ -22,6 +22,8 @@ from desktop_env.desktop_env import special_action
 from desktop_env.errors import ResourceLimitExceeded
 from desktop_env.evaluators.outcome import Evaluation
 from desktop_env.perturb import apply_perturbation
+from mm_agents.llm.base import call_fatal_cause
+from mm_agents.llm.retry import cancel, in_flight
 
 from .fault import agent_fault
 from .recorder import EpisodeRecorder, timestamp
@@ -135,8 +137,6 @@ def predict_within(agent: Any, instruction: str, obs: dict[str, Any], seconds: f
     which is left behind if it overruns (its model calls are told to stop before their next attempt)."""
     if seconds is None:
         return agent.predict(instruction, obs)
-    from mm_agents.llm.base import call_fatal_cause
-    from mm_agents.llm.retry import cancel, in_flight
 
     outcome: dict[str, Any] = {}
 

@@ -2,14 +2,16 @@
 
 The scheduler (runner/scheduler.py) sends them all but StepTaken, which the workers send through
 their backend. `worker` is the backend's number for the worker, process, thread or Ray actor.
-`result` in Finished is the task's outcome as the worker gives it: {status, score, steps, error, fatal?}.
+`result` in Finished is the task's outcome as the worker gives it (TaskResult).
 `trial` says which of the run's --trials K an event is about.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .task_result import TaskResult
 
 if TYPE_CHECKING:
     from .plan import PlannedTask
@@ -44,7 +46,7 @@ class Finished:
     worker: int
     domain: str
     task_id: str
-    result: dict[str, Any]
+    result: TaskResult
     trial: int = 1
 
 

@@ -23,6 +23,9 @@ from desktop_env.tasks import Task, TaskSet, load_task_set, validate_task
 from desktop_env.tasks.coverage import default_missing_apps, lacking_apps, web_reasons
 from desktop_env.tasks.remote_files import remote_files
 
+from .results import error_text, read_status, read_task
+from .run import RunConfig, run_benchmark
+
 
 @dataclass
 class Excluded:
@@ -130,7 +133,6 @@ class FidelityReport:
 
 
 def _outcome(task_dir: Path, domain: str, task_id: str) -> TaskOutcome:
-    from .results import error_text, read_status, read_task
 
     record = read_task(task_dir)
     if record is None:
@@ -145,7 +147,6 @@ def run_suite(osworld: Path, result_dir: Path, num_envs: int = 2, only: list[str
               **options: Any) -> FidelityReport:
     """Runs the selected tasks with the no-op agent through the normal runner (a fresh run each
     time: nothing is resumed) and reports what came out. `options` go to RunConfig."""
-    from .run import RunConfig, run_benchmark
 
     selection = select_tasks(osworld, only)
     config = RunConfig(agent="noop", model="noop", observation_type="screenshot", tasks=str(selection.meta_path),

@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from desktop_env.tasks import load_task_set, refusals, selection_problems
 
 from .breaker import FatalErrorBreaker
 from .config import RunConfig
 from .results import TaskState, refused_by_plan, task_state
+from .suite import left_out as suite_left_out
+from .task_result import TaskResult
 
 if TYPE_CHECKING:
     from desktop_env.tasks import Problem
@@ -53,12 +57,12 @@ class RunSummary:
     stopped: str | None = None       # why the run stopped before its end (the same fatal error, task after task)
     breaker: FatalErrorBreaker = field(default_factory=lambda: FatalErrorBreaker(0), repr=False)
 
-    def count(self, result: dict[str, Any]) -> None:
-        """Books one finished task ({status, score, ...}); sets `stopped` once the breaker trips."""
+    def count(self, result: TaskResult) -> None:
+        """Books one finished task; sets `stopped` once the breaker trips."""
         self.ran += 1
-        if result["status"] == "ok":
+        if result.status == "ok":
             self.ok += 1
-            self.score_sum += result["score"] or 0.0
+            self.score_sum += result.score or 0.0
         else:
             self.errors += 1
         self.stopped = self.stopped or self.breaker.observe(result)
@@ -79,14 +83,12 @@ def plan_tasks(config: RunConfig) -> Plan:
     first trials, then all second ones, and so on (a run cut short has whole trials first). Resume
     skips finished trials and, unless retry_errors, errored ones; a task an earlier plan refused runs
     once it is valid."""
-    from desktop_env.tasks import load_task_set, refusals, selection_problems
 
     task_set = load_task_set(config.tasks)
     pairs = task_set.select(config.domains or None, config.task_ids or None)
     left_out: dict[tuple[str, str], str] = {}
     suite_tasks = None
     if config.osworld:  # OSWorld-Verified: the checkout's tasks less those it leaves out
-        from .suite import left_out as suite_left_out
 
         everything = task_set.select()
         left_out = suite_left_out(task_set, everything)

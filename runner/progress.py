@@ -94,13 +94,13 @@ class RunProgress:
             result, name = event.result, task_name(event)
             self.running.pop(name, None)
             self.done += 1
-            if result["status"] == "ok":
+            if result.status == "ok":
                 self.ok += 1
-                self.score += result["score"] or 0.0
-                line = f"finished {name}: score {result['score']:g} in {result['steps']} step(s)"
+                self.score += result.score or 0.0
+                line = f"finished {name}: score {result.score or 0.0:g} in {result.steps} step(s)"
             else:
                 self.errors += 1
-                line = f"[red]error[/]    {name}: {escape(str(result['error']))}"
+                line = f"[red]error[/]    {name}: {escape(str(result.error))}"
             self._print(line + f"   [{self.done}/{self.total}, eta {self.eta()}]")
         elif isinstance(event, Retrying):
             self.running.pop(task_name(event), None)

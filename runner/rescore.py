@@ -32,9 +32,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from desktop_env.desktop_env import decided_by_last_action
 from desktop_env.evaluators.context import NotRecorded
 from desktop_env.evaluators.outcome import Evaluation
 from desktop_env.evaluators.recording import MANIFEST_VERSION, RecordingContext, ReplayContext, record_unreached_getters
+from desktop_env.evaluators.registry import get_metric
+from desktop_env.evaluators.scoring import evaluate_task
+from desktop_env.tasks import load_task_set
 
 from .results import RESCORE_FILE, now_iso, read_status, read_task, read_trajectory, split_trial, write_json_atomic
 from .summary import find_runs
@@ -57,7 +61,6 @@ class RescoreError(Exception):
 
 def metric_fingerprints(evaluator: dict[str, Any]) -> dict[str, str | None]:
     """A short hash of each metric's source code: shows whether a metric changed between run and rescore."""
-    from desktop_env.evaluators.registry import get_metric
 
     funcs = evaluator.get("func")
     out: dict[str, str | None] = {}
@@ -129,8 +132,6 @@ def evaluate_offline(task_dir: Path, task_config: dict[str, Any],
                      evaluator_fixes: bool = False) -> Evaluation:
     """The task's evaluation from its recording and trajectory (0 again for a desktop the agent broke),
     with OSWorld's verdicts or, with `evaluator_fixes`, ours; raises NotRescorable or RescoreError."""
-    from desktop_env.desktop_env import decided_by_last_action
-    from desktop_env.evaluators.scoring import evaluate_task
 
     status = read_status(task_dir)
     if status is not None and status.agent_fault is not None:  # no evaluator ran on a desktop the agent broke
@@ -260,7 +261,6 @@ def find_task(task_set: Any, domain: str, task_id: str) -> Any | None:
 def recorded_task_set(run: Any) -> Any:
     """The task set a run recorded in its args.json: ours (`config.tasks`, the built-in suite when None)
     or OSWorld's (`test_all_meta_path`); the built-in suite when nothing says."""
-    from desktop_env.tasks import load_task_set
 
     args = run.args or {}
     config = args.get("config")

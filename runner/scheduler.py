@@ -12,19 +12,15 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from typing import Any
 
 from .backend import Assignment, Backend, BackendStopped, TaskDone, TaskLost
 from .events import Finished, Interrupted, Reporter, Retrying, Started, Stopped
 from .plan import PlannedTask, RunSummary
 from .results import RunLayout, record_cut_off, record_worker_died, start_task
+from .task_result import TaskResult
 
 POLL_S = 0.5  # how long one wait for the backend lasts; nothing depends on it but responsiveness
 INTERRUPTED = "the run was interrupted (Ctrl-C) while this task ran"
-
-
-def error_result(reason: str) -> dict[str, Any]:
-    return {"status": "error", "score": None, "steps": 0, "error": reason}
 
 
 def run_tasks(to_run: Iterable[PlannedTask], layout: RunLayout, backend: Backend, summary: RunSummary,
@@ -36,7 +32,7 @@ def run_tasks(to_run: Iterable[PlannedTask], layout: RunLayout, backend: Backend
     cut_off_reason = INTERRUPTED
     clean = False
 
-    def finish(worker: int, task: Assignment, result: dict[str, Any]) -> None:
+    def finish(worker: int, task: Assignment, result: TaskResult) -> None:
         running.pop(task.key, None)
         summary.count(result)
         report(Finished(worker, task.domain, task.task_id, result, task.trial))
@@ -63,7 +59,7 @@ def run_tasks(to_run: Iterable[PlannedTask], layout: RunLayout, backend: Backend
                     pending.appendleft(task.key)  # its error record goes to its history
                     report(Retrying(outcome.worker, task.domain, task.task_id, outcome.reason, task.trial))
                 else:
-                    finish(outcome.worker, task, error_result(outcome.reason))
+                    finish(outcome.worker, task, TaskResult.failed(outcome.reason))
             elif isinstance(outcome, BackendStopped):
                 summary.stopped = outcome.reason
         if summary.stopped:

@@ -11,6 +11,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from desktop_env.tasks import TaskFileError
+from desktop_env.tasks.remote_files import task_steps
+
 if TYPE_CHECKING:
     from desktop_env.tasks import Task, TaskSet
 
@@ -47,7 +50,6 @@ def official_meta(checkout: str | os.PathLike[str]) -> Path:
 
 def needs_google_drive(task: Task) -> bool:
     """Whether the task uses OSWorld's Google Drive account (a `googledrive` step or getter)."""
-    from desktop_env.tasks.remote_files import task_steps
 
     if any(step.get("type") in GOOGLE_DRIVE for _, step in task_steps(task)):
         return True
@@ -61,7 +63,6 @@ def left_out(task_set: TaskSet, pairs: list[tuple[str, str]]) -> dict[tuple[str,
     """The selected tasks OSWorld-Verified leaves out, with why: those that need Google Drive (none when
     the meta file is test_nogdrive.json, which lists none). A task file that cannot be read stays in, for
     the plan to refuse with its reason."""
-    from desktop_env.tasks import TaskFileError
 
     out: dict[tuple[str, str], str] = {}
     for pair in pairs:

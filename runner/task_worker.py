@@ -13,18 +13,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from desktop_env.desktop_env import DesktopEnv
+from desktop_env.extensions import load_plugin
+from desktop_env.providers import create_provider
+from desktop_env.tasks import load_task_set
+from mm_agents.loader import build_agent
+
+from .episode import AgentOverBudget, EpisodeConfig, run_episode
 from .results import ErrorRecord, PreviousError, TaskStatus, now_iso, write_status
+from .task_result import TaskResult
 
 if TYPE_CHECKING:
     from .config import RunConfig
-    from .episode import EpisodeConfig
-
 
 class DesktopWorker:
     def __init__(self, config: Any, env_factory: Callable[[], Any] | None = None) -> None:
-        from desktop_env.extensions import load_plugin
-        from desktop_env.tasks import load_task_set
-
         for plugin in getattr(config, "plugins", ()):  # a spawned process or a Ray actor has only the built-ins
             load_plugin(plugin)
         self.config = config.resolved()  # the agent's own defaults, as the run that made the config took them
@@ -38,9 +41,6 @@ class DesktopWorker:
             self.env = self.env_factory()
             self.env.evaluator_fixes = self.config.evaluator_fixes  # the run's option decides how it is scored
         if self.env is None:
-            from desktop_env.desktop_env import DesktopEnv
-            from desktop_env.providers import create_provider
-
             config, desktop = self.config, self.config.desktop()
             self.env = DesktopEnv(provider=create_provider(config.provider, desktop), provider_name=config.provider,
                                   path_to_vm=config.path_to_vm, action_space=config.action_space,
@@ -51,12 +51,8 @@ class DesktopWorker:
         return self.env
 
     def run_task(self, domain: str, task_id: str, task_dir: Path, previous_errors: list[PreviousError],
-                 on_step: Callable[[int], None] = lambda n: None, trial: int = 1) -> dict[str, Any]:
-        """Runs one trial of a task into `task_dir` (an empty folder); returns {status, score, steps, error}."""
-        from mm_agents.loader import build_agent
-
-        from .episode import AgentOverBudget, run_episode
-
+                 on_step: Callable[[int], None] = lambda n: None, trial: int = 1) -> TaskResult:
+        """Runs one trial of a task into `task_dir` (an empty folder); says how it ended."""
         started = now_iso()
         durations: dict[str, float] = {}
         task_sha256 = None
@@ -77,9 +73,9 @@ class DesktopWorker:
                                   previous_errors=previous_errors, on_step=on_step, trial=trial)
             if outcome.error and outcome.error.type == AgentOverBudget.__name__:
                 self.agent = None  # its predict() may still be running in the thread left behind
-            return {"status": outcome.status, "score": outcome.score, "steps": outcome.steps,
-                    "error": outcome.error.message if outcome.error else None,
-                    "fatal": outcome.error.fatal if outcome.error else None}
+            return TaskResult(outcome.status, outcome.score, outcome.steps,
+                              outcome.error.message if outcome.error else None,
+                              outcome.error.fatal if outcome.error else None)
         except Exception as e:  # could not even start the episode: still a recorded error
             error = ErrorRecord.from_exception(e)
             write_status(task_dir, TaskStatus("error", task_id=task_id, trial=trial, task_sha256=task_sha256,
@@ -88,7 +84,7 @@ class DesktopWorker:
             if self.env is not None and not self._env_alive():
                 self.env.close()
                 self.env = None  # a fresh desktop for the next task
-            return {"status": "error", "score": None, "steps": 0, "error": error.message, "fatal": error.fatal}
+            return TaskResult.failed(error.message, error.fatal)
 
     def _env_alive(self) -> bool:
         try:
@@ -105,8 +101,6 @@ class DesktopWorker:
 
 def episode_config(config: RunConfig) -> EpisodeConfig:
     """What each episode of the run is given: its step budget, pauses, recording, perturbation and time budget."""
-    from .episode import EpisodeConfig
-
     return EpisodeConfig(max_steps=config.max_steps, sleep_after_execution=config.sleep_after_execution,
                          record=config.record, wait_after_reset=config.wait_after_reset,
                          perturb=config.perturb, perturb_seed=config.perturb_seed,

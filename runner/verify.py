@@ -18,6 +18,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from desktop_env.desktop_defaults import DEFAULT_SCREEN_SIZE
+from desktop_env.tasks import load_task_set
 
 from .config import RunConfig
 from .events import Event, Finished
@@ -125,6 +126,5 @@ class VerifyStopped(RuntimeError):
 
 
 def _selected(config: RunConfig) -> list[tuple[str, str]]:
-    from desktop_env.tasks import load_task_set
 
     return list(dict.fromkeys(load_task_set(config.tasks).select(config.domains or None, config.task_ids or None)))

@@ -25,6 +25,8 @@ from desktop_env.tasks import load_task_set
 from mm_agents.replay import RecordedTrajectory, load_trajectories
 
 from .fidelity import Excluded, find_meta_file, load_average, select_tasks
+from .results import error_text, read_status, read_task
+from .run import RunConfig, run_benchmark
 
 
 def succeeded(score: float | None) -> bool | None:
@@ -162,8 +164,6 @@ def run_parity(trajectories: Path, osworld: Path, result_dir: Path, num_envs: in
                only: list[str] | None = None, which: str = "all", causes: Path | None = None,
                **options: Any) -> ParityReport:
     """Replays the plan's trajectories through the normal runner (a fresh run: nothing resumed)."""
-    from .results import error_text, read_status, read_task
-    from .run import RunConfig, run_benchmark
 
     plan = plan_parity(trajectories, osworld, only, which)
     longest = max((len(plan.trajectories[t].actions) for _, t in plan.selected), default=1)

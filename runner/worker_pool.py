@@ -24,6 +24,7 @@ from typing import Any
 
 from .backend import Assignment, BackendStopped, Outcome, TaskDone, TaskLost, TaskRunner
 from .events import Reporter, StepTaken
+from .task_result import TaskResult
 
 WORKER_CLOSE_TIMEOUT_S = 60  # for workers to stop their desktops at the end of a run
 WORKER_KILL_TIMEOUT_S = 30   # for a terminated worker process to go before it is killed
@@ -38,7 +39,7 @@ class Began:
 @dataclass(frozen=True)
 class Done:
     worker: int
-    result: dict[str, Any]
+    result: TaskResult
 
 
 def step_reporter(worker_id: int, task: Assignment, events: Any) -> Callable[[int], None]:

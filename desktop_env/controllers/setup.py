@@ -29,11 +29,13 @@ from typing import Any
 from .. import extensions
 from ..errors import DesktopEnvError, ServerRequestError, UnsafeTaskPath
 from ..resources import cache_name, fetch
-from ..safe_paths import cache_folder, check_basename, join_under, resource_path, task_file_of, write_under
+from ..safe_paths import check_basename, join_under, resource_path, write_under
 from ..waiting import WaitTimedOut, poll_until, wait_until
+from .setup_context import SetupContext, setup_context_for
 
 log = logging.getLogger("osworld.setup")
 
+# A step: step(ctx: SetupContext, **parameters), the parameters as the task file gives them.
 StepFn = Callable[..., None]
 
 # OSWorld step types that need a network account; refused up front, never faked.
@@ -76,10 +78,10 @@ def step_names() -> list[str]:
     return extensions.names("setup_step")
 
 
-def fill_placeholders(value: Any, env: Any) -> Any:
+def fill_placeholders(value: Any, ctx: SetupContext) -> Any:
     """Replaces OSWorld's {CLIENT_PASSWORD}, {SCREEN_WIDTH}... in strings and lists of strings."""
-    width, height = env.screen_size
-    table = {"{CLIENT_PASSWORD}": env.client_password, "{SCREEN_WIDTH}": str(width),
+    width, height = ctx.screen_size
+    table = {"{CLIENT_PASSWORD}": ctx.client_password, "{SCREEN_WIDTH}": str(width),
              "{SCREEN_HEIGHT}": str(height), "{SCREEN_WIDTH_HALF}": str(width // 2),
              "{SCREEN_HEIGHT_HALF}": str(height // 2)}
     if isinstance(value, str):
@@ -87,7 +89,7 @@ def fill_placeholders(value: Any, env: Any) -> Any:
             value = value.replace(key, replacement)
         return value
     if isinstance(value, list):
-        return [fill_placeholders(v, env) for v in value]
+        return [fill_placeholders(v, ctx) for v in value]
     return value
 
 
@@ -105,19 +107,23 @@ def drives_input(step: Any) -> bool:
     return any(tool in text for tool in INPUT_TOOLS)
 
 
-def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
+def run_steps(env: object, steps: list[dict], phase: str = "setup") -> None:
+    """Runs `steps` in order against a DesktopEnv (its `setup_context`), a SetupContext, or an env-like
+    object (a context is made over it)."""
+    if not steps:
+        return
+    ctx = setup_context_for(env)
     section = "evaluator.postconfig" if phase == "postconfig" else "config"
-    if steps:
-        cache_folder(env)  # a task id such as ".." would put the cache outside the cache base
+    _ = ctx.cache_dir  # checked: a task id such as ".." would put the cache outside the cache base
     launched: tuple[int, str, Any] | None = None  # the last launch or open the steps have not waited for yet
-    for index, step in enumerate(steps or []):
+    for index, step in enumerate(steps):
         kind = step.get("type") if isinstance(step, dict) else None
         if launched is not None and drives_input(step):
             # On the VM the app was up by the time a step acted on it; a step that only writes files (a config
             # the app reads as it starts) ran before the app was up, as it does here.
             launch_index, launch_kind, what = launched
             try:
-                settle_after_step(env, f"{section}[{launch_index}]", what, before=f"{section}[{index}]")
+                settle_after_step(ctx, f"{section}[{launch_index}]", what, before=f"{section}[{index}]")
             except SetupError as e:
                 raise SetupError(f"{phase} step {launch_index} ({launch_kind}): {e}") from e
             launched = None
@@ -130,14 +136,14 @@ def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
             raise SetupUnsupported(f"{phase} step {index} has unknown type {kind!r}; known: {known}") from None
         parameters = step.get("parameters") or {}
         started = time.monotonic()
-        warnings = setup_warnings(env)
+        warnings = ctx.warnings
         before = len(warnings)
         try:
-            fn(env, **parameters)
+            fn(ctx, **parameters)
             if kind in SETTLED_BEFORE_INPUT:
                 launched = (index, str(kind), parameters.get("command", parameters.get("path")))
         except UnsafeTaskPath as e:  # names the field within the step; the task's field path goes before it
-            raise e.locate(f"{section}[{index}].parameters", task_file_of(env)) from None
+            raise e.locate(f"{section}[{index}].parameters", ctx.task_file) from None
         except SetupError as e:
             raise SetupError(f"{phase} step {index} ({kind}): {e}") from e
         except TypeError as e:
@@ -150,27 +156,18 @@ def run_steps(env: Any, steps: list[dict], phase: str = "setup") -> None:
         log.info("%s step %d (%s) took %.2fs", phase, index, kind, time.monotonic() - started)
 
 
-def settle_waits(env: Any) -> list[dict]:
-    """How long each launch or open step of this task waited for its app (env.settle_waits, emptied by each
-    reset), as status.json's `readiness.steps` keeps it."""
-    waits = getattr(env, "settle_waits", None)
-    if waits is None:
-        waits = env.settle_waits = []
-    return waits
-
-
-def settle_after_step(env: Any, field: str, started: Any = None, before: str | None = None) -> None:
+def settle_after_step(ctx: SetupContext, field: str, started: Any = None, before: str | None = None) -> None:
     """After a launch or open step, before the next step that acts on an app: it runs once the app's window is
     up and the desktop holds still, so that a fixed sleep a task file puts in it starts where it started on the
     VM. A desktop app that shows no window within the bound fails the launch; a desktop that never holds still
     is a warning."""
-    settle = getattr(env.controller, "settle", None)
+    settle = getattr(ctx.controller, "settle", None)
     report = settle(SETTLE_AFTER_STEP_S) if settle is not None else None
     if report is None:  # a server that cannot tell (OSWorld's own): the VM's timing holds
         return
     waiting = [str(what) for what in report.get("waiting_for") or []]
     what = started if isinstance(started, str) else shlex.join(str(word) for word in started or [])
-    settle_waits(env).append({"field": field, "started": what[:200], **({"before": before} if before else {}),
+    ctx.settle_waits.append({"field": field, "started": what[:200], **({"before": before} if before else {}),
                               "waited_s": report.get("waited_s"), "settled": bool(report.get("settled")),
                               **({"waiting_for": waiting} if waiting else {})})
     windowless = [what for what in waiting if what.startswith("a window of")]
@@ -178,24 +175,15 @@ def settle_after_step(env: Any, field: str, started: Any = None, before: str | N
         raise SetupError(f"no window appeared within {SETTLE_AFTER_STEP_S:g} s: still waiting for "
                          f"{'; '.join(windowless)}")
     if waiting:
-        setup_warnings(env).append({"message": f"the desktop did not hold still within {SETTLE_AFTER_STEP_S:g} s "
+        ctx.warnings.append({"message": f"the desktop did not hold still within {SETTLE_AFTER_STEP_S:g} s "
                                                f"(waiting for {'; '.join(waiting)})"})
-
-
-def setup_warnings(env: Any) -> list[dict]:
-    """What went wrong in this task's steps without failing them (env.setup_warnings, emptied by each reset):
-    OSWorld's tasks rely on tolerating commands that exit non-zero, such as a `pkill` with nothing to kill."""
-    warnings = getattr(env, "setup_warnings", None)
-    if warnings is None:
-        warnings = env.setup_warnings = []
-    return warnings
 
 
 # A shell's (and exec's) way of saying the program is not there, or cannot run: the step did nothing.
 NOT_FOUND, NOT_EXECUTABLE = 127, 126
 
 
-def check_exit(env: Any, command: Any, result: dict) -> None:
+def check_exit(ctx: SetupContext, command: Any, result: dict) -> None:
     """A command that could not start fails its step; any other non-zero exit is a warning."""
     code = result.get("returncode")
     if code == 0 or code is None:
@@ -205,7 +193,7 @@ def check_exit(env: Any, command: Any, result: dict) -> None:
     if code in (NOT_FOUND, NOT_EXECUTABLE):
         what = "command not found" if code == NOT_FOUND else "command cannot be executed"
         raise SetupError(f"{what} (exit {code}) running {command!r:.200}{said}")
-    setup_warnings(env).append({"message": f"{command!r:.200} exited with code {code}{said}", "returncode": code})
+    ctx.warnings.append({"message": f"{command!r:.200} exited with code {code}{said}", "returncode": code})
 
 
 def _wait_in_step(condition: Callable[[], Any], timeout_s: float, what: str, interval_s: float = 0.1) -> Any:
@@ -218,46 +206,46 @@ def _wait_in_step(condition: Callable[[], Any], timeout_s: float, what: str, int
 
 # -- files -------------------------------------------------------------------------------------
 @setup_step("download")
-def download(env: Any, files: list[dict]) -> None:
-    task_file, task_dir = task_file_of(env), getattr(env, "task_dir", None)
+def download(ctx: SetupContext, files: list[dict]) -> None:
+    task_file, task_dir = ctx.task_file, ctx.task_dir
     targets = []
     for j, entry in enumerate(files):  # every name is checked before anything is fetched
         url, path = entry["url"], entry["path"]
         check_basename(path, f"files[{j}].path", task_file)
         name = cache_name(url, os.path.basename(path), f"files[{j}].path", task_file)
-        targets.append(join_under(cache_folder(env), name, f"files[{j}].path", task_file))
+        targets.append(join_under(ctx.cache_dir, name, f"files[{j}].path", task_file))
     for j, (entry, target) in enumerate(zip(files, targets, strict=True)):
         cached = fetch(entry["url"], target, task_dir=task_dir, field=f"files[{j}].url", task_file=task_file,
-                       cache_folder=cache_folder(env))
-        env.controller.upload_file(entry["path"], cached.read_bytes())
+                       cache_folder=ctx.cache_dir)
+        ctx.controller.upload_file(entry["path"], cached.read_bytes())
 
 
 @setup_step("upload_file")
-def upload_file(env: Any, files: list[dict]) -> None:
+def upload_file(ctx: SetupContext, files: list[dict]) -> None:
     """Host files named by a path relative to the task's folder (or a `file://` URL), inside the task's tree."""
-    task_file, task_dir = task_file_of(env), getattr(env, "task_dir", None)
+    task_file, task_dir = ctx.task_file, ctx.task_dir
     for j, entry in enumerate(files):
         local = resource_path(entry["local_path"], task_dir, f"files[{j}].local_path", task_file)
         if local is None or not local.is_file():
             raise SetupError(f"local file to upload not found: {entry['local_path']!r}"
                              + (f" (at {local})" if local is not None else ""))
-        env.controller.upload_file(entry["path"], local.read_bytes())
+        ctx.controller.upload_file(entry["path"], local.read_bytes())
 
 
 @setup_step("change_wallpaper")
-def change_wallpaper(env: Any, path: str) -> None:
-    env.controller.request("POST", "/setup/change_wallpaper", json_body={"path": path})
+def change_wallpaper(ctx: SetupContext, path: str) -> None:
+    ctx.controller.request("POST", "/setup/change_wallpaper", json_body={"path": path})
 
 
 # -- programs ----------------------------------------------------------------------------------
 @setup_step("launch")
-def launch(env: Any, command: list[str] | str, shell: bool = False) -> None:
-    env.controller.launch(fill_placeholders(command, env), shell=shell)
+def launch(ctx: SetupContext, command: list[str] | str, shell: bool = False) -> None:
+    ctx.controller.launch(fill_placeholders(command, ctx), shell=shell)
 
 
 @setup_step("open")
-def open_file(env: Any, path: str) -> None:
-    env.controller.request("POST", "/setup/open_file", json_body={"path": path}, timeout=180)
+def open_file(ctx: SetupContext, path: str) -> None:
+    ctx.controller.request("POST", "/setup/open_file", json_body={"path": path}, timeout=180)
 
 
 def _until_met(result: dict, until: dict) -> bool:
@@ -272,54 +260,55 @@ def _until_met(result: dict, until: dict) -> bool:
 
 @setup_step("execute")
 @setup_step("command")
-def execute(env: Any, command: list[str] | str, shell: bool = False, stdout: str = "", stderr: str = "",
+def execute(ctx: SetupContext, command: list[str] | str, shell: bool = False, stdout: str = "", stderr: str = "",
             until: dict | None = None) -> None:
-    command = fill_placeholders(command, env)
+    command = fill_placeholders(command, ctx)
     for key, name in (("stdout", stdout), ("stderr", stderr)):
         if name:  # refused before the command runs
-            join_under(cache_folder(env), name, key, task_file_of(env))
+            join_under(ctx.cache_dir, name, key, ctx.task_file)
 
     def attempt() -> dict | None:
-        result = env.controller.run_command(command, shell=shell)
+        result = ctx.controller.run_command(command, shell=shell)
         if result.get("returncode") in (NOT_FOUND, NOT_EXECUTABLE):
-            check_exit(env, command, result)  # waiting longer will not make the program appear
+            check_exit(ctx, command, result)  # waiting longer will not make the program appear
         return result if not until or _until_met(result, until) else None
 
     result = poll_until(attempt, EXECUTE_UNTIL_S, 0.5)
     if result is None:
         raise SetupError(f"command {command!r:.200} did not meet {until} within {EXECUTE_UNTIL_S:g} s")
     if not (until and "returncode" in until):  # an exit code asked for is no warning
-        check_exit(env, command, result)
+        check_exit(ctx, command, result)
     for key, name, text in (("stdout", stdout, result["output"]), ("stderr", stderr, result["error"])):
         if name:
-            write_under(cache_folder(env), name, text.encode("utf-8"), key, task_file_of(env))
+            write_under(ctx.cache_dir, name, text.encode("utf-8"), key, ctx.task_file)
 
 
 @setup_step("execute_with_verification")
-def execute_with_verification(env: Any, command: list[str] | str, shell: bool = False, verification: dict | None = None,
-                              max_wait_time: float = 10, check_interval: float = 1) -> None:
-    body = {"command": fill_placeholders(command, env), "shell": shell, "verification": verification or {},
+def execute_with_verification(ctx: SetupContext, command: list[str] | str, shell: bool = False,
+                              verification: dict | None = None, max_wait_time: float = 10,
+                              check_interval: float = 1) -> None:
+    body = {"command": fill_placeholders(command, ctx), "shell": shell, "verification": verification or {},
             "max_wait_time": max_wait_time, "check_interval": check_interval}
     try:
-        env.controller.request("POST", "/setup/execute_with_verification", json_body=body, timeout=max_wait_time + 130)
+        ctx.controller.request("POST", "/setup/execute_with_verification", json_body=body, timeout=max_wait_time + 130)
     except ServerRequestError as e:
         raise SetupError(e.server_message) from None
 
 
 @setup_step("sleep")
-def sleep(env: Any, seconds: float) -> None:
+def sleep(ctx: SetupContext, seconds: float) -> None:
     time.sleep(float(seconds))
 
 
 # -- windows -----------------------------------------------------------------------------------
-def _window_request(env: Any, path: str, window_name: str, strict: bool, by_class: bool,
+def _window_request(ctx: SetupContext, path: str, window_name: str, strict: bool, by_class: bool,
                     must_be_active: bool = False) -> None:
     body = {"window_name": window_name, "strict": strict, "by_class": by_class}
     found = [False]
 
     def attempt() -> bool:
         try:
-            response = env.controller.request("POST", path, json_body=body)
+            response = ctx.controller.request("POST", path, json_body=body)
         except ServerRequestError as e:
             if e.status != 404:
                 raise
@@ -339,23 +328,23 @@ def _window_request(env: Any, path: str, window_name: str, strict: bool, by_clas
 
 
 @setup_step("activate_window")
-def activate_window(env: Any, window_name: str, strict: bool = False, by_class: bool = False) -> None:
-    _window_request(env, "/setup/activate_window", window_name, strict, by_class, must_be_active=True)
+def activate_window(ctx: SetupContext, window_name: str, strict: bool = False, by_class: bool = False) -> None:
+    _window_request(ctx, "/setup/activate_window", window_name, strict, by_class, must_be_active=True)
 
 
 @setup_step("close_window")
-def close_window(env: Any, window_name: str, strict: bool = False, by_class: bool = False) -> None:
-    _window_request(env, "/setup/close_window", window_name, strict, by_class)
+def close_window(ctx: SetupContext, window_name: str, strict: bool = False, by_class: bool = False) -> None:
+    _window_request(ctx, "/setup/close_window", window_name, strict, by_class)
 
 
 # -- Chromium over its debugging port ------------------------------------------------------------
-def chrome_devtools(env: Any, path: str, method: str = "GET", timeout_s: float = WAIT_FOR_CHROME_S) -> Any:
+def chrome_devtools(ctx: SetupContext, path: str, method: str = "GET", timeout_s: float = WAIT_FOR_CHROME_S) -> Any:
     """Calls Chromium's DevTools HTTP endpoint inside the desktop, waiting for it to come up.
 
     Returns the parsed JSON answer, or True for a plain-text one (/json/close answers
     "Target is closing").
     """
-    host, port = env.provider.service_endpoint(9222)
+    host, port = ctx.service_endpoint(9222)
 
     def call():
         try:
@@ -373,19 +362,19 @@ def chrome_devtools(env: Any, path: str, method: str = "GET", timeout_s: float =
 
 
 @setup_step("chrome_open_tabs")
-def chrome_open_tabs(env: Any, urls_to_open: list[str]) -> None:
-    chrome_devtools(env, "/json/version")
+def chrome_open_tabs(ctx: SetupContext, urls_to_open: list[str]) -> None:
+    chrome_devtools(ctx, "/json/version")
     for url in urls_to_open:
-        chrome_devtools(env, "/json/new?" + urllib.parse.quote(url, safe=":/?&=%#"), method="PUT")
+        chrome_devtools(ctx, "/json/new?" + urllib.parse.quote(url, safe=":/?&=%#"), method="PUT")
 
 
 @setup_step("chrome_close_tabs")
-def chrome_close_tabs(env: Any, urls_to_close: list[str]) -> None:
-    tabs = chrome_devtools(env, "/json/list")
+def chrome_close_tabs(ctx: SetupContext, urls_to_close: list[str]) -> None:
+    tabs = chrome_devtools(ctx, "/json/list")
     for url in urls_to_close:
         for tab in tabs if isinstance(tabs, list) else []:
             if tab.get("type") == "page" and tab.get("url", "").rstrip("/") == url.rstrip("/"):
-                chrome_devtools(env, f"/json/close/{tab['id']}")
+                chrome_devtools(ctx, f"/json/close/{tab['id']}")
 
 
 CHROME_EPOCH_OFFSET_US = 11644473600 * 1_000_000  # Chrome counts microseconds from 1601-01-01
@@ -393,7 +382,7 @@ LINK_VISIT = 0x30000000  # a link followed, the start and end of its redirect ch
 
 
 @setup_step("update_browse_history")
-def update_browse_history(env: Any, history: list[dict]) -> None:
+def update_browse_history(ctx: SetupContext, history: list[dict]) -> None:
     """Makes Chrome's history exactly these visits (Chrome must not be running), as OSWorld
     does: it uploads an emptied History with them in it, whatever history there was before.
 
@@ -402,7 +391,7 @@ def update_browse_history(env: Any, history: list[dict]) -> None:
     """
     with tempfile.TemporaryDirectory() as tmp:
         local = Path(tmp) / "History"
-        local.write_bytes(_chrome_history(env))
+        local.write_bytes(_chrome_history(ctx))
         try:
             with closing(sqlite3.connect(local)) as db:
                 empty_history(db)
@@ -410,16 +399,16 @@ def update_browse_history(env: Any, history: list[dict]) -> None:
                 db.commit()
         except sqlite3.Error as e:
             raise SetupError(f"cannot write history into a copy of {CHROME_HISTORY}: {e}") from None
-        env.controller.upload_file(CHROME_HISTORY, local.read_bytes())
+        ctx.controller.upload_file(CHROME_HISTORY, local.read_bytes())
     # An empty journal is never replayed: no old transaction can come back over the new file.
-    env.controller.upload_file(CHROME_HISTORY + "-journal", b"")
+    ctx.controller.upload_file(CHROME_HISTORY + "-journal", b"")
 
 
-def _chrome_history(env: Any) -> bytes:
-    data = env.controller.get_file(CHROME_HISTORY)
+def _chrome_history(ctx: SetupContext) -> bytes:
+    data = ctx.controller.get_file(CHROME_HISTORY)
     if data is None:  # a profile Chromium never ran on: it makes History when it first starts
-        made = env.controller.run_command(["google-chrome", "--headless=new", "--dump-dom", "about:blank"])
-        data = env.controller.get_file(CHROME_HISTORY)
+        made = ctx.controller.run_command(["google-chrome", "--headless=new", "--dump-dom", "about:blank"])
+        data = ctx.controller.get_file(CHROME_HISTORY)
         if data is None:
             raise SetupError(f"{CHROME_HISTORY} is missing, and Chromium did not make it when started "
                              f"headless (exit {made['returncode']}): {made['error'][-500:]}")

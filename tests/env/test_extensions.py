@@ -78,8 +78,8 @@ from mm_agents.loader import agent
 
 
 @setup_step("every_kind_marks")
-def marks(env, label):
-    env.marks.append(label)
+def marks(ctx, label):
+    ctx.env.marks.append(label)
 
 
 @provider("every_kind_desktop")

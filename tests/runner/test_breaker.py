@@ -1,6 +1,7 @@
 """The agent's time budget per task, and the breaker that stops a run failing the same fatal way task after task."""
 from __future__ import annotations
 
+import pickle
 import threading
 import time
 
@@ -14,13 +15,14 @@ from runner.breaker import FatalErrorBreaker, fatal_cause
 from runner.config import RunConfig, RunOptionError
 from runner.episode import AgentOverBudget, predict_within
 from runner.plan import RunSummary
+from runner.task_result import TaskResult
 
 UNAUTHORIZED = LLMError("openai model 'm' at http://x/v1: request failed: HTTP 401: bad key", provider="openai",
                         model="m", url="http://x/v1", kind="auth", status=401)
 
 
-def failed(exc: BaseException) -> dict:
-    return {"status": "error", "score": None, "steps": 0, "error": str(exc), "fatal": fatal_cause(exc)}
+def failed(exc: BaseException) -> TaskResult:
+    return TaskResult.failed(str(exc), fatal_cause(exc))
 
 
 def wrapped(cause: BaseException) -> BaseException:
@@ -43,7 +45,7 @@ def test_fatal_causes_are_found_behind_the_agents_own_exceptions():
 
 def test_the_breaker_trips_on_the_same_fatal_error_in_a_row_only():
     breaker = FatalErrorBreaker(2)
-    ok = {"status": "ok", "score": 1.0}
+    ok = TaskResult("ok", 1.0, steps=1)
     assert breaker.observe(failed(UNAUTHORIZED)) is None
     assert breaker.observe(ok) is None                      # a success in between starts over
     assert breaker.observe(failed(UNAUTHORIZED)) is None
@@ -146,3 +148,8 @@ def test_workers_that_die_before_their_first_task_stop_the_run_instead_of_being_
                                       task_ids=["os-organize-invoices"], result_dir=str(tmp_path / "results")))
     assert summary.ran == 0
     assert summary.stopped.startswith("3 worker processes in a row died before running a task (last exit code 5)")
+
+
+def test_a_task_result_with_its_fatal_cause_crosses_a_process_boundary_unchanged():
+    result = failed(UNAUTHORIZED)
+    assert pickle.loads(pickle.dumps(result)) == result and result.fatal["kind"] == "auth"

@@ -96,5 +96,6 @@ def test_a_desktop_that_does_not_come_up_records_its_boot_time(tmp_path):
     worker._ensure_env = boot
     result = worker.run_task("os", "os-organize-invoices", tmp_path, [])
     status = json.loads((tmp_path / "status.json").read_text())
-    assert result["status"] == "error" and "Xvfb died" in status["error"]["message"]
+    assert result.status == "error" and "Xvfb died" in status["error"]["message"]
+    assert result.error == status["error"]["message"]
     assert status["durations"]["reset"] >= 0.3 and status["started"] and status["steps"] == 0

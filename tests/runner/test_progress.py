@@ -9,6 +9,7 @@ from runner.events import Finished, Note, Planned, Retrying, Started, StepTaken,
 from runner.plan import PlannedTask
 from runner.progress import RunProgress
 from runner.results import TaskState
+from runner.task_result import TaskResult
 
 
 def test_a_run_as_plain_lines():
@@ -20,10 +21,9 @@ def test_a_run_as_plain_lines():
                          skipped=[PlannedTask("os", "c", TaskState.DONE)]))
         progress(Started(0, "os", "a"))
         progress(StepTaken(0, "os", "a", 2))
-        progress(Finished(0, "os", "a", {"status": "ok", "score": 1.0, "steps": 2, "error": None}))
+        progress(Finished(0, "os", "a", TaskResult("ok", 1.0, steps=2)))
         progress(Started(0, "os", "b"))
-        progress(Finished(0, "os", "b", {"status": "error", "score": None, "steps": 0,
-                                         "error": "[bold]HTTP 401[/bold] from the model"}))
+        progress(Finished(0, "os", "b", TaskResult.failed("[bold]HTTP 401[/bold] from the model")))
         progress(Retrying(1, "os", "c", "the Ray worker died"))
         progress(Note("the cluster holds 1 desktop(s)"))
         progress(Stopped("2 tasks in a row failed the same way"))
@@ -44,6 +44,6 @@ def test_two_trials_of_one_task_run_side_by_side_each_under_its_own_name():
         progress(Started(1, "os", "a", trial=2))
         progress(StepTaken(1, "os", "a", 3, trial=2))
         assert progress.running == {"os/a": 0, "os/a #2": 3}
-        progress(Finished(1, "os", "a", {"status": "ok", "score": 0.0, "steps": 3, "error": None}, trial=2))
+        progress(Finished(1, "os", "a", TaskResult("ok", 0.0, steps=3), trial=2))
         assert progress.running == {"os/a": 0}
     assert "started  os/a #2" in out.getvalue() and "finished os/a #2: score 0 in 3 step(s)" in out.getvalue()

@@ -17,6 +17,7 @@ from runner.results import TaskStatus, write_score, write_status
 from runner.run import run_benchmark
 from runner.settings import settings_of
 from runner.summary import find_runs, summarize_run
+from runner.task_result import TaskResult
 from runner.worker_pool import ThreadBackend
 
 TASKS = ["os-find-copy-lease", "os-make-script-executable"]
@@ -59,7 +60,7 @@ class ObservedRunner:
         write_score(task_dir, 1.0)
         write_status(task_dir, TaskStatus("ok", task_id=task_id, trial=trial, steps=1, model_calls=calls,
                                           screen_size=[1920, 1080], task_sha256="c" * 64))
-        return {"status": "ok", "score": 1.0, "steps": 1, "error": None}
+        return TaskResult("ok", 1.0, steps=1)
 
     def close(self):
         pass
@@ -89,7 +90,7 @@ def test_the_hash_args_json_records_is_the_one_summaries_compute_from_the_trials
             write_score(task_dir, 0.0)
             write_status(task_dir, TaskStatus("ok", task_id=task_id, trial=trial, steps=1,
                                               task_sha256=task_set.load(domain, task_id).sha256))
-            return {"status": "ok", "score": 0.0, "steps": 1, "error": None}
+            return TaskResult("ok", 0.0, steps=1)
 
     config = RunConfig(agent="noop", model="m", observation_type="screenshot", task_ids=TASKS,
                        result_dir=str(tmp_path))

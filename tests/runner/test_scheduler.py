@@ -20,6 +20,7 @@ from runner.results import (
     write_status,
 )
 from runner.run import run_benchmark
+from runner.task_result import TaskResult
 from runner.worker_pool import ThreadBackend
 
 TASKS = ["os-organize-invoices", "os-install-photoshop", "os-find-copy-lease", "os-make-script-executable"]
@@ -48,10 +49,10 @@ class ScriptedRunner:
         if what == "fatal":
             status.status, status.error = "error", ErrorRecord("LLMError", AUTH["message"], "", AUTH)
             write_status(task_dir, status)
-            return {"status": "error", "score": None, "steps": 1, "error": AUTH["message"], "fatal": AUTH}
+            return TaskResult.failed(AUTH["message"], AUTH, steps=1)
         write_score(task_dir, what)
         write_status(task_dir, status)
-        return {"status": "ok", "score": what, "steps": 1, "error": None}
+        return TaskResult("ok", what, steps=1)
 
     def close(self):
         pass

@@ -20,6 +20,7 @@ from runner.results import (
 )
 from runner.run import run_benchmark
 from runner.summary import find_runs
+from runner.task_result import TaskResult
 from runner.worker_pool import ThreadBackend
 
 TASKS = ["os-find-copy-lease", "os-make-script-executable"]
@@ -37,10 +38,10 @@ class TrialRunner:
         if (task_id, trial) in self.fail:
             status.status, status.error = "error", ErrorRecord("RuntimeError", self.fail[(task_id, trial)], "")
             write_status(task_dir, status)
-            return {"status": "error", "score": None, "steps": 1, "error": status.error.message}
+            return TaskResult.failed(status.error.message, steps=1)
         write_score(task_dir, float(trial % 2))
         write_status(task_dir, status)
-        return {"status": "ok", "score": float(trial % 2), "steps": 1, "error": None}
+        return TaskResult("ok", float(trial % 2), steps=1)
 
     def close(self):
         pass
