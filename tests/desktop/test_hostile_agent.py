@@ -28,6 +28,7 @@ from desktop_env.errors import EnvServerGone, ResourceLimitExceeded, ServerReque
 from desktop_env.providers.local import LocalProvider
 from desktop_env.providers.local.etc_view import ensure_etc_view
 from desktop_env.providers.local.limits import DesktopLimits, cgroup_support
+from desktop_env.providers.local.server_code import SHARED_MODULES
 from runner.episode import EpisodeConfig, run_episode
 
 pytestmark = pytest.mark.desktop
@@ -145,8 +146,8 @@ def test_no_checkout_task_file_cache_or_result_is_visible(provider, tmp_path):
                             "-o -name '*.git' -o -name results \\) -not -path '/proc/*' 2>/dev/null")
     assert found["output"].split() == []
     code = shell(provider, "cd /run/osworld-lib/src && find . -type f | sort")["output"].split()
-    assert code and all(path.startswith(("./desktop_env/server/", "./desktop_env/__init__.py",
-                                         "./desktop_env/a11y_namespaces.py")) for path in code), code
+    shipped = ("./desktop_env/server/", *(f"./desktop_env/{name}" for name in SHARED_MODULES))
+    assert code and all(path.startswith(shipped) for path in code), code
 
 
 def test_the_system_is_read_only_and_hidden_config_stays_hidden(provider):
