@@ -68,7 +68,7 @@ def setup_command(vscode: bool) -> None:
         console.print(f"[red]error:[/] {e}")
         sys.exit(1)
     try:
-        console.print(f"GNOME Settings: {ensure_settings(progress=progress)}")
+        console.print(f"GNOME Settings: {ensure_settings(progress=progress, retry=True)}")
     except MissingDependency as e:  # desktops then run the system's Settings, as `osworld env doctor` says
         console.print(f"[yellow]warning:[/] GNOME Settings 41 not installed; desktops run the system's Settings, "
                       f"whose pages are not laid out as the VM's: {e}")

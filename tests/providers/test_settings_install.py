@@ -183,3 +183,21 @@ def test_the_installed_settings_links_everything_on_this_system_and_no_libsoup_2
     assert root is not None
     vm_settings.check_links(root)
     assert [name for name, *_ in read_manifest(root)][0] == "gnome-control-center"
+
+
+def test_a_failed_fetch_is_remembered_so_each_run_does_not_wait_on_it_again(share, monkeypatch):
+    attempts = []
+
+    def unreachable(staging, progress):
+        attempts.append(staging)
+        raise vm_settings.SettingsInstallError("installing GNOME Settings 41, step 'fetch': no route to host")
+
+    monkeypatch.setattr(vm_settings, "_build", unreachable)
+    monkeypatch.setattr(vm_settings, "build_blocker", lambda: None)
+    for _ in range(2):
+        with pytest.raises(vm_settings.SettingsInstallError, match="no route to host"):
+            vm_settings.ensure_settings(progress=lambda line: None)
+    assert len(attempts) == 1
+    with pytest.raises(vm_settings.SettingsInstallError, match="no route to host"):
+        vm_settings.ensure_settings(progress=lambda line: None, retry=True)  # osworld env setup
+    assert len(attempts) == 2

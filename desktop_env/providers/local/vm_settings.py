@@ -31,6 +31,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 import urllib.request
 from pathlib import Path
 
@@ -68,6 +69,9 @@ SCHEMAS = Path("usr/share/glib-2.0/schemas")
 SCHEMAS_STAMP = "schemas.stamp"
 STEP_TIMEOUT_S = 600
 FETCH_TIMEOUT_S = 120
+# A run asks for Settings 41 each time; where Ubuntu's archive cannot be reached, one failed fetch is
+# remembered this long (with its reason) instead of being tried again by every run. `osworld env setup` retries.
+RETRY_AFTER_S = 6 * 3600
 
 
 class SettingsInstallError(MissingDependency):
@@ -105,13 +109,29 @@ def build_blocker() -> str | None:
     return None
 
 
-def ensure_settings(progress: Progress = progress_to_stderr) -> Path:
+def failure_mark() -> Path:
+    return settings_dir().with_name(settings_dir().name + ".failed")
+
+
+def ensure_settings(progress: Progress = progress_to_stderr, retry: bool = False) -> Path:
     """Returns Settings 41's folder, building it once (built aside, then renamed into place), and its
-    compiled schemas current with the VM's values. Raises SettingsInstallError naming the step that failed."""
-    target = install_once(f"GNOME Settings {UPSTREAM_RELEASE}", settings_dir(), installed_settings, build_blocker,
-                          SettingsInstallError, _build,
-                          f"installing GNOME Settings {UPSTREAM_RELEASE} (Ubuntu 22.04's, the VM's) into "
-                          f"{settings_dir()}: a one-time download of about 2.5 MB", progress)
+    compiled schemas current with the VM's values. Raises SettingsInstallError naming the step that failed;
+    a failure is remembered for RETRY_AFTER_S and said again without a new attempt unless `retry`."""
+    mark = failure_mark()
+    if not retry and installed_settings() is None and mark.is_file() and \
+            time.time() - mark.stat().st_mtime < RETRY_AFTER_S:
+        raise SettingsInstallError(f"{mark.read_text().strip()} (the last attempt, {mark}; `osworld env setup` "
+                                   "tries again)")
+    try:
+        target = install_once(f"GNOME Settings {UPSTREAM_RELEASE}", settings_dir(), installed_settings,
+                              build_blocker, SettingsInstallError, _build,
+                              f"installing GNOME Settings {UPSTREAM_RELEASE} (Ubuntu 22.04's, the VM's) into "
+                              f"{settings_dir()}: a one-time download of about 2.5 MB", progress)
+    except SettingsInstallError as e:
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.write_text(str(e))
+        raise
+    mark.unlink(missing_ok=True)
     if (target / SCHEMAS_STAMP).read_text() != schemas_stamp():
         compile_settings_schemas(target)
     return target
