@@ -114,3 +114,10 @@ def providers(fake_cli):
             provider.stop_emulator()
         except Exception:  # noqa: BLE001
             pass
+
+
+@pytest.fixture
+def share(monkeypatch, tmp_path) -> Path:
+    """The sandbox share (where one-time builds go) in a folder of this test's own."""
+    monkeypatch.setenv("OSWORLD_SANDBOX_SHARE", str(tmp_path))
+    return tmp_path

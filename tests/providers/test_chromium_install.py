@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from desktop_env.providers.local import doctor, vm_chromium
-from desktop_env.providers.local.aside_packages import DebianPackage, drop_special_bits, manifest_text
+from desktop_env.providers.local.aside_packages import DebianPackage, drop_special_bits
 from desktop_env.providers.local.aside_packages import parse_index_record as parse_any_index_record
 from desktop_env.providers.local.sandbox import SANDBOX_CHROMIUM, SandboxSpec, bwrap_argv
 from desktop_env.providers.local.vm_chromium import CHROMIUM_VERSION, ChromiumInstallError
+from tests.providers import aside_folder
 
 
 def parse_index_record(spec: str, text: str) -> DebianPackage:
@@ -62,19 +63,7 @@ def test_a_record_whose_size_is_not_a_number_is_refused():
 
 
 def install(root: Path, packages: list[DebianPackage]) -> Path:
-    """A folder laid out as the build leaves it (an executable standing in for the browser binary)."""
-    browser = root / vm_chromium.BROWSER
-    browser.parent.mkdir(parents=True)
-    browser.write_text("#!/bin/sh\n")
-    browser.chmod(0o755)
-    (root / vm_chromium.MANIFEST).write_text(manifest_text(packages))
-    return root
-
-
-@pytest.fixture
-def share(monkeypatch, tmp_path) -> Path:
-    monkeypatch.setenv("OSWORLD_SANDBOX_SHARE", str(tmp_path))
-    return tmp_path
+    return aside_folder.install(root, vm_chromium.BROWSER, packages)
 
 
 def test_the_manifest_lists_each_package_on_a_line_and_reads_back(tmp_path):

@@ -13,28 +13,17 @@ from pathlib import Path
 import pytest
 
 from desktop_env.providers.local import doctor, vm_settings
-from desktop_env.providers.local.aside_packages import DebianPackage, manifest_text, read_manifest, sha256_file
+from desktop_env.providers.local.aside_packages import DebianPackage, read_manifest, sha256_file
 from desktop_env.providers.local.sandbox import SANDBOX_SETTINGS, SandboxSpec, bwrap_argv
+from tests.providers import aside_folder
 
 SETTINGS_41 = DebianPackage("gnome-control-center", "1:41.7-0ubuntu0.22.04.9", "1" * 64, 1785422)
 SETTINGS_43 = DebianPackage("gnome-control-center", "1:43.6-2", "2" * 64, 1)
 SYSTEM_SCHEMAS = Path("/usr/share/glib-2.0/schemas")
 
 
-@pytest.fixture
-def share(monkeypatch, tmp_path) -> Path:
-    monkeypatch.setenv("OSWORLD_SANDBOX_SHARE", str(tmp_path))
-    return tmp_path
-
-
 def install(root: Path, packages: list[DebianPackage]) -> Path:
-    """A folder laid out as the build leaves it (an executable standing in for Settings)."""
-    program = root / vm_settings.PROGRAM
-    program.parent.mkdir(parents=True)
-    program.write_text("#!/bin/sh\n")
-    program.chmod(0o755)
-    (root / vm_settings.MANIFEST).write_text(manifest_text(packages))
-    return root
+    return aside_folder.install(root, vm_settings.PROGRAM, packages)
 
 
 def test_a_built_folder_of_settings_41_is_installed(share):

@@ -119,6 +119,15 @@ class PrivateApt:
         return debs
 
 
+def library_dir(root: Path, marker: str, error: type[MissingDependency]) -> Path:
+    """Where an unpacked tree's libraries are: the usr/lib/<multiarch triplet> that holds `marker` (a soname
+    the build unpacked)."""
+    found = sorted(path.parent for path in (root / "usr" / "lib").glob(f"*/{marker}"))
+    if not found:
+        raise error(f"no {marker} under {root / 'usr' / 'lib'}: the build is incomplete")
+    return found[0]
+
+
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as file:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ...errors import MissingDependency
 from .aside_packages import MANIFEST, Archive, PrivateApt, drop_special_bits, manifest_text, read_manifest
+from .aside_packages import library_dir as aside_library_dir
 from .one_time_build import Progress, install_once, progress_to_stderr, run_step
 from .paths import sandbox_share_dir
 
@@ -76,10 +77,7 @@ def installed_chromium() -> Path | None:
 
 def library_dir(root: Path) -> Path:
     """Where the unpacked bullseye libraries are: usr/lib/<multiarch triplet>."""
-    found = sorted(path.parent for path in (root / "usr" / "lib").glob("*/libjsoncpp.so.24"))
-    if not found:
-        raise ChromiumInstallError(f"no libjsoncpp.so.24 under {root / 'usr' / 'lib'}: the build is incomplete")
-    return found[0]
+    return aside_library_dir(root, "libjsoncpp.so.24", ChromiumInstallError)
 
 
 def build_blocker() -> str | None:

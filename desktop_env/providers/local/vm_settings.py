@@ -37,6 +37,7 @@ from pathlib import Path
 
 from ...errors import MissingDependency
 from .aside_packages import MANIFEST, Archive, PrivateApt, drop_special_bits, manifest_text, read_manifest, sha256_file
+from .aside_packages import library_dir as aside_library_dir
 from .one_time_build import Progress, install_once, progress_to_stderr, run_step
 from .paths import sandbox_share_dir
 
@@ -186,11 +187,7 @@ def fetch_keyring(folder: Path) -> Path:
 
 def library_dir(root: Path) -> Path:
     """Where the unpacked 22.04 libraries are: usr/lib/<multiarch triplet>."""
-    found = sorted(path.parent for path in (root / "usr" / "lib").glob("*/libgnome-desktop-3.so.19"))
-    if not found:
-        raise SettingsInstallError(f"no libgnome-desktop-3.so.19 under {root / 'usr' / 'lib'}: the build is "
-                                   "incomplete")
-    return found[0]
+    return aside_library_dir(root, "libgnome-desktop-3.so.19", SettingsInstallError)
 
 
 def _system_library(name: str) -> Path | None:
