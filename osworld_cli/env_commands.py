@@ -10,7 +10,14 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from desktop_env.benchmark import TARGETS, machine_summary, run_bench
 from desktop_env.desktop_defaults import DEFAULT_SCREEN_SIZE
+from desktop_env.errors import ProviderError
+from desktop_env.providers.local import LocalDesktopConfig, LocalProvider
+from desktop_env.providers.local.doctor import run_checks
+from desktop_env.providers.local.limits import DesktopLimits
+from desktop_env.providers.local.prepare import VSCODE
+from desktop_env.server.access_policy import is_loopback
 
 from .limit_options import desktop_limit_options
 from .prune_command import prune_command
@@ -42,43 +49,27 @@ def env_group() -> None:
 @click.option("--vscode", is_flag=True, help="Also install VS Code (code-server from the npm registry, a build of "
                                              "a few minutes), which runs otherwise install on first need.")
 def setup_command(vscode: bool) -> None:
-    """Build the env server's venv, the desktop's view (with Ubuntu's fonts), the home template,
-    Chromium 120, the VM's era of Chrome, from Debian 11's archive, and GNOME Settings 41, the VM's,
-    from Ubuntu 22.04's (done once, cached)."""
-    from desktop_env.errors import MissingDependency
-    from desktop_env.providers.local.desktop_view import ensure_desktop_view
-    from desktop_env.providers.local.home_template import ensure_home_template
-    from desktop_env.providers.local.server_venv import ensure_server_venv
-    from desktop_env.providers.local.vm_chromium import ensure_chromium
-    from desktop_env.providers.local.vm_settings import ensure_settings
-
+    """Build what the local desktop builds once (LocalProvider.prepare): the env server's venv and code,
+    the desktop's view (with Ubuntu's fonts), the home template, Chromium 120, the VM's era of Chrome,
+    from Debian 11's archive, and GNOME Settings 41, the VM's, from Ubuntu 22.04's (done once, cached)."""
     def progress(line: str) -> None:
         console.print(f"[dim]{line}[/]")
 
-    console.print(f"server venv:   {ensure_server_venv()}")
-    console.print(f"desktop view:  {ensure_desktop_view()}")
-    console.print(f"home template: {ensure_home_template()}")
-    try:
-        console.print(f"Chromium:      {ensure_chromium(progress=progress)}")
-        if vscode:
-            from desktop_env.providers.local.vscode import ensure_vscode
-
-            console.print(f"VS Code:       {ensure_vscode(progress=progress)}")
-    except MissingDependency as e:
-        console.print(f"[red]error:[/] {e}")
+    built = LocalProvider.prepare(extras=[VSCODE] if vscode else [], retry=True, progress=progress)
+    for part in built:
+        if part.path is not None:
+            console.print(f"{part.name + ':':18} {part.path}")
+        elif part.required:
+            console.print(f"[red]error:[/] {part.problem()}")
+        else:  # desktops do without it, as `osworld env doctor` says
+            console.print(f"[yellow]warning:[/] {part.problem()}")
+    if any(part.error and part.required for part in built):
         sys.exit(1)
-    try:
-        console.print(f"GNOME Settings: {ensure_settings(progress=progress, retry=True)}")
-    except MissingDependency as e:  # desktops then run the system's Settings, as `osworld env doctor` says
-        console.print(f"[yellow]warning:[/] GNOME Settings 41 not installed; desktops run the system's Settings, "
-                      f"whose pages are not laid out as the VM's: {e}")
 
 
 @env_group.command("doctor")
 def doctor_command() -> None:
     """Check every system dependency of the local desktop; say how to install what is missing."""
-    from desktop_env.providers.local.doctor import run_checks
-
     checks = run_checks()
     table = Table("check", "ok", "detail", "fix")
     for check in checks:
@@ -106,12 +97,6 @@ def serve_command(port: int | None, host: str, vm_address: str | None, token: st
                   desktop_memory: str, desktop_pids: str, desktop_cpu_weight: str, desktop_tmpfs: str,
                   desktop_disk: str) -> None:
     """Start one desktop and keep it running until Ctrl-C."""
-    from desktop_env.errors import ProviderError
-    from desktop_env.providers.local import LocalProvider
-    from desktop_env.providers.local.limits import DesktopLimits
-    from desktop_env.providers.local.provider import LocalDesktopConfig
-    from desktop_env.server.access_policy import is_loopback
-
     if port is not None and not is_loopback(host) and not token:
         raise click.BadParameter(f"{host} is not a loopback address: serving it needs --token "
                                  "(or OSWORLD_SERVER_TOKEN)", param_hint="--host")
@@ -158,8 +143,6 @@ def serve_command(port: int | None, host: str, vm_address: str | None, token: st
 @click.option("--samples", default=30, show_default=True, help="Screenshots and actions to time.")
 def bench_command(as_json: bool, screen_size: tuple[int, int], resets: int, samples: int) -> None:
     """Measure reset, screenshot, a11y tree and action latency and memory of one desktop."""
-    from desktop_env.benchmark import TARGETS, machine_summary, run_bench
-
     progress = (lambda _: None) if as_json else (lambda msg: console.print(f"[dim]{msg}[/]"))
     result = run_bench(screen_size=screen_size, resets=resets, screenshots=samples, actions=samples,
                        progress=progress)

@@ -8,6 +8,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from desktop_env.providers.prune import prune
+
 console = Console()
 
 
@@ -18,8 +20,6 @@ console = Console()
 @click.option("--docker", default="docker", show_default=True, help="The docker CLI to use.")
 def prune_command(dry_run: bool, as_json: bool, no_vms: bool, docker: str) -> None:
     """Remove osworld containers whose owner process is gone; list the ones in use and running VMs."""
-    from desktop_env.providers.prune import prune
-
     result = prune(dry_run=dry_run, docker=docker, include_vms=not no_vms)
     if as_json:
         click.echo(json.dumps({"dry_run": dry_run, **result.to_dict()}, indent=2))

@@ -1,13 +1,18 @@
 """Where desktops come from. The interface follows OSWorld's providers."""
 from __future__ import annotations
 
+import sys
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from ..controllers.transport import Endpoint
 from ..desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
+from .leftovers import PruneResult
+
+Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -22,11 +27,32 @@ class DesktopOptions:
     own: Any = None
 
 
+@dataclass(frozen=True)
+class Built:
+    """One thing a provider builds once, before its desktops start (Provider.prepare): its folder, or why
+    it could not be built. A build a desktop can do without fails into `error` instead of raising."""
+    name: str
+    path: Path | None = None    # None without an error: no task asked for it and it is not there
+    error: str = ""             # why it could not be built; "" when it was
+    without: str = ""           # what desktops do without it
+    required: bool = True       # `osworld env setup` fails when a required one does; a run goes on either way
+
+    def problem(self) -> str:
+        """The sentence saying it failed and what follows, or "" when it did not fail."""
+        return f"{self.name} could not be installed; {self.without}: {self.error}" if self.error else ""
+
+
+def progress_to_stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
 class Provider(ABC):
     """Creates, reverts and stops one desktop whose env server speaks desktop_env/server/PROTOCOL.md.
 
-    The classmethods are what the harness asks of a provider by name, before it has one: whether options can
-    work, what to build before any desktop starts, and the provider made from a run's options."""
+    The life cycle: `prepare()` builds once what every desktop of the provider uses, `create()` boots one
+    desktop, `prune()` removes what killed runs left behind. The classmethods are what the harness asks of a
+    provider by name, before it has one: whether options can work, what to build before any desktop starts,
+    what to clean up, and the provider made from a run's options."""
 
     # The dataclass of the provider's own run options (its fields named as RunConfig's), or None: it has none.
     Options: ClassVar[type | None] = None
@@ -37,15 +63,38 @@ class Provider(ABC):
         return None
 
     @classmethod
+    def prepare(cls, tasks: Sequence[dict[str, Any]] | None = None, extras: Collection[str] = (),
+                retry: bool = False, progress: Progress = progress_to_stderr) -> list[Built]:
+        """Builds what is built once, before any desktop starts; what was built, in order (nothing by default).
+
+        `tasks`: a run's task configs, whose needs decide the optional builds; None builds what any task may
+        need, as `osworld env setup` does, but for the `extras` only built when named. `retry`: try again what
+        failed lately instead of saying its failure again."""
+        return []
+
+    @classmethod
     def prepare_for(cls, tasks: Sequence[dict[str, Any]]) -> None:
-        """Builds what these task configs need before any desktop starts (once per run; nothing by default)."""
-        return None
+        """A run's preparation (once, before its first desktop): `prepare(tasks)`, each build that failed said
+        on stderr with what follows, and the run goes on."""
+        for built in cls.prepare(tasks):
+            if built.error:
+                print(built.problem(), file=sys.stderr, flush=True)
+
+    @classmethod
+    def prune(cls, dry_run: bool = False, tool: str | None = None) -> PruneResult:
+        """Removes what killed runs of this provider left behind (with `dry_run`, only says what it would);
+        `tool`: the command-line tool it drives, when not its usual one. Nothing by default."""
+        return PruneResult()
 
     @classmethod
     def from_options(cls, desktop: DesktopOptions, **options: Any) -> Provider:
         """The provider for a run's desktop options; `options` are the caller's own keyword arguments for it.
         By default only those: a provider that honours the desktop options takes them here."""
         return cls(**options)
+
+    def create(self, path_to_vm: str | None = None) -> None:
+        """Boots one desktop and returns once its env server is ready (OSWorld's `start_emulator`, headless)."""
+        self.start_emulator(path_to_vm, True, "Ubuntu")
 
     @abstractmethod
     def start_emulator(self, path_to_vm: str | None, headless: bool, os_type: str) -> None:

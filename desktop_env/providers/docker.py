@@ -29,6 +29,7 @@ container is the initial state); stop = `docker rm -f`; save_state is not possib
 from __future__ import annotations
 
 import atexit
+import json
 import logging
 import os
 import socket
@@ -40,7 +41,8 @@ import weakref
 from ..controllers.transport import Endpoint
 from ..errors import MissingDependency, ProviderError
 from .base import Provider
-from .ports import PortAllocator, process_start_time
+from .leftovers import IN_USE, STALE, UNKNOWN, Leftover, PruneResult
+from .ports import PortAllocator, process_alive, process_start_time
 from .vm_tools import run_tool, wait_for_env_server
 
 log = logging.getLogger("osworld.providers.docker")
@@ -84,8 +86,96 @@ def _remove_all() -> None:
             log.warning("could not remove container %s at exit: %s", provider.container_name, e)
 
 
+def parse_labels(text: str) -> dict[str, str]:
+    """`docker ps --format '{{json .}}'` gives labels as "k1=v1,k2=v2"."""
+    labels = {}
+    for item in (text or "").split(","):
+        key, sep, value = item.partition("=")
+        if sep:
+            labels[key.strip()] = value
+    return labels
+
+
+def judge_container(labels: dict[str, str], this_host: str) -> tuple[str, str, int | None]:
+    owner = labels.get(LABEL_OWNER, "")
+    try:
+        pid = int(owner)
+    except ValueError:
+        return UNKNOWN, f"label {LABEL_OWNER}={owner!r} is not a pid", None
+    host = labels.get(LABEL_HOST)
+    if host and host != this_host:
+        return UNKNOWN, f"started on host {host!r}; its owner cannot be checked from {this_host!r}", pid
+    if process_alive(pid, labels.get(LABEL_OWNER_START)):
+        return IN_USE, f"owner process {pid} is running", pid
+    return STALE, f"owner process {pid} is gone", pid
+
+
+def docker_leftovers(docker: str = "docker", notes: list[str] | None = None) -> list[Leftover]:
+    """Every osworld container (found by its owner label) with a verdict."""
+    notes = notes if notes is not None else []
+    try:
+        proc = run_tool([docker, "ps", "-a", "--filter", f"label={LABEL_OWNER}", "--format", "{{json .}}"],
+                        install_hint=DOCKER_INSTALL_HINT, timeout=60, check=False)
+    except ProviderError as e:  # docker not installed
+        notes.append(f"containers not checked: {e}")
+        return []
+    if proc.returncode != 0:
+        notes.append(f"containers not checked: `{docker} ps` failed: {(proc.stderr or proc.stdout).strip()}")
+        return []
+    this_host = socket.gethostname()
+    found = []
+    for line in proc.stdout.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            notes.append(f"unparsable `docker ps` line: {line[:200]}")
+            continue
+        labels = parse_labels(row.get("Labels", ""))
+        verdict, reason, pid = judge_container(labels, this_host)
+        found.append(Leftover(kind="container", ident=row.get("ID", ""), name=row.get("Names", ""),
+                              state=row.get("Status") or row.get("State", ""), verdict=verdict, reason=reason,
+                              owner_pid=pid, env_id=labels.get(LABEL_ENV), host=labels.get(LABEL_HOST)))
+    return found
+
+
+def prune_containers(found: list[Leftover], dry_run: bool = False, docker: str = "docker") -> PruneResult:
+    """Removes the stale ones of `found` (`docker rm -f`); keeps the others."""
+    result = PruneResult()
+    for item in found:
+        if item.verdict != STALE:
+            result.kept.append(item)
+            continue
+        if dry_run:
+            result.removed.append(item)
+            continue
+        try:
+            proc = run_tool([docker, "rm", "-f", item.ident], install_hint=DOCKER_INSTALL_HINT, timeout=120,
+                            check=False)
+        except ProviderError as e:
+            result.failed.append((item, str(e)))
+            continue
+        output = (proc.stderr or proc.stdout).strip()
+        if proc.returncode == 0 or "no such container" in output.lower():
+            result.removed.append(item)
+        else:
+            result.failed.append((item, output or f"exit code {proc.returncode}"))
+    return result
+
+
 class DockerProvider(Provider):
     """One OSWorld VM in one container; a revert is a fresh container."""
+
+    @classmethod
+    def prune(cls, dry_run: bool = False, tool: str | None = None) -> PruneResult:
+        """Removes the containers whose owner process is gone; keeps those in use or of another host."""
+        notes: list[str] = []
+        found = docker_leftovers(tool or "docker", notes)
+        result = prune_containers(found, dry_run, tool or "docker")
+        result.notes[:0] = notes
+        return result
 
     def __init__(self, image: str = IMAGE, docker: str = "docker", kvm: bool | None = None,
                  kvm_device: str = "/dev/kvm", ram_size: str = "4G", cpu_cores: int = 4, disk_size: str = "32G",

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 import subprocess
 import threading
 import time
@@ -34,6 +35,7 @@ from ..controllers.transport import Endpoint
 from ..errors import ProviderError
 from ..waiting import poll_until
 from .base import Provider
+from .leftovers import UNKNOWN, Leftover, PruneResult
 from .vm_tools import run_tool, wait_for_env_server
 
 log = logging.getLogger("osworld.providers.virtualbox")
@@ -71,7 +73,30 @@ def uuid_from_vbox_file(path: str) -> str:
     return uuid
 
 
+def running_virtualbox_vms(vboxmanage: str = "VBoxManage", notes: list[str] | None = None) -> list[Leftover]:
+    """Running VirtualBox VMs (when VBoxManage is installed), never judged: nothing marks which run uses one."""
+    notes = notes if notes is not None else []
+    if not shutil.which(vboxmanage):
+        return []
+    try:
+        out = run_tool([vboxmanage, "list", "runningvms"], install_hint="", timeout=60).stdout
+    except ProviderError as e:
+        notes.append(f"VirtualBox VMs not checked: {e}")
+        return []
+    return [Leftover(kind="vm", ident=uuid, name=name, state="running", verdict=UNKNOWN,
+                     reason=f"a running VirtualBox VM; nothing tells which run uses it: if none "
+                            f"does, `{vboxmanage} controlvm {uuid} poweroff`")
+            for name, uuid in parse_vm_list(out)]
+
+
 class VirtualBoxProvider(Provider):
+    @classmethod
+    def prune(cls, dry_run: bool = False, tool: str | None = None) -> PruneResult:
+        """Lists the running VMs for a person to judge; stops none."""
+        result = PruneResult()
+        result.kept = running_virtualbox_vms(tool or "VBoxManage", result.notes)
+        return result
+
     def __init__(self, vboxmanage: str = "VBoxManage", server_port: int = 5000, ready_timeout: float = 300.0,
                  ip_timeout: float = 300.0, ready_path: str = "/screenshot", command_timeout: float = 120.0,
                  poll_interval: float = 1.0, liveness_interval: float = 10.0, unlock_timeout: float = 30.0):

@@ -25,6 +25,7 @@ import logging
 import os
 import platform
 import re
+import shutil
 import subprocess
 import threading
 import time
@@ -32,6 +33,7 @@ import time
 from ..controllers.transport import Endpoint
 from ..errors import MissingDependency, ProviderError
 from .base import Provider
+from .leftovers import UNKNOWN, Leftover, PruneResult
 from .vm_tools import run_tool, wait_for_env_server
 
 log = logging.getLogger("osworld.providers.vmware")
@@ -45,7 +47,31 @@ def default_host_type() -> str:
     return "fusion" if platform.system() == "Darwin" else "ws"
 
 
+def running_vmware_vms(vmrun: str = "vmrun", notes: list[str] | None = None) -> list[Leftover]:
+    """Running VMware VMs (when vmrun is installed), never judged: nothing marks which run uses one."""
+    notes = notes if notes is not None else []
+    if not shutil.which(vmrun):
+        return []
+    host_type = default_host_type()
+    try:
+        out = run_tool([vmrun, "-T", host_type, "list"], install_hint="", timeout=60).stdout
+    except ProviderError as e:
+        notes.append(f"VMware VMs not checked: {e}")
+        return []
+    return [Leftover(kind="vm", ident=path, name=path, state="running", verdict=UNKNOWN,
+                     reason=f"a running VMware VM; nothing tells which run uses it: if none "
+                            f"does, `{vmrun} -T {host_type} stop {path}`")
+            for path in (line.strip() for line in out.splitlines()[1:]) if path]
+
+
 class VMwareProvider(Provider):
+    @classmethod
+    def prune(cls, dry_run: bool = False, tool: str | None = None) -> PruneResult:
+        """Lists the running VMs for a person to judge; stops none."""
+        result = PruneResult()
+        result.kept = running_vmware_vms(tool or "vmrun", result.notes)
+        return result
+
     def __init__(self, vmrun: str = "vmrun", host_type: str | None = None, server_port: int = 5000,
                  ready_timeout: float = 300.0, ip_timeout: float = 300.0, ready_path: str = "/screenshot",
                  command_timeout: float = 300.0, poll_interval: float = 1.0, liveness_interval: float = 10.0):

@@ -13,8 +13,12 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
+from desktop_env.providers.docker import docker_leftovers, parse_labels
+from desktop_env.providers.leftovers import IN_USE, STALE, UNKNOWN
 from desktop_env.providers.ports import PortAllocator, process_start_time
-from desktop_env.providers.prune import IN_USE, STALE, UNKNOWN, find_leftovers, parse_labels, prune
+from desktop_env.providers.prune import prune
+from desktop_env.providers.virtualbox import running_virtualbox_vms
+from desktop_env.providers.vmware import running_vmware_vms
 from osworld_cli import prune_command as prune_cli
 from osworld_cli.prune_command import prune_command
 
@@ -52,9 +56,9 @@ def seeded(fake_cli):
     return fake_cli
 
 
-def test_find_leftovers_judges_each_container(seeded):
+def test_docker_leftovers_judges_each_container(seeded):
     notes: list[str] = []
-    found = {x.name: x for x in find_leftovers(include_vms=False, notes=notes)}
+    found = {x.name: x for x in docker_leftovers(notes=notes)}
     assert seeded.calls() == [["docker", "ps", "-a", "--filter", "label=osworld.owner", "--format", "{{json .}}"]]
     assert set(found) == {"osworld-dead", "osworld-alive", "osworld-recycled", "osworld-elsewhere"}
     assert found["osworld-dead"].verdict == STALE and "is gone" in found["osworld-dead"].reason
@@ -96,8 +100,7 @@ def test_running_vms_are_listed_but_never_stopped(fake_cli, tmp_path):
     fake_cli.run("VBoxManage", "startvm", "Ubuntu", "--type", "headless")
     fake_cli.clear()
     notes: list[str] = []
-    found = find_leftovers(notes=notes)
-    vms = {x.name: x for x in found if x.kind == "vm"}
+    vms = {x.name: x for x in [*running_vmware_vms(notes=notes), *running_virtualbox_vms(notes=notes)]}
     assert set(vms) == {str(vmx), "Ubuntu"}
     assert all(x.verdict == UNKNOWN for x in vms.values())
     assert f"vmrun -T ws stop {vmx}" in vms[str(vmx)].reason
@@ -110,7 +113,7 @@ def test_running_vms_are_listed_but_never_stopped(fake_cli, tmp_path):
 def test_without_docker_nothing_is_checked_and_it_says_so(fake_cli, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     notes: list[str] = []
-    assert find_leftovers(notes=notes) == []
+    assert docker_leftovers(notes=notes) == []
     assert notes == ["containers not checked: docker not found on PATH: install Docker Engine "
                      "(https://docs.docker.com/engine/install/)"]
 
@@ -119,7 +122,7 @@ def test_a_daemon_error_is_a_note(fake_cli):
     fake_cli.fail(["docker", "ps"], stderr="Cannot connect to the Docker daemon at unix:///var/run/docker.sock. "
                                            "Is the docker daemon running?\n")
     notes: list[str] = []
-    assert find_leftovers(include_vms=False, notes=notes) == []
+    assert docker_leftovers(notes=notes) == []
     assert "Cannot connect to the Docker daemon" in notes[0]
 
 
@@ -152,7 +155,7 @@ def test_a_run_killed_with_sigkill_leaves_a_container_that_prune_removes(fake_cl
                              env=env)
     try:
         name, url = owner.stdout.readline().split()
-        [leftover] = [x for x in find_leftovers(include_vms=False) if x.name == name]
+        [leftover] = [x for x in docker_leftovers() if x.name == name]
         assert leftover.verdict == IN_USE and leftover.owner_pid == owner.pid
     finally:
         owner.send_signal(signal.SIGKILL)

@@ -5,22 +5,19 @@ from __future__ import annotations
 
 import logging
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from ...errors import MissingDependency
+from ..base import Progress, progress_to_stderr
 from .paths import build_aside
+
+__all__ = ["Progress", "install_once", "progress_to_stderr", "run_step"]
 
 log = logging.getLogger("osworld.build")
 
-Progress = Callable[[str], None]
 OUTPUT_LINES = 30  # of a failed step's output, kept in its error
-
-
-def progress_to_stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def install_once(what: str, target: Path, installed: Callable[[], Path | None], blocker: Callable[[], str | None],

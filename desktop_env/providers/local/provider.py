@@ -23,12 +23,11 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -40,24 +39,19 @@ from ...server.access_policy import is_loopback
 from ...server.relay import TcpToUnixRelay
 from ...server.session import DESKTOP_COMPONENTS, SessionConfig
 from ...waiting import poll_until
-from ..base import DesktopOptions, Provider
+from ..base import Built, DesktopOptions, Progress, Provider, progress_to_stderr
+from ..leftovers import PruneResult
 from . import seccomp
 from .desktop_storage import OutputTail, home_full, log_tails, start_command
-from .desktop_view import ensure_desktop_view
-from .home_template import ensure_home_template
 from .host_ids import SandboxIdentity, acquire_identity
 from .limits import DesktopCgroup, DesktopLimits, LimitEvents, LimitOptions, prune_stale_cgroups
 from .orphans import kill_namespace_init, kill_sandboxes_of, kill_sandboxes_without_env_dir
 from .paths import runtime_root
+from .prepare import DesktopParts, desktop_parts, prepare
 from .root_inside import RootInside, root_inside_for
 from .sandbox import SandboxSpec, bwrap_argv, bwrap_environment, write_identity_files
 from .sandbox_layout import SANDBOX_DESKTOP, SANDBOX_RUNTIME, SANDBOX_VENV
-from .server_code import ensure_server_code
 from .server_process import ServerProcess
-from .server_venv import ensure_server_venv
-from .vm_chromium import ensure_chromium_for, installed_chromium
-from .vm_settings import ensure_settings, installed_settings
-from .vscode import ensure_vscode_for, installed_vscode
 
 log = logging.getLogger("osworld.local")
 
@@ -166,27 +160,19 @@ class LocalProvider(Provider):
         return cls(**{**made, **options})
 
     @classmethod
-    def prepare_for(cls, tasks: Sequence[dict[str, Any]]) -> None:
-        """Apps the local desktop installs on first need, before any desktop starts: VS Code, when a
-        task uses it, and Chromium 120 (the VM's era of Chrome), when a task uses Chrome. An install
-        that fails is said on stderr and the run goes on: each task that runs `code` then ends as an
-        error record whose message says VS Code is not installed, and Chrome's tasks run on the
-        system's Chromium, whose menus and pages are not the VM's. GNOME Settings 41 (the VM's) is
-        installed for every run: any task may open Settings from the system menu."""
-        try:
-            ensure_vscode_for(tasks)
-        except MissingDependency as e:
-            print(f"VS Code could not be installed; its tasks will end as errors: {e}", file=sys.stderr, flush=True)
-        try:
-            ensure_chromium_for(tasks)
-        except MissingDependency as e:
-            print(f"Chromium 120 could not be installed; Chrome's tasks will run on the system's Chromium, whose "
-                  f"menus and Settings pages are not the VM's: {e}", file=sys.stderr, flush=True)
-        try:
-            ensure_settings()
-        except MissingDependency as e:
-            print(f"GNOME Settings 41 could not be installed; desktops will run the system's Settings, whose pages "
-                  f"are not laid out as the VM's: {e}", file=sys.stderr, flush=True)
+    def prepare(cls, tasks: Sequence[dict[str, Any]] | None = None, extras: Collection[str] = (),
+                retry: bool = False, progress: Progress = progress_to_stderr) -> list[Built]:
+        """What every desktop mounts, then the VM's apps the tasks use (prepare.py): VS Code, when a task uses
+        it, Chromium 120 (the VM's era of Chrome), when a task uses Chrome, and GNOME Settings 41 (the VM's)
+        for every run, for any task may open Settings from the system menu. An app that cannot be installed
+        does not stop a run: each task that runs `code` then ends as an error record whose message says VS
+        Code is not installed, Chrome's tasks run on the system's Chromium and desktops on its Settings."""
+        return prepare(tasks, extras, retry, progress)
+
+    @classmethod
+    def prune(cls, dry_run: bool = False, tool: str | None = None) -> PruneResult:
+        """Removes the env folders of dead harnesses, killing any sandbox of theirs still running."""
+        return PruneResult(env_dirs_removed=[str(path) for path in prune_stale_env_dirs(dry_run=dry_run)])
 
     def __init__(self, screen_size: tuple[int, int] = DEFAULT_SCREEN_SIZE, network: bool = False,
                  client_password: str = DEFAULT_PASSWORD, config: LocalDesktopConfig | None = None,
@@ -197,6 +183,7 @@ class LocalProvider(Provider):
                                         limits=limits or DesktopLimits(), warm_spare=warm_spare)
         self.config = config
         self.env_dir: Path | None = None
+        self._parts: DesktopParts  # what it mounts, found at each start
         self._sandbox: _Sandbox | None = None
         # (socket name, host, port) -> relay; the name says which of this boot's sockets it reaches
         self._relays: dict[tuple[str, str, int], TcpToUnixRelay] = {}
@@ -218,6 +205,10 @@ class LocalProvider(Provider):
 
     # -- Provider interface ---------------------------------------------------------------
     def start_emulator(self, path_to_vm: str | None = None, headless: bool = True, os_type: str = "Ubuntu") -> None:
+        self.create()
+
+    def create(self, path_to_vm: str | None = None) -> None:
+        """Boots the desktop, unless it runs already."""
         with self._lock:
             if self._sandbox is not None and self._sandbox.process.poll() is None:
                 return
@@ -225,13 +216,7 @@ class LocalProvider(Provider):
                 raise MissingDependency("bubblewrap (bwrap) is not installed: apt-get install bubblewrap")
             if shutil.which("Xvfb") is None:
                 raise MissingDependency("Xvfb is not installed: apt-get install xvfb")
-            self._venv = ensure_server_venv()
-            self._src = ensure_server_code()
-            self._desktop = ensure_desktop_view()
-            self._vscode = installed_vscode()  # mounted when installed; built on first need (vscode.py)
-            self._chromium = installed_chromium()  # the same (vm_chromium.py); else the system's Chromium runs
-            self._settings = installed_settings()  # the same (vm_settings.py); else the system's Settings 43 runs
-            self._home_template = ensure_home_template()
+            self._parts = desktop_parts()
             if self.env_dir is None:
                 self._create_env_dir()
             self._boot()
@@ -426,13 +411,13 @@ class LocalProvider(Provider):
 
     def _spec(self, generation: int, root: RootInside | None = None) -> SandboxSpec:
         assert self.env_dir is not None
-        return SandboxSpec(env_dir=self.env_dir, src_dir=self._src, venv_dir=self._venv, desktop_dir=self._desktop,
-                           network=self.config.network, generation=generation,
+        parts = self._parts
+        return SandboxSpec(env_dir=self.env_dir, src_dir=parts.server_code, venv_dir=parts.venv,
+                           desktop_dir=parts.desktop_view, network=self.config.network, generation=generation,
                            tmpfs_bytes=self.config.limits.tmpfs_bytes, disk_bytes=self.config.limits.disk_bytes,
-                           home_template=self._home_template,
+                           home_template=parts.home_template,
                            userns_fd=root.userns_fd if root is not None and root.enabled else None,
-                           vscode_dir=self._vscode, chromium_dir=self._chromium,
-                           settings_dir=self._settings)
+                           vscode_dir=parts.vscode, chromium_dir=parts.chromium, settings_dir=parts.settings)
 
     def wait_for_spare(self) -> float | None:
         """Waits until the warm spare has finished booting; its boot time in seconds (None

@@ -1,0 +1,75 @@
+"""What the local provider builds once, in one list: what every desktop mounts (the env server's venv and
+code, the desktop's view, the home template), then the VM's apps, set aside from the system (Chromium 120,
+VS Code, GNOME Settings 41). `prepare` builds them before a run (or at `osworld env setup`); a boot
+takes `desktop_parts`, which builds only what every desktop mounts and finds the apps already there."""
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...errors import MissingDependency
+from ..base import Built, Progress
+from .desktop_view import ensure_desktop_view
+from .home_template import ensure_home_template
+from .server_code import ensure_server_code
+from .server_venv import ensure_server_venv
+from .vm_chromium import ensure_chromium, ensure_chromium_for, installed_chromium
+from .vm_settings import ensure_settings, installed_settings
+from .vscode import ensure_vscode, ensure_vscode_for, installed_vscode
+
+# The build `osworld env setup` makes only when asked (--vscode): a few minutes of npm and a compiler.
+VSCODE = "vscode"
+
+
+@dataclass(frozen=True)
+class DesktopParts:
+    """The folders a boot mounts; an app's is None when it is not installed (the system's runs instead)."""
+    venv: Path
+    server_code: Path
+    desktop_view: Path
+    home_template: Path
+    vscode: Path | None
+    chromium: Path | None
+    settings: Path | None
+
+
+def every_desktop_mounts() -> list[Built]:
+    """Built when missing (once per content or host state, then found in the cache)."""
+    return [Built("server venv", ensure_server_venv()), Built("server code", ensure_server_code()),
+            Built("desktop view", ensure_desktop_view()), Built("home template", ensure_home_template())]
+
+
+def desktop_parts() -> DesktopParts:
+    venv, code, view, home = (built.path for built in every_desktop_mounts())
+    assert venv and code and view and home  # each ensure_* returns its folder or raises
+    return DesktopParts(venv, code, view, home, vscode=installed_vscode(), chromium=installed_chromium(),
+                        settings=installed_settings())
+
+
+def prepare(tasks: Sequence[dict[str, Any]] | None, extras: Collection[str], retry: bool,
+            progress: Progress) -> list[Built]:
+    """Everything the local desktop builds once. With `tasks`, an app is built when one of them uses it
+    (GNOME Settings always: any task may open it from the system menu); without, Chromium and Settings
+    are, and VS Code when `extras` names it. An app that cannot be built is said in its Built."""
+    built = every_desktop_mounts()
+    every = tasks is None
+    built.append(_app("Chromium 120", lambda: ensure_chromium(progress) if tasks is None
+                      else ensure_chromium_for(tasks, progress),
+                      "Chrome's tasks will run on the system's Chromium, whose menus and Settings pages are not "
+                      "the VM's"))
+    if not every or VSCODE in extras:
+        built.append(_app("VS Code", lambda: ensure_vscode(progress) if tasks is None
+                          else ensure_vscode_for(tasks, progress), "its tasks will end as errors"))
+    built.append(_app("GNOME Settings 41", lambda: ensure_settings(progress, retry=retry),
+                      "desktops will run the system's Settings, whose pages are not laid out as the VM's",
+                      required=False))
+    return built
+
+
+def _app(name: str, build: Callable[[], Path | None], without: str, required: bool = True) -> Built:
+    try:
+        return Built(name, build(), without=without, required=required)
+    except MissingDependency as e:
+        return Built(name, error=str(e), without=without, required=required)
