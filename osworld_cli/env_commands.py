@@ -14,9 +14,9 @@ from desktop_env.benchmark import TARGETS, machine_summary, run_bench
 from desktop_env.desktop_defaults import DEFAULT_SCREEN_SIZE
 from desktop_env.errors import ProviderError
 from desktop_env.providers.local import LocalDesktopConfig, LocalProvider
+from desktop_env.providers.local.build.prepare import VSCODE
 from desktop_env.providers.local.doctor import run_checks
 from desktop_env.providers.local.limits import DesktopLimits
-from desktop_env.providers.local.prepare import VSCODE
 from desktop_env.server.access_policy import is_loopback
 
 from .limit_options import desktop_limit_options

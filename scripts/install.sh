@@ -51,7 +51,7 @@ pip_log=$(mktemp)
   else
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$extras"
   fi
-  "$VENV/bin/python" -c "from desktop_env.providers.local.server_venv import ensure_server_venv as e; print(e())"
+  "$VENV/bin/python" -c "from desktop_env.providers.local.build.server_venv import ensure_server_venv as e; print(e())"
   echo "$(( $(date +%s) - pip_started ))" > "$pip_log.seconds"
 ) > "$pip_log" 2>&1 &
 pip_pid=$!

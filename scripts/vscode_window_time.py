@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from desktop_env.desktop_env import DesktopEnv  # noqa: E402
-from desktop_env.providers.local.vscode import ensure_vscode  # noqa: E402
+from desktop_env.providers.local.build.vscode import ensure_vscode  # noqa: E402
 from desktop_env.waiting import poll_until  # noqa: E402
 
 WINDOW = "Visual Studio Code"

@@ -40,7 +40,7 @@ class SessionConfig:
     runtime_dir: str = RUNTIME_DIR            # holds logs/ (and server.sock when no listening sockets are given)
     forward_ports: list[int] = field(default_factory=lambda: [9222, 8080])
     desktop_components: list[str] = field(default_factory=lambda: list(DESKTOP_COMPONENTS))
-    # The desktop's XDG view (desktop_env/providers/local/desktop_view.py) with the D-Bus
+    # The desktop's XDG view (desktop_env/providers/local/build/desktop_view.py) with the D-Bus
     # configurations in its dbus/ folder; "" (by hand, inside a VM): the system's own.
     desktop_data: str = ""
     client_password: str = DEFAULT_PASSWORD

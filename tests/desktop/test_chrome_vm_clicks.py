@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from desktop_env.providers.local.vm_chromium import UPSTREAM_VERSION, installed_chromium
+from desktop_env.providers.local.build.vm_chromium import UPSTREAM_VERSION, installed_chromium
 from mm_agents.observations import visible_nodes
 
 pytestmark = pytest.mark.desktop

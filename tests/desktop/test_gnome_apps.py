@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from desktop_env.providers.local import vm_desktop
-from desktop_env.providers.local.vm_settings import installed_settings
+from desktop_env.providers.local.build import vm_desktop
+from desktop_env.providers.local.build.vm_settings import installed_settings
 
 pytestmark = pytest.mark.desktop
 

@@ -26,9 +26,9 @@ from desktop_env.controllers.python import ACTION_PREFIX, PythonController
 from desktop_env.desktop_env import DesktopEnv
 from desktop_env.errors import EnvServerGone, ResourceLimitExceeded, ServerRequestError
 from desktop_env.providers.local import LocalProvider
-from desktop_env.providers.local.etc_view import ensure_etc_view
+from desktop_env.providers.local.build.etc_view import ensure_etc_view
+from desktop_env.providers.local.build.server_code import SHARED_MODULES
 from desktop_env.providers.local.limits import DesktopLimits, cgroup_support
-from desktop_env.providers.local.server_code import SHARED_MODULES
 from runner.episode import EpisodeConfig, run_episode
 
 pytestmark = pytest.mark.desktop
@@ -493,7 +493,7 @@ def test_python_inside_imports_pyautogui(provider):
 NORMAL_USER_PROBE = """
 import json, os, sys
 from desktop_env.providers.local import LocalProvider
-from desktop_env.providers.local.etc_view import ensure_etc_view
+from desktop_env.providers.local.build.etc_view import ensure_etc_view
 from desktop_env.controllers.python import PythonController
 from desktop_env.providers.local.limits import DesktopLimits
 provider = LocalProvider(screen_size=(800, 600), limits=DesktopLimits(disk_bytes=64 << 20))

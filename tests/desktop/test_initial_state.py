@@ -1,5 +1,5 @@
 """Where the local desktop starts, checked inside a real one: what an agent sees and what
-OSWorld's tasks read on the VM (Ubuntu 22.04's GNOME: see desktop_env/providers/local/vm_desktop.py)."""
+OSWorld's tasks read on the VM (Ubuntu 22.04's GNOME: see desktop_env/providers/local/build/vm_desktop.py)."""
 from __future__ import annotations
 
 import io
@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from desktop_env.providers.local import vm_desktop
-from desktop_env.providers.local.ubuntu_fonts import fonts_dir
+from desktop_env.providers.local.build import vm_desktop
+from desktop_env.providers.local.build.ubuntu_fonts import fonts_dir
 
 pytestmark = pytest.mark.desktop
 
@@ -94,7 +94,7 @@ def test_gnome_shells_top_bar_and_dock_are_in_the_accessibility_tree(desktop):
     assert re.search(r'<label name="Activities"', shell)
     assert re.search(r'<menu name="System"', shell)
     dock = re.findall(r'<push-button name="([^"]+)"[^>]*cp:screencoord="\(0, \d+\)" cp:size="\(70, 64\)"', shell)
-    from desktop_env.providers.local.vscode import installed_vscode
+    from desktop_env.providers.local.build.vscode import installed_vscode
 
     vs_code = ["Visual Studio Code"] if installed_vscode() is not None else []  # the VM's third icon, when built
     assert dock[:3 + len(vs_code)] == ["Google Chrome", "Thunderbird Mail", *vs_code, "VLC media player"]

@@ -232,7 +232,7 @@ def test_close_leaves_no_process_or_folder_behind():
 def test_a_sandbox_whose_bwrap_is_gone_is_killed_by_the_next_harness():
     """The sandbox's init should die with its outer bwrap (--die-with-parent) but is not trusted to: once
     its env folder is gone, the next harness's prune kills what is left."""
-    from desktop_env.providers.local.orphans import is_namespace_init, sandboxes_of
+    from desktop_env.providers.local.boot.orphans import is_namespace_init, sandboxes_of
     from desktop_env.providers.local.paths import runtime_root
     from desktop_env.providers.local.provider import prune_stale_env_dirs
 

@@ -15,8 +15,8 @@ import pytest
 
 from desktop_env.controllers.python import PythonController
 from desktop_env.providers.local import LocalProvider
+from desktop_env.providers.local.boot.userns import root_inside_unavailable
 from desktop_env.providers.local.limits import DesktopLimits
-from desktop_env.providers.local.userns import root_inside_unavailable
 
 pytestmark = [pytest.mark.desktop,
               pytest.mark.skipif(bool(root_inside_unavailable()), reason=f"no sudo here: {root_inside_unavailable()}")]

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import pytest
 
 from desktop_env.a11y_namespaces import A11Y_NAMESPACES
-from desktop_env.providers.local import vm_desktop
-from desktop_env.providers.local.vm_settings import installed_settings
+from desktop_env.providers.local.build import vm_desktop
+from desktop_env.providers.local.build.vm_settings import installed_settings
 
 pytestmark = pytest.mark.desktop
 

@@ -20,7 +20,7 @@ import pytest
 from desktop_env.desktop_env import DesktopEnv
 from desktop_env.evaluators.getters.vscode import vscode_config
 from desktop_env.evaluators.recording import ReplayContext
-from desktop_env.providers.local.vscode import VSCODE_RELEASE, ensure_vscode, installed_vscode
+from desktop_env.providers.local.build.vscode import VSCODE_RELEASE, ensure_vscode, installed_vscode
 
 pytestmark = pytest.mark.desktop
 

@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 from desktop_env.desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
-from desktop_env.providers.local.server_code import server_files
+from desktop_env.providers.local.build.server_code import server_files
 
 PROJECT = Path(__file__).resolve().parents[2]
 PACKAGES = ("desktop_env", "runner", "mm_agents", "osworld_cli")

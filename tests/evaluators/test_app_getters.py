@@ -22,7 +22,7 @@ from desktop_env.a11y_namespaces import xmlns_declarations
 from desktop_env.evaluators.context import LiveContext
 from desktop_env.evaluators.getters import chrome, gimp, vlc
 from desktop_env.evaluators.recording import RecordingContext, ReplayContext
-from desktop_env.providers.local.sandbox import SANDBOX_SRC
+from desktop_env.providers.local.boot.sandbox import SANDBOX_SRC
 
 SHIM = f"{SANDBOX_SRC}/desktop_env/server/shims/google-chrome"
 SITE = "http://127.0.0.1:8000"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from desktop_env.providers.local.aside_packages import MANIFEST, DebianPackage, manifest_text
+from desktop_env.providers.local.build.aside_packages import MANIFEST, DebianPackage, manifest_text
 
 
 def install(root: Path, program: Path, packages: list[DebianPackage]) -> Path:

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from desktop_env.providers.local import doctor, vm_chromium
-from desktop_env.providers.local.aside_packages import DebianPackage, drop_special_bits
-from desktop_env.providers.local.aside_packages import parse_index_record as parse_any_index_record
-from desktop_env.providers.local.sandbox import SANDBOX_CHROMIUM, SandboxSpec, bwrap_argv
-from desktop_env.providers.local.vm_chromium import CHROMIUM_VERSION, ChromiumInstallError
+from desktop_env.providers.local import doctor
+from desktop_env.providers.local.boot.sandbox import SANDBOX_CHROMIUM, SandboxSpec, bwrap_argv
+from desktop_env.providers.local.build import vm_chromium
+from desktop_env.providers.local.build.aside_packages import DebianPackage, drop_special_bits
+from desktop_env.providers.local.build.aside_packages import parse_index_record as parse_any_index_record
+from desktop_env.providers.local.build.vm_chromium import CHROMIUM_VERSION, ChromiumInstallError
 from tests.providers import aside_folder
 
 
@@ -99,7 +100,7 @@ def test_an_installed_chromium_is_mounted_read_only_where_the_shim_looks(tmp_pat
     argv = bwrap_argv(spec, ["true"])
     binds = [(argv[i + 1], argv[i + 2]) for i, a in enumerate(argv) if a == "--ro-bind"]
     assert (str(tmp_path / "chromium"), SANDBOX_CHROMIUM) in binds
-    shim = (Path(vm_chromium.__file__).parents[2] / "server" / "shims" / "google-chrome").read_text()
+    shim = (Path(vm_chromium.__file__).parents[3] / "server" / "shims" / "google-chrome").read_text()
     assert f'vm_chromium={SANDBOX_CHROMIUM}\n' in shim and f'"$vm_chromium/{vm_chromium.BROWSER}"' in shim
 
 

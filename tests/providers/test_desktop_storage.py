@@ -1,4 +1,4 @@
-"""Where a desktop may write (desktop_env/providers/local/desktop_storage.py), in small real sandboxes.
+"""Where a desktop may write (desktop_env/providers/local/boot/desktop_storage.py), in small real sandboxes.
 
 Each test starts bwrap with the desktop's own storage mounts around a shell command (no
 desktop: milliseconds), and reads inside as the harness does.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_env.providers.local.desktop_storage import (
+from desktop_env.providers.local.boot.desktop_storage import (
     LOG_TAIL_BYTES,
     OutputTail,
     Storage,

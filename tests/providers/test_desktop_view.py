@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_env.providers.local import desktop_view, vm_desktop
+from desktop_env.providers.local.build import desktop_view, vm_desktop
 
 SYSTEM_SCHEMAS = Path("/usr/share/glib-2.0/schemas")
 needs_gnome = pytest.mark.skipif(

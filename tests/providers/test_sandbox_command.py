@@ -1,7 +1,7 @@
 """The bubblewrap command line isolates what the design says it isolates."""
 from pathlib import Path
 
-from desktop_env.providers.local.sandbox import (
+from desktop_env.providers.local.boot.sandbox import (
     ROOT_CAPABILITIES,
     SANDBOX_HOME,
     SandboxSpec,

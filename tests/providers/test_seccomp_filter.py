@@ -4,7 +4,7 @@ import struct
 
 import pytest
 
-from desktop_env.providers.local import seccomp
+from desktop_env.providers.local.boot import seccomp
 
 
 def run(program, arch: int, nr: int, args=(0, 0, 0, 0, 0, 0)) -> int:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from desktop_env.providers.local.server_process import ServerProcess
+from desktop_env.providers.local.boot.server_process import ServerProcess
 
 
 def state_of(process: ServerProcess, wanted: str, timeout: float = 5.0) -> str:

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from desktop_env.providers.local import doctor, vm_settings
-from desktop_env.providers.local.aside_packages import DebianPackage, read_manifest, sha256_file
-from desktop_env.providers.local.sandbox import SANDBOX_SETTINGS, SandboxSpec, bwrap_argv
+from desktop_env.providers.local import doctor
+from desktop_env.providers.local.boot.sandbox import SANDBOX_SETTINGS, SandboxSpec, bwrap_argv
+from desktop_env.providers.local.build import vm_settings
+from desktop_env.providers.local.build.aside_packages import DebianPackage, read_manifest, sha256_file
 from tests.providers import aside_folder
 
 SETTINGS_41 = DebianPackage("gnome-control-center", "1:41.7-0ubuntu0.22.04.9", "1" * 64, 1785422)
@@ -46,7 +47,7 @@ def test_an_installed_settings_is_mounted_read_only_where_the_shim_looks(tmp_pat
     argv = bwrap_argv(spec, ["true"])
     at = argv.index(str(tmp_path / "settings"))
     assert argv[at - 1:at + 2] == ["--ro-bind", str(tmp_path / "settings"), SANDBOX_SETTINGS]
-    shim = (Path(vm_settings.__file__).parents[2] / "server" / "shims" / "gnome-control-center").read_text()
+    shim = (Path(vm_settings.__file__).parents[3] / "server" / "shims" / "gnome-control-center").read_text()
     assert f"vm_settings=${{OSWORLD_VM_SETTINGS_DIR:-{SANDBOX_SETTINGS}}}" in shim
     assert f'"$vm_settings/{vm_settings.PROGRAM}"' in shim
 
@@ -142,7 +143,7 @@ def test_settings_own_schemas_have_ubuntus_keys_and_the_vms_values(tmp_path):
 
 
 def vm_settings_value(schema: str, key: str) -> str:
-    from desktop_env.providers.local.desktop_view import vm_gsettings
+    from desktop_env.providers.local.build.desktop_view import vm_gsettings
 
     return vm_gsettings()[schema][key]
 

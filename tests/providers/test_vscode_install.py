@@ -8,8 +8,15 @@ from pathlib import Path
 import pytest
 
 from desktop_env import debian_packages
-from desktop_env.providers.local import doctor, vscode
-from desktop_env.providers.local.sandbox import SANDBOX_DESKTOP, SANDBOX_VSCODE, SandboxSpec, bwrap_argv, sandbox_env
+from desktop_env.providers.local import doctor
+from desktop_env.providers.local.boot.sandbox import (
+    SANDBOX_DESKTOP,
+    SANDBOX_VSCODE,
+    SandboxSpec,
+    bwrap_argv,
+    sandbox_env,
+)
+from desktop_env.providers.local.build import vscode
 
 
 def spec(tmp_path: Path, vscode_dir: Path | None) -> SandboxSpec:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop_env.providers.local import vscode
-from desktop_env.providers.local.vscode_workbench import (
+from desktop_env.providers.local.build import vscode
+from desktop_env.providers.local.build.vscode_workbench import (
     BUNDLE_EDITS,
     PAGE_EDITS,
     VM_CSS,

@@ -69,7 +69,7 @@ def x_display():
 
 
 def pointer_events(x_display: str, mode: str) -> dict[str, list[list]]:
-    from desktop_env.providers.local.server_venv import ensure_server_venv
+    from desktop_env.providers.local.build.server_venv import ensure_server_venv
 
     python = ensure_server_venv() / "bin" / "python"
     done = subprocess.run([str(python), "-c", RECORD, mode], capture_output=True, text=True, timeout=60, cwd=REPO,

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .build.vscode import build_blocker, installed_vscode
+
 
 def vscode_missing() -> str | None:
     """Why the desktop cannot have VS Code: None when it is installed, or when a run can build it on
     first need (its build's Debian packages are here; vscode.ensure_vscode_for)."""
-    from .vscode import build_blocker, installed_vscode
-
     if installed_vscode() is not None:
         return None
     blocker = build_blocker()

@@ -10,8 +10,13 @@ from pathlib import Path
 
 from ... import debian_packages
 from ...debian_packages import read_package_list
+from .boot.host_ids import sandbox_id_range
+from .boot.userns import root_inside_unavailable
+from .build import vm_chromium, vm_settings, vscode
+from .build.server_venv import SYSTEM_MODULES, SYSTEM_PYTHON, venv_dir
+from .build.ubuntu_fonts import FAMILIES, fonts_dir
+from .limits import DesktopLimits, cgroup_support, format_size
 from .sandbox_layout import SANDBOX_HOME
-from .server_venv import SYSTEM_MODULES, SYSTEM_PYTHON, venv_dir
 
 PACKAGES_FILE = Path(__file__).with_name("system_packages.txt")
 
@@ -33,8 +38,6 @@ def _probe_uid() -> int | None:
     """A root harness starts desktops as an unprivileged uid, so probes run as one too."""
     if os.geteuid() != 0:
         return None
-    from .host_ids import sandbox_id_range
-
     ids = sandbox_id_range()
     return ids.base + ids.count - 1
 
@@ -75,8 +78,6 @@ def check_bubblewrap() -> Check:
 
 def check_home_cap() -> Check:
     """Whether a desktop's home gets its size cap: a capped tmpfs, which a write past fails in."""
-    from .limits import DesktopLimits, format_size
-
     if shutil.which("bwrap") is None:
         return Check("home cap", False, "bwrap not found", "apt-get install bubblewrap")
     cap = 1 << 20
@@ -110,8 +111,6 @@ def check_server_venv() -> Check:
 
 def check_limits() -> Check:
     """Whether each desktop gets its own cgroup with memory, process and CPU limits."""
-    from .limits import cgroup_support
-
     support = cgroup_support()
     fix = ""
     if not support.complete:
@@ -125,8 +124,6 @@ def check_limits() -> Check:
 
 def check_sudo() -> Check:
     """Whether desktops get a root of their own, so that `sudo` works inside as on OSWorld's VM."""
-    from .userns import root_inside_unavailable
-
     reason = root_inside_unavailable()
     if reason:
         fix = "run the harness as root" if os.geteuid() != 0 else "use Linux 5.19 or newer on ext4, xfs or btrfs"
@@ -137,32 +134,29 @@ def check_sudo() -> Check:
 
 def check_vscode() -> Check:
     """Whether VS Code (code-server) is installed; tasks that use it install it on first need."""
-    from .vscode import CODE_SERVER_VERSION, build_packages, installed_vscode, vscode_dir
-
-    found = installed_vscode()
+    found = vscode.installed_vscode()
     if found is not None:
-        return Check("vs code", True, f"code-server {CODE_SERVER_VERSION} in {found}", required=False)
-    missing = debian_packages.missing_packages(build_packages())
+        return Check("vs code", True, f"code-server {vscode.CODE_SERVER_VERSION} in {found}", required=False)
+    missing = debian_packages.missing_packages(vscode.build_packages())
     fix = "osworld env setup --vscode"
     if missing:
         fix = f"apt-get install --no-install-recommends {' '.join(missing)}; then {fix}"
     if shutil.which("npm") is None:
         fix = f"install npm; then {fix}"
-    return Check("vs code", False, f"not installed ({vscode_dir()}); a run whose tasks use VS Code builds it first "
-                                   "(a few minutes)", fix, required=False)
+    return Check("vs code", False, f"not installed ({vscode.vscode_dir()}); a run whose tasks use VS Code builds it "
+                                   "first (a few minutes)", fix, required=False)
 
 
 def check_chromium() -> Check:
     """Which Chromium a desktop's `google-chrome` runs: Debian 11's 120 (the VM's era) when installed,
     else the system's."""
-    from .vm_chromium import UPSTREAM_VERSION, build_blocker, chromium_dir, installed_chromium
-
-    found = installed_chromium()
+    found = vm_chromium.installed_chromium()
     if found is not None:
-        return Check("chromium", True, f"desktops run Chromium {UPSTREAM_VERSION} (Debian 11's, the VM's era) "
-                                       f"from {found}", required=False)
-    blocker = build_blocker()
-    return Check("chromium", False, f"Chromium {UPSTREAM_VERSION} not installed ({chromium_dir()}): desktops run "
+        return Check("chromium", True, f"desktops run Chromium {vm_chromium.UPSTREAM_VERSION} (Debian 11's, the "
+                                       f"VM's era) from {found}", required=False)
+    blocker = vm_chromium.build_blocker()
+    return Check("chromium", False, f"Chromium {vm_chromium.UPSTREAM_VERSION} not installed "
+                                    f"({vm_chromium.chromium_dir()}): desktops run "
                                     "the system's Chromium, whose menus and Settings pages are not the VM's; a run "
                                     "whose tasks use Chrome installs it first",
                  blocker or "osworld env setup", required=False)
@@ -171,22 +165,19 @@ def check_chromium() -> Check:
 def check_settings() -> Check:
     """Which GNOME Settings a desktop's `gnome-control-center` runs: Ubuntu 22.04's 41 (the VM's) when
     installed, else the system's."""
-    from .vm_settings import UPSTREAM_RELEASE, build_blocker, installed_settings, settings_dir
-
-    found = installed_settings()
+    found = vm_settings.installed_settings()
     if found is not None:
-        return Check("gnome settings", True, f"desktops run GNOME Settings {UPSTREAM_RELEASE} (Ubuntu 22.04's, the "
-                                             f"VM's) from {found}", required=False)
-    return Check("gnome settings", False, f"GNOME Settings {UPSTREAM_RELEASE} not installed ({settings_dir()}): "
+        return Check("gnome settings", True, f"desktops run GNOME Settings {vm_settings.UPSTREAM_RELEASE} (Ubuntu "
+                                             f"22.04's, the VM's) from {found}", required=False)
+    return Check("gnome settings", False, f"GNOME Settings {vm_settings.UPSTREAM_RELEASE} not installed "
+                                          f"({vm_settings.settings_dir()}): "
                                           "desktops run the system's Settings, whose pages and drop-downs are not "
                                           "laid out as the VM's; a run installs it first",
-                 build_blocker() or "osworld env setup", required=False)
+                 vm_settings.build_blocker() or "osworld env setup", required=False)
 
 
 def check_fonts() -> Check:
     """Whether the desktop has Ubuntu's font family, as the VM has (else DejaVu stands in)."""
-    from .ubuntu_fonts import FAMILIES, fonts_dir
-
     if fonts_dir().is_dir():
         return Check("fonts", True, f"{' and '.join(FAMILIES)} in {fonts_dir()}", required=False)
     return Check("fonts", False, f"{' and '.join(FAMILIES)} not fetched yet: the desktop would use DejaVu",

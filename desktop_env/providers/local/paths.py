@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...errors import UnsafeRuntimeDir
+from .boot.host_ids import sandbox_id_range
 
 
 def build_aside(target: Path, fill: Callable[[Path], None]) -> Path:
@@ -90,7 +91,5 @@ def private_dir(path: Path, group: int | None = None) -> Path:
 def runtime_root() -> Path:
     """Per-environment folders: short paths (Unix socket paths are limited to 107 bytes),
     owned by this user, mode 0700 (0710 with the desktops' group for a root harness)."""
-    from .host_ids import sandbox_id_range
-
     base = os.environ.get("OSWORLD_RUNTIME_DIR") or f"/tmp/osworld-{os.geteuid()}"
     return private_dir(Path(base), sandbox_id_range().group if os.geteuid() == 0 else None)

@@ -41,17 +41,17 @@ from ...server.session import DESKTOP_COMPONENTS, SessionConfig
 from ...waiting import poll_until
 from ..base import Built, DesktopOptions, Progress, Provider, progress_to_stderr
 from ..leftovers import PruneResult
-from . import seccomp
-from .desktop_storage import OutputTail, home_full, log_tails, start_command
-from .host_ids import SandboxIdentity, acquire_identity
+from .boot import seccomp
+from .boot.desktop_storage import OutputTail, home_full, log_tails, start_command
+from .boot.host_ids import SandboxIdentity, acquire_identity
+from .boot.orphans import kill_namespace_init, kill_sandboxes_of, kill_sandboxes_without_env_dir
+from .boot.root_inside import RootInside, root_inside_for
+from .boot.sandbox import SandboxSpec, bwrap_argv, bwrap_environment, write_identity_files
+from .boot.server_process import ServerProcess
+from .build.prepare import DesktopParts, desktop_parts, prepare
 from .limits import DesktopCgroup, DesktopLimits, LimitEvents, LimitOptions, prune_stale_cgroups
-from .orphans import kill_namespace_init, kill_sandboxes_of, kill_sandboxes_without_env_dir
 from .paths import runtime_root
-from .prepare import DesktopParts, desktop_parts, prepare
-from .root_inside import RootInside, root_inside_for
-from .sandbox import SandboxSpec, bwrap_argv, bwrap_environment, write_identity_files
 from .sandbox_layout import SANDBOX_DESKTOP, SANDBOX_RUNTIME, SANDBOX_VENV
-from .server_process import ServerProcess
 
 log = logging.getLogger("osworld.local")
 

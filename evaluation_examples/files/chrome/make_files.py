@@ -149,7 +149,7 @@ def bookmarks_file() -> str:
                        "version": 1}, indent=3)
 
 
-# The template's Preferences (desktop_env/providers/local/home_template.py) plus the bookmarks bar.
+# The template's Preferences (desktop_env/providers/local/build/home_template.py) plus the bookmarks bar.
 PREFERENCES_WITH_BAR = json.dumps({
     "browser": {"has_seen_welcome_page": True, "check_default_browser": False},
     "distribution": {"skip_first_run_ui": True, "suppress_first_run_default_browser_prompt": True},

@@ -18,7 +18,7 @@ import platform
 import struct
 from dataclasses import dataclass
 
-from ...errors import ProviderError
+from ....errors import ProviderError
 
 # BPF opcodes (linux/filter.h, linux/bpf_common.h)
 LD_W_ABS = 0x20

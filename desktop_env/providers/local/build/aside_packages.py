@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import MissingDependency
+from ....errors import MissingDependency
 
 MANIFEST = "packages.txt"
 

@@ -29,7 +29,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import ProviderError
+from ....errors import ProviderError
+from .host_ids import sandbox_id_range
 
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNS = 0x00020000
@@ -144,8 +145,6 @@ def root_inside_unavailable() -> str:
     if os.geteuid() != 0:
         return ("the harness does not run as root, and only root can map the two uids a root inside "
                 "the desktop needs; run the harness as root for sudo")
-    from .host_ids import sandbox_id_range
-
     ids = sandbox_id_range()
     probe_root = ids.base + ids.count - 4  # the range's last ids, which a desktop takes last
     try:

@@ -35,11 +35,12 @@ import time
 import urllib.request
 from pathlib import Path
 
-from ...errors import MissingDependency
+from ....errors import MissingDependency
+from ..paths import sandbox_share_dir
 from .aside_packages import MANIFEST, Archive, PrivateApt, drop_special_bits, manifest_text, read_manifest, sha256_file
 from .aside_packages import library_dir as aside_library_dir
+from .desktop_view import SYSTEM_SHARE, DesktopViewError, compile_schemas, vm_gsettings
 from .one_time_build import Progress, install_once, progress_to_stderr, run_step
-from .paths import sandbox_share_dir
 
 log = logging.getLogger("osworld.settings")
 
@@ -197,8 +198,6 @@ def _system_library(name: str) -> Path | None:
 
 def schemas_stamp() -> str:
     """What the compiled schemas were made from: the VM's values and the system's schema files."""
-    from .desktop_view import SYSTEM_SHARE, vm_gsettings
-
     system = SYSTEM_SHARE / "glib-2.0" / "schemas"
     listing = sorted(f"{path.name} {path.stat().st_size}" for path in system.glob("*.xml"))
     return hashlib.sha256(repr((vm_gsettings(), listing, UBUNTU_SCHEMAS)).encode()).hexdigest()
@@ -206,8 +205,6 @@ def schemas_stamp() -> str:
 
 def compile_settings_schemas(root: Path) -> None:
     """Settings' own gschemas.compiled in `root` (see the module's docstring), and its stamp."""
-    from .desktop_view import DesktopViewError, compile_schemas
-
     schemas = root / SCHEMAS
     try:
         compile_schemas(schemas, replacements=[schemas / name for name in UBUNTU_SCHEMAS])

@@ -14,9 +14,9 @@ import os
 import shutil
 from pathlib import Path
 
-from .paths import build_aside, sandbox_share_dir
+from ..paths import build_aside, sandbox_share_dir
 
-PACKAGE_DIR = Path(__file__).resolve().parents[2]  # desktop_env/
+PACKAGE_DIR = Path(__file__).resolve().parents[3]  # desktop_env/
 SHARED_MODULES = ("__init__.py", "a11y_namespaces.py", "desktop_defaults.py")
 SERVER_PACKAGE = "server"
 

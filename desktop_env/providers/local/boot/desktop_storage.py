@@ -25,8 +25,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from .limits import format_size
-from .sandbox_layout import SANDBOX_HOME, SANDBOX_HOME_TEMPLATE, SANDBOX_RUNTIME, UNAVAILABLE_NOTE
+from ..limits import format_size
+from ..sandbox_layout import SANDBOX_HOME, SANDBOX_HOME_TEMPLATE, SANDBOX_RUNTIME, UNAVAILABLE_NOTE
 
 LOGS = f"{SANDBOX_RUNTIME}/logs"
 HARNESS_FILES = ("session.json", UNAVAILABLE_NOTE)  # written by the harness, read-only inside

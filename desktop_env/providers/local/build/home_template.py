@@ -14,7 +14,7 @@ import os
 import struct
 from pathlib import Path
 
-from .paths import build_aside, sandbox_share_dir
+from ..paths import build_aside, sandbox_share_dir
 
 # The template's folder is named by this version and a digest of this module's source, so any
 # change to what it writes builds a new folder beside the old one (two branches that each bumped

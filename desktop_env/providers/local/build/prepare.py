@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...errors import MissingDependency
-from ..base import Built, Progress
+from ....errors import MissingDependency
+from ...base import Built, Progress
 from .desktop_view import ensure_desktop_view
 from .home_template import ensure_home_template
 from .server_code import ensure_server_code

@@ -11,10 +11,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...errors import SandboxStartError
+from ....errors import SandboxStartError
+from ..build.etc_view import ensure_etc_view
+from ..sandbox_layout import SANDBOX_RUNTIME, SANDBOX_VENV, UNAVAILABLE_NOTE
 from .host_ids import IDS_PER_DESKTOP, SandboxIdentity
 from .sandbox import SandboxSpec
-from .sandbox_layout import SANDBOX_RUNTIME, SANDBOX_VENV, UNAVAILABLE_NOTE
 from .userns import SYSTEM_TREES, attach_system_trees, create_user_namespace, id_maps, root_inside_unavailable
 
 
@@ -59,8 +60,6 @@ def root_inside_for(env_dir: Path, identity: SandboxIdentity | None) -> RootInsi
     reason = root_inside_unavailable()
     if reason or identity is None:
         return RootInside(reason=reason or "this desktop runs as a single uid")
-    from .etc_view import ensure_etc_view
-
     system = env_dir / "system"
     trees = {"etc": str(ensure_etc_view())}
     trees.update({name: source for name, source in SYSTEM_TREES.items() if os.path.isdir(source)})

@@ -29,11 +29,11 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from ...errors import MissingDependency
+from ....errors import MissingDependency
+from ..paths import sandbox_share_dir
 from .aside_packages import MANIFEST, Archive, PrivateApt, drop_special_bits, manifest_text, read_manifest
 from .aside_packages import library_dir as aside_library_dir
 from .one_time_build import Progress, install_once, progress_to_stderr, run_step
-from .paths import sandbox_share_dir
 
 log = logging.getLogger("osworld.chromium")
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...errors import MissingDependency
+from ....errors import MissingDependency
 
 
 class WorkbenchAdaptError(MissingDependency):
@@ -102,7 +102,7 @@ MANAGE_MENU = ('.context-view:has(.action-label[aria-label="Command Palette..."]
                ':has(.action-label[aria-label="User Tasks"]) .monaco-menu '
                '.monaco-action-bar:not(.monaco-submenu .monaco-action-bar)')
 VM_CSS = f"""
-/* osworld: the VM's desktop VS Code (see desktop_env/providers/local/vscode_workbench.py) */
+/* osworld: the VM's desktop VS Code (see desktop_env/providers/local/build/vscode_workbench.py) */
 {MENUS}
 {MANAGE_MENU} > .actions-container::after,
 {MANAGE_MENU}::after {{

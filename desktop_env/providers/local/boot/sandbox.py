@@ -26,9 +26,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .sandbox_layout import (
+from ..build.home_template import ensure_home_template
+from ..sandbox_layout import (
     SANDBOX_CHROMIUM,
     SANDBOX_DESKTOP,
     SANDBOX_HOME,
@@ -39,9 +39,9 @@ from .sandbox_layout import (
     SANDBOX_VENV,
     SANDBOX_VSCODE,
 )
-
-if TYPE_CHECKING:
-    from .desktop_storage import Storage
+from .desktop_storage import Storage
+from .desktop_storage import mounts as storage_mounts
+from .userns import SYSTEM_TREES
 
 # The merged-/usr top-level entries: links on current systems, folders on older ones.
 SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
@@ -116,9 +116,6 @@ class SandboxSpec:
 
     @property
     def storage(self) -> Storage:
-        from .desktop_storage import Storage
-        from .home_template import ensure_home_template
-
         return Storage(disk_bytes=self.disk_bytes, home_template=self.home_template or ensure_home_template(),
                        harness_dir=self.runtime)
 
@@ -194,8 +191,6 @@ def _system_mounts(spec: SandboxSpec) -> list[str]:
 def _system_mounts_with_root(spec: SandboxSpec) -> list[str]:
     """The staged trees in place of the host's: /usr and dpkg's and apt's state idmapped,
     /etc the desktop's own view (etc_view), each to be covered by an overlay inside."""
-    from .userns import SYSTEM_TREES
-
     argv = []
     for name, target in SYSTEM_TREES.items():
         if os.path.isdir(target):
@@ -239,8 +234,6 @@ def _identity(spec: SandboxSpec) -> list[str]:
 
 
 def bwrap_argv(spec: SandboxSpec, command: list[str]) -> list[str]:
-    from .desktop_storage import mounts as storage_mounts
-
     size = spec.tmpfs_bytes
     argv = ["bwrap", *_system_mounts(spec)]
     if not spec.root_inside:  # the root view's /etc has its own passwd and group, which useradd changes

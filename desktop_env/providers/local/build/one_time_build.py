@@ -9,9 +9,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ...errors import MissingDependency
-from ..base import Progress, progress_to_stderr
-from .paths import build_aside
+from ....errors import MissingDependency
+from ...base import Progress, progress_to_stderr
+from ..paths import build_aside
 
 __all__ = ["Progress", "install_once", "progress_to_stderr", "run_step"]
 

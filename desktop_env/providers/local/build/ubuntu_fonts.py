@@ -14,8 +14,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from ...errors import DesktopEnvError
-from .paths import build_aside, sandbox_share_dir
+from ....errors import DesktopEnvError
+from ..paths import build_aside, sandbox_share_dir
 
 PACKAGES = ("@expo-google-fonts/ubuntu@0.4.1", "@expo-google-fonts/ubuntu-mono@0.4.1")
 FAMILIES = ("Ubuntu", "Ubuntu Mono")

@@ -25,10 +25,10 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from ...errors import DesktopEnvError
+from ....errors import DesktopEnvError
+from ..paths import build_aside, sandbox_share_dir
+from ..sandbox_layout import SANDBOX_DESKTOP
 from . import vm_desktop
-from .paths import build_aside, sandbox_share_dir
-from .sandbox_layout import SANDBOX_DESKTOP
 from .ubuntu_fonts import FontsUnavailable, ensure_ubuntu_fonts
 
 log = logging.getLogger("osworld.local")
@@ -39,7 +39,7 @@ SYSTEM_XDG = Path("/etc/xdg")
 # The folders of /usr/share whose content is chosen here (entries listed, or files written).
 CURATED_SHARE = ("applications", "dbus-1", "gnome-shell", "glib-2.0", "backgrounds", "gnome-background-properties")
 CURATED_XDG = ("autostart",)   # nothing starts by itself: GNOME's session starts what it needs
-OWN_EXTENSIONS = Path(__file__).with_name("shell_extensions")   # GNOME Shell extensions of ours
+OWN_EXTENSIONS = Path(__file__).parents[1] / "shell_extensions"   # GNOME Shell extensions of ours
 
 
 class DesktopViewError(DesktopEnvError, RuntimeError):

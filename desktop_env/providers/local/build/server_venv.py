@@ -14,11 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ...errors import MissingDependency
-from .paths import build_aside, sandbox_share_dir
+from ....errors import MissingDependency
+from ..paths import build_aside, sandbox_share_dir
 
 SYSTEM_PYTHON = "/usr/bin/python3"
-REQUIREMENTS = Path(__file__).resolve().parents[2] / "server" / "requirements.txt"
+REQUIREMENTS = Path(__file__).resolve().parents[3] / "server" / "requirements.txt"
 SYSTEM_MODULES = ("Xlib", "PIL", "pyatspi")
 
 

@@ -15,8 +15,8 @@ import os
 import shutil
 from pathlib import Path
 
-from .paths import build_aside, cache_dir
-from .sandbox import ETC_ALLOWED, SANDBOX_HOME, SANDBOX_UID, SANDBOX_USER
+from ..boot.sandbox import ETC_ALLOWED, SANDBOX_HOME, SANDBOX_UID, SANDBOX_USER
+from ..paths import build_aside, cache_dir
 
 # What root's tools read, beyond what every desktop gets: su's PAM stack, useradd's and
 # adduser's defaults, apt's and dpkg's configuration (apt's auth.conf, which may hold

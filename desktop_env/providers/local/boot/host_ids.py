@@ -22,7 +22,7 @@ import pwd
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import SandboxStartError
+from ....errors import SandboxStartError
 
 DEFAULT_BASE = 1_600_000_000  # far above any account's uid and the usual subordinate ranges
 SLOTS = 1024
