@@ -26,6 +26,7 @@ from desktop_env.controllers.python import ACTION_PREFIX, PythonController
 from desktop_env.desktop_env import DesktopEnv
 from desktop_env.errors import EnvServerGone, ResourceLimitExceeded, ServerRequestError
 from desktop_env.providers.local import LocalProvider
+from desktop_env.providers.local.boot.logs import log_tail
 from desktop_env.providers.local.build.etc_view import ensure_etc_view
 from desktop_env.providers.local.build.server_code import SHARED_MODULES
 from desktop_env.providers.local.limits import DesktopLimits, cgroup_support
@@ -227,7 +228,8 @@ def _host_snapshot(provider) -> dict:
     state: dict[str, bytes | tuple[int, int, int, int]] = {
         path: Path(path).read_bytes() for path in ("/etc/hosts", "/etc/passwd", "/etc/shadow")}
     # what the desktop's root sees of the host (the etc view is the copy its /etc starts from)
-    for top in (provider._src, provider._venv, Path("/usr/bin"), Path("/usr/local"), ensure_etc_view(),
+    parts = provider._desktop.parts
+    for top in (parts.server_code, parts.venv, Path("/usr/bin"), Path("/usr/local"), ensure_etc_view(),
                 Path("/var/lib/dpkg")):
         for folder, dirs, files in os.walk(top):
             for name in dirs + files:
@@ -273,7 +275,7 @@ def test_a_planted_socket_or_log_symlink_is_never_followed(provider):
                               "rm -f /run/osworld/server.sock; "
                               "ln -s /run/osworld/bus /run/osworld/server.sock; echo ok")
     assert planted["output"].strip() == "ok"
-    assert "root:" not in provider._log_tail(provider._sandbox)
+    assert "root:" not in log_tail(provider._sandbox)
     # the harness still talks to its own server: the socket it uses lives where the desktop cannot write
     assert PythonController(provider.get_ip_address()).get_vm_screen_size() == {"width": 1024, "height": 768}
 

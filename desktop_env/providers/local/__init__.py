@@ -1,4 +1,5 @@
 """The local provider: a sandboxed desktop on this machine (bubblewrap + Xvfb + GNOME Shell)."""
-from .provider import LocalDesktopConfig, LocalProvider
+from .config import LocalDesktopConfig
+from .provider import LocalProvider
 
 __all__ = ["LocalDesktopConfig", "LocalProvider"]
