@@ -6,42 +6,10 @@ import platform
 import time
 from pathlib import Path
 
+from .accessibility import dump_accessibility_tree, settled_terminal_text
 from .httpd import HTTPError, Request, Response, Router
+from .readiness import readiness
 from .state import ServerState
-
-# WM_CLASS names of the windows each desktop component shows once it is up: GNOME Shell's
-# desktop icons (the ding extension's gjs window, made once the shell's start-up is complete).
-COMPONENT_WINDOW_CLASSES = {"gnome-shell": "gjs"}
-# Components that say when they are ready (Session.announced): GNOME Shell's top bar and
-# dock take input only once its start-up is complete; the media keys daemon's shortcuts
-# (Ctrl+Alt+T) work once the shell has grabbed them.
-ANNOUNCING_COMPONENTS = ("gnome-shell", "gsd-media-keys")
-
-
-# The work area (the screen less the top bar and the dock) must have held still this long: the
-# dock reserves its strut in steps while it slides in, and an agent's first screenshot or a
-# perturbation's window targets must see the settled desktop.
-WORKAREA_SETTLED_S = 0.3
-
-
-def desktop_status(state: ServerState) -> tuple[bool, set[str], tuple[int, ...]]:
-    """(an EWMH window manager announced itself, WM_CLASS classes of the managed windows, the
-    first work area's x, y, width, height, or () when none is set)."""
-    from Xlib import error
-
-    from . import ewmh
-
-    try:
-        with ewmh.connect(state.display) as connection:
-            classes: set[str] = set()
-            for window_id in ewmh.client_list(connection) or []:
-                try:
-                    classes.update(name.lower() for name in ewmh.wm_class(connection, window_id) if name)
-                except error.XError:
-                    continue
-            return ewmh.window_manager_present(connection), classes, ewmh.workarea(connection)
-    except ewmh.WindowControlError:
-        return False, set(), ()
 
 
 def register(router: Router, state: ServerState) -> None:
@@ -51,13 +19,11 @@ def register(router: Router, state: ServerState) -> None:
 
     @router.route("/accessibility", methods=("GET",))
     def accessibility(request: Request) -> Response:
-        from .accessibility import dump_accessibility_tree
         with state.a11y_lock:
             return Response.json({"AT": dump_accessibility_tree()})
 
     @router.route("/terminal", methods=("GET",))
     def terminal(request: Request) -> Response:
-        from .accessibility import settled_terminal_text
         with state.a11y_lock:
             return Response.json({"output": settled_terminal_text(), "status": "success"})
 
@@ -76,7 +42,8 @@ def register(router: Router, state: ServerState) -> None:
 
     @router.route("/window_size", methods=("POST",), accepts=("json", "form"))
     def window_size(request: Request) -> Response:
-        from . import windows
+        from . import windows  # python-xlib: the desktop's, not the harness's, which imports this module
+
         name = request.require("app_class_name")
         size = windows.window_size(name)
         if size is None:
@@ -103,23 +70,15 @@ def register(router: Router, state: ServerState) -> None:
 
     @router.route("/health", methods=("GET",))
     def health(request: Request) -> Response:
-        """Readiness: the harness polls this after a (re)start instead of sleeping."""
-        dead = sorted(name for name, proc in state.children.items() if proc.poll() is not None)
-        wm, classes, workarea = desktop_status(state)
-        waiting_for = sorted({name for name, wm_class in COMPONENT_WINDOW_CLASSES.items()
-                              if name in state.children and wm_class not in classes}
-                             | {name for name in ANNOUNCING_COMPONENTS
-                                if name in state.children and name not in state.announced})
-        if wm and not waiting_for and not state.workarea_settled(workarea, WORKAREA_SETTLED_S):
-            waiting_for.append("work area")
-        ready = wm and not waiting_for and "Xvfb" not in dead
+        """Readiness (readiness.py): the harness polls this after a (re)start instead of sleeping."""
+        now = readiness(state)
         return Response.json({
-            "status": "ok" if ready else "starting",
-            "ready": ready,
+            "status": "ok" if now.ready else "starting",
+            "ready": now.ready,
             "display": state.display,
-            "window_manager": wm,
-            "waiting_for": waiting_for,
-            "dead_processes": dead,
+            "window_manager": now.window_manager,
+            "waiting_for": now.waiting_for,
+            "dead_processes": now.dead_processes,
             "uptime_s": round(time.monotonic() - state.started, 3),
             "pid": os.getpid(),
         })

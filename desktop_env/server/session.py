@@ -20,15 +20,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict
+from typing import TypedDict
 
 from ..desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
+from .httpd import EnvServer, make_server
+from .relay import UnixToTcpRelay
 from .sandbox_paths import HOME, RUNTIME_DIR
 from .state import ServerState
 from .waiting import poll_until
-
-if TYPE_CHECKING:
-    from .httpd import EnvServer
 
 log = logging.getLogger("osworld.session")
 
@@ -102,12 +101,24 @@ MEDIA_KEYS_DEBUG_ENV = {"G_MESSAGES_DEBUG": "media-keys-plugin"}
 GRAB_COMPLETED_LINE = b"Grab call completed!"
 GRAB_FAILED_LINE = b"Failed to grab accelerators:"
 GRAB_FAILURE_WAIT_S = 0.3
+# What "ready" waits for of the components (readiness.py). Those that say when their start-up is
+# complete, with the line that says it and the line that would say it failed: GNOME Shell's top bar
+# and dock take input only once its start-up is complete, and the media keys daemon's shortcuts
+# (Ctrl+Alt+T) work once the shell has grabbed them.
+ANNOUNCED_BY: dict[str, tuple[bytes, bytes | None]] = {
+    "gnome-shell": (SHELL_STARTED_LINE, None),
+    "gsd-media-keys": (GRAB_COMPLETED_LINE, GRAB_FAILED_LINE),
+}
+ANNOUNCING_COMPONENTS = tuple(ANNOUNCED_BY)
+# The WM_CLASS of the window a component shows once it is up: GNOME Shell's desktop icons (the ding
+# extension's gjs window, made once the shell's start-up is complete).
+COMPONENT_WINDOW_CLASSES = {"gnome-shell": "gjs"}
 A11Y_BUS_NAME_WAIT_S = 5.0
 STOP_WAIT_S = 3.0  # how long the session's children get to exit on SIGTERM before SIGKILL
 # The XSETTINGS daemon draws nothing, but GTK sets up OpenGL at start on X11 to pick its
 # visuals, which loads Mesa and LLVM and dirties about 10 MiB of relocated library pages.
 # It starts no apps, so nothing else inherits this (the media keys daemon does: Ctrl+Alt+T).
-COMPONENT_ENV = {"gsd-xsettings": {"GDK_GL": "disable"}}
+COMPONENT_ENV = {"gsd-xsettings": {"GDK_GL": "disable"}, "gsd-media-keys": MEDIA_KEYS_DEBUG_ENV}
 # GTK 4 apps (Settings 43, Files 43) draw with cairo, as the VM's GTK 3 Settings and Files do. On
 # this GPU-less desktop GTK 4's OpenGL renderer runs on llvmpipe and compiles its shaders into a
 # cache in the home, which every reset throws away: Settings' window took 3.2 s to map with it,
@@ -308,11 +319,9 @@ class Session:
                 if self.config.desktop_data:  # by hand inside a VM, the VM's own sound server runs
                     self._spawn(name, ["pulseaudio", *SOUND_SERVER_ARGS, "-F",
                                        f"{self.config.desktop_data}/{SOUND_SERVER_SCRIPT}"])
-            elif name == "gnome-shell":
-                self._spawn_announcing(name, argv, SHELL_STARTED_LINE)
-            elif name == "gsd-media-keys":
-                self._spawn_announcing(name, argv, GRAB_COMPLETED_LINE, unless=GRAB_FAILED_LINE,
-                                       env=MEDIA_KEYS_DEBUG_ENV)
+            elif name in ANNOUNCED_BY:
+                line, unless = ANNOUNCED_BY[name]
+                self._spawn_announcing(name, argv, line, unless=unless, env=COMPONENT_ENV.get(name))
             else:
                 self._spawn(name, argv, env=COMPONENT_ENV.get(name))
 
@@ -405,8 +414,6 @@ def build_session_servers(session: Session) -> tuple[list[EnvServer], ServerStat
     """The env server on every listener the session has: the harness's private socket
     first, then the public one; port relays for the TCP services inside."""
     from .app import build_router, build_server  # imported after DISPLAY is set: Xlib reads it at import
-    from .httpd import make_server
-    from .relay import UnixToTcpRelay
 
     config = session.config
     common = _StateArgs(runtime_dir=str(session.runtime), client_password=config.client_password,
