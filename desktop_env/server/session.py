@@ -24,6 +24,7 @@ from typing import TypedDict
 
 from ..desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
 from .httpd import EnvServer, make_server
+from .readiness import ANNOUNCED_BY
 from .relay import UnixToTcpRelay
 from .sandbox_paths import HOME, RUNTIME_DIR
 from .state import ServerState
@@ -90,29 +91,10 @@ DESKTOP_COMMANDS = {
 # It puts its socket in $XDG_RUNTIME_DIR/pulse, where `pactl` and `pulseaudio --start` look.
 SOUND_SERVER_SCRIPT = "pulse/default.pa"
 SOUND_SERVER_ARGS = ["--daemonize=no", "--exit-idle-time=-1", "--log-target=stderr", "-n"]
-# The line GNOME Shell logs once its start-up is complete: its top bar and dock take input
-# from then on (before it, the start-up animation runs and input is ignored).
-SHELL_STARTED_LINE = b"GNOME Shell started at"
-# The media keys daemon asks the shell to grab its shortcuts (Ctrl+Alt+T) and retries each
-# second while the shell is not yet serving; until a grab call succeeds, the keys reach the
-# focused app (Calc types a 't'). Its debug domain says when a call completes, and a failed
-# one is followed at once by this warning.
+# The media keys daemon's debug domain says when its call to grab the shortcuts completes (what
+# readiness.py waits for of it).
 MEDIA_KEYS_DEBUG_ENV = {"G_MESSAGES_DEBUG": "media-keys-plugin"}
-GRAB_COMPLETED_LINE = b"Grab call completed!"
-GRAB_FAILED_LINE = b"Failed to grab accelerators:"
 GRAB_FAILURE_WAIT_S = 0.3
-# What "ready" waits for of the components (readiness.py). Those that say when their start-up is
-# complete, with the line that says it and the line that would say it failed: GNOME Shell's top bar
-# and dock take input only once its start-up is complete, and the media keys daemon's shortcuts
-# (Ctrl+Alt+T) work once the shell has grabbed them.
-ANNOUNCED_BY: dict[str, tuple[bytes, bytes | None]] = {
-    "gnome-shell": (SHELL_STARTED_LINE, None),
-    "gsd-media-keys": (GRAB_COMPLETED_LINE, GRAB_FAILED_LINE),
-}
-ANNOUNCING_COMPONENTS = tuple(ANNOUNCED_BY)
-# The WM_CLASS of the window a component shows once it is up: GNOME Shell's desktop icons (the ding
-# extension's gjs window, made once the shell's start-up is complete).
-COMPONENT_WINDOW_CLASSES = {"gnome-shell": "gjs"}
 A11Y_BUS_NAME_WAIT_S = 5.0
 STOP_WAIT_S = 3.0  # how long the session's children get to exit on SIGTERM before SIGKILL
 # The XSETTINGS daemon draws nothing, but GTK sets up OpenGL at start on X11 to pick its
