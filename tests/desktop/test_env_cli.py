@@ -1,4 +1,4 @@
-"""`osworld env serve` and `osworld env doctor`, run as a user runs them."""
+"""`osworld env setup`, `serve` and `doctor`, run as a user runs them."""
 from __future__ import annotations
 
 import os
@@ -32,6 +32,15 @@ def test_serve_forwards_the_server_over_tcp_and_ctrl_c_cleans_up():
     assert not os.path.exists(sockets) and not os.path.exists(os.path.dirname(sockets))
     with pytest.raises(requests.ConnectionError):
         requests.get(f"http://127.0.0.1:{port}/platform", timeout=5)
+
+
+def test_setup_prints_each_build_of_the_local_desktops_one_list_in_order():
+    proc = osworld("env", "setup")
+    output, _ = proc.communicate(timeout=1800)
+    assert proc.returncode == 0, output
+    names = [line.split(":")[0] for line in output.splitlines() if re.match(r"[\w ]+\d*: +/", line)]
+    settings = [] if "GNOME Settings 41 could not be installed" in output else ["GNOME Settings 41"]  # a warning
+    assert names == ["server venv", "server code", "desktop view", "home template", "Chromium 120", *settings]
 
 
 def test_doctor_reports_every_check_and_passes_on_an_installed_machine():
