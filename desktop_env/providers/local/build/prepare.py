@@ -54,12 +54,11 @@ def prepare(tasks: Sequence[dict[str, Any]] | None, extras: Collection[str], ret
     (GNOME Settings always: any task may open it from the system menu); without, Chromium and Settings
     are, and VS Code when `extras` names it. An app that cannot be built is said in its Built."""
     built = every_desktop_mounts()
-    every = tasks is None
     built.append(_app("Chromium 120", lambda: ensure_chromium(progress) if tasks is None
                       else ensure_chromium_for(tasks, progress),
                       "Chrome's tasks will run on the system's Chromium, whose menus and Settings pages are not "
                       "the VM's"))
-    if not every or VSCODE in extras:
+    if tasks is not None or VSCODE in extras:
         built.append(_app("VS Code", lambda: ensure_vscode(progress) if tasks is None
                           else ensure_vscode_for(tasks, progress), "its tasks will end as errors"))
     built.append(_app("GNOME Settings 41", lambda: ensure_settings(progress, retry=retry),
