@@ -6,14 +6,22 @@ import shutil
 import signal
 import socket
 import stat
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
 from desktop_env.controllers.python import PythonController
+from desktop_env.errors import ProviderError, SandboxStartError
 from desktop_env.providers.local import LocalProvider
+from desktop_env.providers.local.orphans import is_namespace_init, sandboxes_of
+from desktop_env.providers.local.paths import runtime_root
+from desktop_env.providers.local.provider import LocalDesktopConfig, prune_stale_env_dirs
+from desktop_env.server.session import DESKTOP_COMPONENTS
 
 pytestmark = pytest.mark.desktop
 
@@ -141,7 +149,6 @@ def test_tcp_service_inside_is_forwarded_to_the_host(provider):
         except OSError:
             return None
 
-    import time
     deadline = time.monotonic() + 15
     body = None
     while time.monotonic() < deadline and not (body and b"served from the sandbox" in body):
@@ -165,12 +172,6 @@ def test_two_desktops_run_at_once_without_clashing(provider):
 
 
 def test_a_part_of_the_desktop_that_dies_while_it_starts_fails_the_start_at_once():
-    import time
-
-    from desktop_env.errors import SandboxStartError
-    from desktop_env.providers.local.provider import LocalDesktopConfig
-    from desktop_env.server.session import DESKTOP_COMPONENTS
-
     config = LocalDesktopConfig(screen_size=(800, 600), desktop_components=(*DESKTOP_COMPONENTS, "false"))
     provider = LocalProvider(config=config)
     started = time.monotonic()
@@ -232,10 +233,6 @@ def test_close_leaves_no_process_or_folder_behind():
 def test_a_sandbox_whose_bwrap_is_gone_is_killed_by_the_next_harness():
     """The sandbox's init should die with its outer bwrap (--die-with-parent) but is not trusted to: once
     its env folder is gone, the next harness's prune kills what is left."""
-    from desktop_env.providers.local.orphans import is_namespace_init, sandboxes_of
-    from desktop_env.providers.local.paths import runtime_root
-    from desktop_env.providers.local.provider import prune_stale_env_dirs
-
     provider = LocalProvider(screen_size=(800, 600))
     provider.start_emulator()
     try:
@@ -260,8 +257,6 @@ def test_a_sandbox_whose_bwrap_is_gone_is_killed_by_the_next_harness():
 
 
 def test_folders_of_a_killed_harness_are_pruned_by_the_next_one(tmp_path):
-    import subprocess
-    import sys
     script = ("from desktop_env.providers.local import LocalProvider\n"
               "p = LocalProvider(screen_size=(800, 600)); p.start_emulator(); print(p.env_dir, flush=True)\n"
               "import time; time.sleep(600)\n")
@@ -270,7 +265,6 @@ def test_folders_of_a_killed_harness_are_pruned_by_the_next_one(tmp_path):
     child.kill()
     child.wait()
     assert os.path.isdir(env_dir)
-    from desktop_env.providers.local.provider import prune_stale_env_dirs
     assert env_dir in [str(p) for p in prune_stale_env_dirs()]
     assert not os.path.exists(env_dir)
 
@@ -282,7 +276,6 @@ def test_a_desktop_served_like_a_vm_answers_on_the_vms_ports_at_its_own_address(
     controller = controller_of(provider)
     controller.upload_file("/home/user/www/index.html", b"vlc port")
     controller.launch(["python3", "-m", "http.server", "8080", "--bind", "127.0.0.1", "--directory", "/home/user/www"])
-    import time
     deadline = time.monotonic() + 15
     body = None
     while time.monotonic() < deadline and body != b"vlc port":
@@ -291,13 +284,11 @@ def test_a_desktop_served_like_a_vm_answers_on_the_vms_ports_at_its_own_address(
     assert body == b"vlc port"
     # those ports are taken now, so the next desktop (or call) gets the next address; never a non-loopback one
     assert provider.expose_like_vm("auto") != address
-    from desktop_env.errors import ProviderError
     with pytest.raises(ProviderError, match="loopback"):
         provider.expose_like_vm("0.0.0.0")
 
 
 def requests_get(url: str) -> bytes | None:
-    import urllib.request
     try:
         with urllib.request.urlopen(url, timeout=5) as response:
             return response.read()

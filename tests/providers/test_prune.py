@@ -13,9 +13,11 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
+from desktop_env.providers.local.paths import runtime_root
 from desktop_env.providers.ports import PortAllocator, process_start_time
 from desktop_env.providers.prune import IN_USE, STALE, UNKNOWN, find_leftovers, parse_labels, prune
 from osworld_cli import prune_command as prune_cli
+from osworld_cli.main import cli
 from osworld_cli.prune_command import prune_command
 
 from .conftest import worker_port_range
@@ -194,7 +196,6 @@ def test_the_cli(seeded, tmp_path, monkeypatch):
 def test_a_dry_run_lists_the_env_folders_and_port_reservations_prune_removes(fake_cli, tmp_path, monkeypatch):
     monkeypatch.setenv("OSWORLD_RUNTIME_DIR", str(tmp_path / "runtime"))
     monkeypatch.setattr(prune_cli, "console", Console(width=250))
-    from desktop_env.providers.local.paths import runtime_root
 
     root = runtime_root()
     for name, owner in (("env-dead", dead_pid()), ("env-alive", os.getpid())):
@@ -220,8 +221,6 @@ def test_a_dry_run_lists_the_env_folders_and_port_reservations_prune_removes(fak
 
 
 def test_env_help_names_prune_among_its_commands():
-    from osworld_cli.main import cli
-
     help_text = CliRunner().invoke(cli, ["env", "--help"], terminal_width=200).output
     summary = help_text.split("Options:")[0]
     assert "prune" in summary, help_text

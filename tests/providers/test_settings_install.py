@@ -14,6 +14,7 @@ import pytest
 
 from desktop_env.providers.local import doctor, vm_settings
 from desktop_env.providers.local.aside_packages import DebianPackage, read_manifest, sha256_file
+from desktop_env.providers.local.desktop_view import vm_gsettings
 from desktop_env.providers.local.sandbox import SANDBOX_SETTINGS, SandboxSpec, bwrap_argv
 from tests.providers import aside_folder
 
@@ -142,8 +143,6 @@ def test_settings_own_schemas_have_ubuntus_keys_and_the_vms_values(tmp_path):
 
 
 def vm_settings_value(schema: str, key: str) -> str:
-    from desktop_env.providers.local.desktop_view import vm_gsettings
-
     return vm_gsettings()[schema][key]
 
 

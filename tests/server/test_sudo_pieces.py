@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop_env.providers.local.etc_view import ensure_etc_view
 from desktop_env.providers.local.host_ids import IDS_PER_DESKTOP
 from desktop_env.providers.local.userns import id_maps
 from desktop_env.server.sudo_broker import SECURE_PATH, sudo_environment
@@ -74,8 +75,6 @@ def test_doctor_says_why_a_normal_users_harness_has_no_sudo():
 
 
 def test_the_etc_a_root_inside_starts_from_holds_no_host_account_or_secret():
-    from desktop_env.providers.local.etc_view import ensure_etc_view
-
     view = ensure_etc_view()
     accounts = {line.split(":")[0] for line in (view / "passwd").read_text().splitlines()}
     assert accounts == {"root", "user", "nobody"}
