@@ -22,6 +22,7 @@ from .errors import ResourceLimitExceeded
 from .evaluators.context import EvalContext, LiveContext
 from .evaluators.outcome import Evaluation
 from .evaluators.recording import RecordingContext
+from .evaluators.scoring import evaluate_task
 from .providers import create_provider
 from .providers.base import DesktopOptions, Provider
 
@@ -42,7 +43,6 @@ Evaluator = Callable[["DesktopEnv", dict], "Evaluation | float"]
 
 
 def default_evaluator(env: DesktopEnv, evaluator: dict) -> Evaluation:
-    from .evaluators.scoring import evaluate_task
     run_steps(env, evaluator.get("postconfig") or [], phase="postconfig")
     return evaluate_task(env, evaluator, evaluator_fixes=getattr(env, "evaluator_fixes", False))
 

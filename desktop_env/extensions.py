@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .errors import DesktopEnvError
+from .user_modules import import_user_module
 
 T = TypeVar("T")
 
@@ -398,8 +399,6 @@ class PluginError(ExtensionError, ValueError):
 def load_plugin(spec: str) -> None:
     """Imports a user module that registers parts (getters, metrics, setup steps, providers, agents):
     a dotted name or a .py path."""
-    from .user_modules import import_user_module
-
     try:
         with loading_from(f"--plugin {spec}"):
             import_user_module(spec, "osworld_plugin", "plugin")

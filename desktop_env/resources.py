@@ -22,6 +22,9 @@ from .cache_manifest import ManifestError, mismatch, prefetched_entry
 from .errors import DesktopEnvError
 from .safe_paths import check_name, open_for_write, resource_path
 
+# The cache name of the csv that the conference_city_in_order getter reads (tasks/remote_files.py lists it too)
+CONFERENCE_CSV = "conference_cities.csv"
+
 
 class ResourceUnavailable(DesktopEnvError):
     """A task's file is neither in the cache nor reachable; the message says which and where."""

@@ -1,6 +1,7 @@
 """`osworld report` (a static HTML page of result folders) and `osworld rescore` (re-run evaluators on saved files)."""
 from __future__ import annotations
 
+import json
 import sys
 
 import click
@@ -51,8 +52,6 @@ def rescore_command(results: tuple[str, ...], meta: str | None, plugins: tuple[s
     folder), without a desktop. The new score goes to rescore.json beside the old result.txt, which is kept;
     `summarize`, `compare` and `report` use it with --rescored. The task files are those each run recorded
     in its args.json, unless --tasks names others. Exit status 1 when no task could be rescored."""
-    import json
-
     from runner.rescore import rescore_results
 
     load_plugins(plugins)

@@ -30,8 +30,6 @@ if TYPE_CHECKING:
 
 
 def parse_agent_args(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, Any]:
-    import json
-
     parsed: dict[str, Any] = {}
     for item in values:
         key, sep, raw = item.partition("=")

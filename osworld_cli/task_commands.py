@@ -11,6 +11,8 @@ import click
 from rich.table import Table
 from rich.text import Text
 
+from desktop_env.extensions import PluginError, load_plugin
+
 from .errors import TASK_ERRORS, OptionMistake, selection_mistake
 from .output import Column, console, show_table, tsv
 from .run_options import run_option
@@ -28,7 +30,6 @@ tasks_option = click.option(
 
 
 def load_plugins(plugins: tuple[str, ...]) -> None:
-    from desktop_env.extensions import PluginError, load_plugin
     for plugin in plugins:
         try:
             load_plugin(plugin)

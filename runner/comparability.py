@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from desktop_env.desktop_defaults import DEFAULT_SCREEN_SIZE
 
-from .results import RESCORE_FILE
+from .results import RESCORE_FILE, read_status
 from .suite import LEADERBOARD_STEPS, OFFICIAL_TASKS
 
 if TYPE_CHECKING:
@@ -130,8 +130,6 @@ def outcome_reasons(statuses: Sequence[tuple[str, str | None]], incomplete: int)
 def run_comparability(run: RunResults) -> Verdict:
     """The verdict on a result folder: the settings its args.json records for each run made into it, and
     its records. A folder without our args.json (OSWorld's own) cannot say."""
-    from .results import read_status
-
     args = run.args or {}
     runs = [r for r in args.get("runs") or [] if isinstance(r, dict) and isinstance(r.get("config"), dict)]
     if not runs and isinstance(args.get("config"), dict):

@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from desktop_env.desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
 from desktop_env.errors import ProviderError, ProviderOptionError
+from desktop_env.extensions import PluginError, load_plugin
+from desktop_env.providers import check_options, provider_class, provider_names
 from desktop_env.providers.base import DesktopOptions
+from mm_agents.loader import AgentLoadError, agent_name, declared_defaults
 
 from .options import Affects, default_of, described, flag_of, option
 from .results import RunLayout
@@ -179,8 +182,6 @@ class DesktopRunOptions:
     def desktop(self) -> DesktopOptions:
         """What the run asks of its desktops; `own` is the provider's own options (its Options class), taken
         from the fields of this config that bear their names."""
-        from desktop_env.providers import provider_class
-
         cls = provider_class(self.provider)
         own_type = cls.Options if cls is not None else None
         own = own_type(**{f.name: getattr(self, f.name) for f in dataclasses.fields(own_type)}) \
@@ -255,7 +256,7 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
         if self.observation_type is not None and self.observation_type not in OBSERVATION_TYPES:
             refuse("--obs", f"must be one of {', '.join(OBSERVATION_TYPES)}, got {self.observation_type!r}")
         if self.osworld is not None:
-            from .suite import NotACheckout, official_meta
+            from .suite import NotACheckout, official_meta  # noqa: PLC0415  (start-up: `osworld --help` loads this module)
 
             try:
                 meta = str(official_meta(self.osworld))
@@ -292,7 +293,6 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
             refuse("--screenshot-scale", f"must be a number in (0, 1], got {self.screenshot_scale!r}")
         if self.perturb is not None and self.perturb not in PERTURBATIONS:
             refuse("--perturb", f"must be one of {', '.join(PERTURBATIONS)}, got {self.perturb!r}")
-        from desktop_env.providers import check_options, provider_names
 
         if self.provider not in provider_names():  # built-in or a plugin's
             refuse("--provider", f"must be one of {', '.join(provider_names())}, got {self.provider!r}")
@@ -325,8 +325,6 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
         to DEFAULT_OBSERVATION), those taken listed in `agent_defaults` (and so not passed to it)."""
         if self.model is not None and self.observation_type is not None:
             return self
-        from desktop_env.extensions import PluginError, load_plugin
-        from mm_agents.loader import AgentLoadError, agent_name, declared_defaults
 
         try:
             for plugin in self.plugins:  # a plugin's agent is found only once it is loaded

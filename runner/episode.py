@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
 
+from PIL import Image, ImageChops
+
 from desktop_env.controllers.setup_check import check_setup_took
 from desktop_env.desktop_env import special_action
 from desktop_env.errors import ResourceLimitExceeded
@@ -98,8 +100,6 @@ SETTLED_CHANGE = 0.002  # a blinking cursor or a ticking clock changes less than
 
 def changed_share(a: bytes, b: bytes) -> float:
     """Share of pixels that differ between two PNG screenshots (compared at a quarter size)."""
-    from PIL import Image, ImageChops
-
     first, second = (Image.open(io.BytesIO(png)).convert("L").reduce(4) for png in (a, b))
     if first.size != second.size:
         return 1.0

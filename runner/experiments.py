@@ -28,9 +28,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from desktop_env.tasks import load_task_set
+from mm_agents.llm import Usage, cost_usd
+from mm_agents.observations import CHARS_PER_TOKEN, DEFAULT_MAX_TOKENS
+from mm_agents.prompts import observation_text, system_prompt
+
 from .config import OBSERVATION_TYPES, RunConfig
 from .plan import plan_tasks
-from .results import TaskRecord, read_task
+from .progress import RunProgress
+from .results import TaskRecord, TaskState, read_task
 from .run import run_benchmark
 from .settings import SettingsMismatch, recorded_differences, setting_differences
 from .summary import CATEGORIES, group_stats
@@ -165,8 +171,6 @@ def image_tokens(width: int, height: int) -> int:
 
 
 def _text_tokens(text: str) -> int:
-    from mm_agents.observations import CHARS_PER_TOKEN
-
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
@@ -180,9 +184,6 @@ def observation_tokens(config: RunConfig) -> int:
     """At most what one observation costs: the tree (or marks table) at its full token budget
     (the default budget when the agent is given none), the screenshot at the model's resolution,
     and the words around them."""
-    from mm_agents.observations import DEFAULT_MAX_TOKENS
-    from mm_agents.prompts import observation_text
-
     kind = config.layout.observation_type
     tokens = _text_tokens(observation_text(kind, ""))
     if kind != "screenshot":
@@ -205,9 +206,6 @@ class CostEstimate:
 def estimate_cost(config: RunConfig, instructions: list[str]) -> CostEstimate:
     """The prompt agent's prompts for one task per instruction: at step k, the system prompt, the
     last min(k-1, max_trajectory_length) steps' observations and answers, and the current observation."""
-    from mm_agents.llm import Usage, cost_usd
-    from mm_agents.prompts import system_prompt
-
     per_observation = observation_tokens(config)
     history = [min(k, config.max_trajectory_length) for k in range(config.max_steps)]
     input_tokens = 0
@@ -232,10 +230,6 @@ class CellPlan:
 
 def plan_cells(cells: list[Cell]) -> list[CellPlan]:
     """What each cell still has to run, and its cost; refuses a folder holding other settings' runs."""
-    from desktop_env.tasks import load_task_set
-
-    from .results import TaskState
-
     plans = []
     for cell in cells:
         check_settings(cell)
@@ -331,8 +325,6 @@ def collect(cell: Cell, selection: list[tuple[str, str]]) -> CellResult:
 
 
 def selected_tasks(config: RunConfig) -> list[tuple[str, str]]:
-    from desktop_env.tasks import load_task_set
-
     return load_task_set(config.tasks).select(config.domains or None, config.task_ids or None)
 
 
@@ -456,8 +448,6 @@ def reproduce(experiment: Experiment, cells: list[Cell], out_dir: str | Path, co
               dry_run: bool = False, table_only: bool = False) -> list[CellResult] | None:
     """Prints the plan, runs what is not done yet (unless dry_run or table_only), then writes the
     tables to out_dir and prints the markdown. `console` is a rich Console. None after a dry run."""
-    from .progress import RunProgress
-
     def show(text: str) -> None:
         console.print(text, markup=False, highlight=False, soft_wrap=True)
 

@@ -12,6 +12,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from desktop_env.tasks import TaskFileError, load_task_set
+from desktop_env.tasks.coverage import NEEDS, files_in_cache, web_reasons
+from desktop_env.tasks.remote_files import remote_files
+
 from .comparability import Verdict, plan_verdict
 from .config import RunConfig
 from .plan import Plan, once_per_task, plan_tasks
@@ -88,18 +92,12 @@ def _named(pairs: list[tuple[str, str]]) -> str:
 
 
 def _needs(task: Task) -> tuple[list[str], list[RemoteFile]]:
-    from desktop_env.tasks.coverage import web_reasons
-    from desktop_env.tasks.remote_files import remote_files
-
     return web_reasons(task), remote_files(task)[0]
 
 
 def preview_run(config: RunConfig) -> RunPreview:
     """The run's plan and what its tasks need, with the network (when not given: on if a task that runs
     needs the live web) and the time budget decided; nothing is started or written."""
-    from desktop_env.tasks import TaskFileError, load_task_set
-    from desktop_env.tasks.coverage import files_in_cache
-
     config = config.resolved()
     plan = plan_tasks(config)
     task_set = load_task_set(config.tasks)
@@ -142,8 +140,6 @@ def preview_run(config: RunConfig) -> RunPreview:
 
 def blockers(plan: Plan) -> Counter[str]:
     """What keeps the tasks that cannot run from running, by name, with how many tasks each keeps."""
-    from desktop_env.tasks.coverage import NEEDS
-
     found: Counter[str] = Counter()
     for planned in once_per_task(plan.invalid):
         names = {NEEDS.get(p.name, p.name) if p.unsupported else p.kind for p in planned.problems}

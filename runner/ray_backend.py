@@ -32,6 +32,7 @@ from .backend import Assignment, BackendStopped, Outcome, TaskDone, TaskLost
 from .config import RunConfig
 from .events import Note, Reporter
 from .results import PreviousError, write_returned_files
+from .task_worker import DesktopWorker
 
 GIB = 1024 ** 3
 CLOSE_TIMEOUT_S = 60
@@ -47,8 +48,6 @@ class RayDesktopWorker:
 
     def __init__(self, config: RunConfig) -> None:
         import ray
-
-        from .task_worker import DesktopWorker
 
         self.worker = DesktopWorker(config)
         self.node: dict[str, str | int] = {

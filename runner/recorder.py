@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
+from PIL import Image
+
 from desktop_env.evaluators.outcome import Evaluation
 
 from .results import (
@@ -106,8 +108,6 @@ class EpisodeRecorder:
 
     def screen(self, png: bytes) -> None:
         """The size of the desktop's screen as the agent got it (a setting whoever reproduces the score needs)."""
-        from PIL import Image
-
         with Image.open(io.BytesIO(png)) as image:
             self.status.screen_size = list(image.size)
 

@@ -28,6 +28,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from PIL import Image
+
+from desktop_env.tasks.loader import BUILTIN_ROOT
+
 from .compare import GROUP_COLUMNS, CompareError, compare_runs, group_rows, headline, won_and_lost
 from .reproduce import reproduce_line
 from .results import ErrorRecord, TaskRecord, TaskStatus, read_status, read_trajectory, write_text_atomic
@@ -113,8 +117,6 @@ def _read_json(path: Path) -> Any:
 def examples_folders(run: RunResults, meta: str | os.PathLike[str] | None = None) -> list[Path]:
     """Where the run's task files are: beside `meta` (report --tasks), beside the meta file our args.json
     records (the built-in suite when it records none), or OSWorld's `test_config_base_dir`."""
-    from desktop_env.tasks.loader import BUILTIN_ROOT
-
     folders = [Path(meta).parent / "examples"] if meta else []
     args = run.args or {}
     config = args.get("config")
@@ -439,7 +441,6 @@ class Links:
         if not self._size_read:
             self._size_read = True
             try:
-                from PIL import Image
                 with Image.open(path) as image:
                     self._size = image.size
             except Exception:

@@ -29,6 +29,7 @@ import shutil
 import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,6 @@ def metric_fingerprints(evaluator: dict[str, Any]) -> dict[str, str | None]:
 
 
 def osworld_version() -> str:
-    from importlib import metadata
     try:
         return metadata.version("osworld")
     except metadata.PackageNotFoundError:

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from desktop_env.evaluators.outcome import Evaluation
 
+from .breaker import fatal_cause
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -197,8 +199,6 @@ class ErrorRecord:
     @classmethod
     def from_exception(cls, e: BaseException, message: str | None = None) -> ErrorRecord:
         """The record of an exception: its type, message and traceback, and `fatal`."""
-        from .breaker import fatal_cause
-
         return cls(type(e).__name__, str(e) if message is None else message,
                    "".join(traceback.format_exception(type(e), e, e.__traceback__)), fatal_cause(e))
 

@@ -15,10 +15,26 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import desktop_env
 from desktop_env.debian_packages import package_field
+from desktop_env.extensions import PluginError, load_plugin
+from desktop_env.providers import prepare_for
+from desktop_env.tasks import load_task_set
+from desktop_env.tasks.prefetch import prefetch
+from mm_agents.llm import LLMError
+from mm_agents.llm.pricing import PriceTableError, price_for
+from mm_agents.loader import (
+    AgentLoadError,
+    accepts_argument,
+    build_agent,
+    constructor_parameters,
+    load_agent_class,
+    takes_any_keyword,
+)
 
 from .backend import Backend
 from .breaker import FatalErrorBreaker
@@ -40,10 +56,6 @@ from .worker_pool import ThreadBackend as ThreadBackend
 
 
 def environment_versions() -> dict[str, Any]:
-    from importlib import metadata
-
-    import desktop_env
-
     versions: dict[str, Any] = {"python": platform.python_version(), "platform": platform.platform()}
     try:
         versions["osworld"] = metadata.version("osworld")
@@ -97,8 +109,6 @@ def write_args(config: RunConfig, forced: Sequence[tuple[str, Any, Any]] = (), p
     """args.json: this run's options on top (as readers expect), and every run's in `runs`; with them
     what reproducing the run needs: the command, the model's price and its date, the task-set hash, and
     what its plan found (`plan`: what the tasks need, the budgets), which `summarize` judges it by."""
-    from mm_agents.llm.pricing import PriceTableError, price_for
-
     config = config.resolved()
     model = config.layout.model
     options = asdict(config)
@@ -147,14 +157,6 @@ def make_backend(config: RunConfig) -> Backend:
 def check_agent_class(config: RunConfig) -> None:
     """Finds the agent class: a typo in --agent, an option it would ignore, or an --agent-arg its constructor
     does not take (unless it takes **kwargs, which then judges them) fails before planning."""
-    from mm_agents.loader import (
-        AgentLoadError,
-        accepts_argument,
-        constructor_parameters,
-        load_agent_class,
-        takes_any_keyword,
-    )
-
     try:
         agent_class = load_agent_class(config.agent)
     except AgentLoadError as e:
@@ -173,9 +175,6 @@ def check_agent(config: RunConfig) -> None:
     """Builds the agent once, as each desktop's worker will: a missing API key, a model no client serves or
     an argument the agent refuses fails the run before any desktop starts, instead of once per task.
     The agent built here is dropped; workers build their own."""
-    from mm_agents.llm import LLMError
-    from mm_agents.loader import AgentLoadError, build_agent
-
     check_agent_class(config)
     try:
         build_agent(config.agent, **config.agent_kwargs())
@@ -186,8 +185,6 @@ def check_agent(config: RunConfig) -> None:
 
 
 def load_plugins(config: RunConfig) -> None:
-    from desktop_env.extensions import PluginError, load_plugin
-
     for plugin in config.plugins:  # here too: the plan checks the names they register
         try:
             load_plugin(plugin)
@@ -214,9 +211,6 @@ def check_run(config: RunConfig) -> tuple[RunPreview, list[tuple[str, Any, Any]]
 def prefetch_downloads(preview: RunPreview, report: Reporter) -> None:
     """The selected tasks' downloads that are not in the cache, fetched now (each failure said; the task
     then tries again during its setup, and is an error if that fails too)."""
-    from desktop_env.tasks import load_task_set
-    from desktop_env.tasks.prefetch import prefetch
-
     if not preview.missing_files:
         return
     config = preview.config
@@ -271,9 +265,6 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
 
 def prepare_desktops(config: RunConfig, to_run: list[PlannedTask]) -> None:
     """What the run's provider builds for the tasks to run before any desktop starts."""
-    from desktop_env.providers import prepare_for
-    from desktop_env.tasks import load_task_set
-
     task_set = load_task_set(config.tasks)
     prepare_for(config.provider, [task_set.load(p.domain, p.task_id, check_paths=False).config for p in to_run])
 

@@ -29,7 +29,6 @@ from dataclasses import astuple, dataclass
 from typing import Generic, TypeVar
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 K = TypeVar("K", bound=Hashable)
 TaskScores = Mapping[K, Sequence[float]]   # task -> the score of each of its trials (one at least)
@@ -86,6 +85,8 @@ def bootstrap_interval(values: Sequence[float], confidence: float = CONFIDENCE, 
     Values that are all alike give a zero-width interval: no resample can differ, which says that no
     task varied, not that the mean is certain. BCa is undefined for some tiny samples (its jackknife
     is constant); the percentile interval stands in for it there."""
+    from scipy import stats as scipy_stats  # 1.5 s at import: kept off the CLI's start-up path
+
     data = np.asarray(values, dtype=float)
     if data.size < 2:
         return None
@@ -104,6 +105,8 @@ def bootstrap_interval(values: Sequence[float], confidence: float = CONFIDENCE, 
 
 def wilson_interval(successes: int, n: int, confidence: float = CONFIDENCE) -> Interval:
     """Wilson's score interval of the proportion successes/n, as scipy computes it."""
+    from scipy import stats as scipy_stats
+
     ci = scipy_stats.binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
     return Interval(float(ci.low), float(ci.high))
 
@@ -196,6 +199,8 @@ def mcnemar_exact(a_only: int, b_only: int) -> float:
     a_only + b_only at 1/2.) 1.0 when no task tells the runs apart."""
     if a_only + b_only == 0:
         return 1.0
+    from scipy import stats as scipy_stats
+
     return float(scipy_stats.binomtest(a_only, a_only + b_only, 0.5).pvalue)
 
 

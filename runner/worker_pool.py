@@ -25,6 +25,7 @@ from typing import Any
 from .backend import Assignment, BackendStopped, Outcome, TaskDone, TaskLost, TaskRunner
 from .events import Reporter, StepTaken
 from .task_result import TaskResult
+from .task_worker import DesktopWorker
 
 WORKER_CLOSE_TIMEOUT_S = 60  # for workers to stop their desktops at the end of a run
 WORKER_KILL_TIMEOUT_S = 30   # for a terminated worker process to go before it is killed
@@ -193,7 +194,6 @@ def _process_main(worker_id: int, config: Any, tasks: mp.Queue[Any], events: mp.
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and tells us to stop
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    from .task_worker import DesktopWorker
 
     serve(worker_id, lambda: DesktopWorker(config), tasks, events)
 
@@ -280,8 +280,6 @@ class ThreadBackend(WorkerPool):
     @classmethod
     def with_env_factory(cls, config: Any, env_factory: Callable[[], Any]) -> ThreadBackend:
         """Desktop workers whose environment comes from `env_factory` (called once per worker)."""
-        from .task_worker import DesktopWorker
-
         return cls(lambda: DesktopWorker(config, env_factory=env_factory))
 
     def _spawn(self, worker_id: int) -> PoolWorker:

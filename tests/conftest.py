@@ -13,6 +13,7 @@ import pytest
 import requests
 
 from desktop_env.controllers.python import ACTION_PREFIX
+from desktop_env.providers.local import LocalProvider
 from tests.agents.wire_servers import (
     AnthropicWireServer,
     GeminiWireServer,
@@ -85,8 +86,6 @@ class DesktopClient:
 
 @pytest.fixture(scope="session")
 def desktop():
-    from desktop_env.providers.local import LocalProvider
-
     provider = LocalProvider()
     provider.start_emulator()
     host, port = provider.expose_server()

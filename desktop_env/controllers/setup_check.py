@@ -15,6 +15,8 @@ import logging
 from typing import Any
 
 from ..errors import DesktopEnvError
+from ..evaluators.context import LiveContext
+from ..evaluators.scoring import evaluate_task
 from .setup import SetupError, drives_input
 
 log = logging.getLogger("osworld.setup")
@@ -40,9 +42,6 @@ def check_setup_took(env: Any, task_config: dict[str, Any]) -> None:
     """Raises SetupNotTaken when a setup that drove an app with keys or clicks left the task already solved.
     Tasks without such steps, infeasible tasks and evaluators that cannot run on the start state (a file
     that does not exist yet, a getter that needs what only postconfig makes) are not checked."""
-    from ..evaluators.context import LiveContext
-    from ..evaluators.scoring import evaluate_task
-
     index = last_input_step(task_config)
     evaluator = task_config.get("evaluator") or {}
     if index is None or not evaluator or evaluator.get("func") == "infeasible":

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .context import CommandResult, EvalContext, HttpAnswer, NotRecorded, ServiceUnavailable
+from .scoring import metric_calls, run_getter
 
 MANIFEST_VERSION = 2
 MAX_BYTES = 50 * 1024 * 1024
@@ -306,8 +307,6 @@ def record_unreached_getters(ctx: RecordingContext, evaluator: dict) -> list[str
     """Runs, through the recording, the getters the evaluation never reached (an "and" that stopped at
     a 0), so that a rescore whose first metric now passes finds their answers. Their values are
     dropped; a getter that fails is noted, never raised. Returns the notes."""
-    from .scoring import metric_calls, run_getter
-
     notes = []
     try:
         calls = metric_calls(evaluator) if evaluator.get("func") != "infeasible" else []

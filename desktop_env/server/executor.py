@@ -22,7 +22,9 @@ script the child runs (`python executor.py --child ...`).
 """
 from __future__ import annotations
 
+import builtins
 import contextlib
+import faulthandler
 import json
 import os
 import re
@@ -37,6 +39,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from dataclasses import dataclass
 
 DEFAULT_PRELOAD = "import pyautogui\npyautogui.FAILSAFE = False\n"
@@ -354,8 +357,6 @@ def _execute(code: str, namespace: dict, capture_dir: str, saved_fds: tuple[int,
 
 
 def _exec_like_python_c(code: str, namespace: dict) -> int:
-    import traceback
-
     try:
         exec(compile(code, "<string>", "exec"), namespace)
     except SystemExit as exit_:
@@ -396,9 +397,6 @@ def _child_write(fd: int, message: dict) -> None:
 
 
 def _child_main(requests_fd: int, replies_fd: int, capture_dir: str) -> None:
-    import builtins
-    import faulthandler
-
     # Programs the code starts (os.system, fork) must not hold the pipes, or the parent would
     # never see EOF when this interpreter dies.
     os.set_inheritable(requests_fd, False)

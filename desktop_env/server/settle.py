@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from PIL import ImageChops
 from Xlib import error as xerror
 from Xlib.display import Display
 
@@ -173,8 +174,6 @@ class Launch:
 
 def _changed_box(before: Any, after: Any) -> tuple[int, int, int, int] | None:
     """The bounding box (in full-size pixels) of what differs between two quarter-size greyscale images."""
-    from PIL import ImageChops
-
     if before.size != after.size:
         return (0, 0, before.size[0] * 4, before.size[1] * 4)
     box = ImageChops.difference(before, after).point(lambda v: 255 if v > 8 else 0).getbbox()

@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ..desktop_defaults import DEFAULT_PASSWORD
+from .executor import DEFAULT_PRELOAD, PersistentInterpreter
+from .recorder import ScreenRecorder
+from .screen import Screen
 
 
 @dataclass
@@ -56,7 +59,6 @@ class ServerState:
     def screen(self):
         with self._lock:
             if self._screen is None:
-                from .screen import Screen
                 self._screen = Screen(self.display)
             return self._screen
 
@@ -64,7 +66,6 @@ class ServerState:
     def interpreter(self):
         with self._lock:
             if self._interpreter is None:
-                from .executor import DEFAULT_PRELOAD, PersistentInterpreter
                 preload = DEFAULT_PRELOAD + ("from desktop_env.server.pyautogui_pause import defer_pause\n"
                                              "defer_pause(pyautogui)\n"
                                              "from desktop_env.server.input_pacing import pace_input\n"
@@ -97,7 +98,6 @@ class ServerState:
     def recorder(self):
         with self._lock:
             if self._recorder is None:
-                from .recorder import ScreenRecorder
                 self._recorder = ScreenRecorder(self.display, self.screen.size())
             return self._recorder
 

@@ -20,7 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+from ..cache_manifest import CacheManifest, ManifestError, manifest_key
 from .loader import Task
 from .remote_files import RemoteFile, remote_files, task_steps
 from .validation import Problem, refusals, validate_task
@@ -154,8 +156,6 @@ def _blocker(problem: Problem) -> str:
 def files_in_cache(files: list[RemoteFile], cache_dir: str | os.PathLike[str]) -> bool:
     """Whether the cache holds every file as a prefetch recorded it (present, at its recorded size; a run
     checks the sha256 too)."""
-    from ..cache_manifest import CacheManifest, ManifestError, manifest_key
-
     try:
         manifest = CacheManifest(cache_dir)
     except ManifestError:
@@ -169,7 +169,7 @@ def files_in_cache(files: list[RemoteFile], cache_dir: str | os.PathLike[str]) -
 
 
 def default_missing_apps() -> dict[str, str]:
-    from ..providers.local.apps import missing_apps
+    from ..providers.local.apps import missing_apps  # noqa: PLC0415  (loads the local provider only when a check needs it)
     return missing_apps()
 
 
@@ -202,7 +202,6 @@ def classify(task: Task, cache_dir: str | os.PathLike[str] | None = None,
 
 
 def _host(url: str) -> str:
-    from urllib.parse import urlsplit
     return urlsplit(url).hostname or url
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..errors import TaskFileError, UnsafeTaskPath
+from ..safe_paths import check_name
+from .paths import unsafe_paths
 
 BUILTIN_ROOT = Path(__file__).resolve().parents[2] / "evaluation_examples"
 ALL_DOMAINS = "all"
@@ -108,7 +110,6 @@ def load_task(path: str | Path, domain: str | None = None, check_paths: bool = T
         raise TaskFileError(f"task file {path}: field 'evaluator' must be an object with 'func', "
                             f"got {evaluator!r:.120}")
     if check_paths:
-        from .paths import unsafe_paths
         problems = unsafe_paths(config, path, path.parent)
         if problems:
             first = problems[0]
@@ -175,7 +176,6 @@ def load_task_set(meta: str | Path | None = None) -> TaskSet:
         if bad:
             raise TaskFileError(f"meta file {meta_path}: domain {domain!r} lists non-string ids {bad[:3]}")
         # Domains and ids name folders (examples/<domain>/<id>.json, results/.../<domain>/<id>/).
-        from ..safe_paths import check_name
         try:
             check_name(domain, field="domain", task_file=meta_path)
             for i, task_id in enumerate(ids):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..resources import cache_name
+from ..resources import CONFERENCE_CSV, cache_name
 from ..safe_paths import UnsafeTaskPath, check_basename, check_relative
 from .loader import Task
 
@@ -70,8 +70,6 @@ class _Named:
 
 def _named(task: Task) -> Iterator[_Named]:
     """Every file the task fetches by URL or path (task-relative, file://, web), with where its name comes from."""
-    from ..evaluators.getters.files import CONFERENCE_CSV
-
     for where, step in task_steps(task):
         files = (step.get("parameters") or {}).get("files") if step.get("type") == "download" else None
         for j, entry in enumerate(files if isinstance(files, list) else []):

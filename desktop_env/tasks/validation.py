@@ -28,8 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..controllers.setup import NEEDS_ACCOUNT, step_names
 from ..errors import TaskFileError
+from ..evaluators import registry
+from ..evaluators.scoring import EvaluationError, metric_entries
 from .loader import Task, TaskSet
+from .paths import missing_resources, unsafe_paths
 
 NAME_KINDS = ("setup step", "getter", "metric")
 OPTION_KINDS = ("option", "option value")
@@ -116,8 +120,6 @@ def option_problems(path: Path, field: str, func: str, options: Any, positional:
     (it is called as metric(result[, expected], **options), so the first `positional` parameters
     are not options), or a value its `check_options` rejects. Names with a leading underscore
     are notes (scoring.metric_options drops them)."""
-    from ..evaluators import registry
-
     if options is None:
         return []
     if not isinstance(options, dict):
@@ -149,8 +151,6 @@ def option_problems(path: Path, field: str, func: str, options: Any, positional:
 
 
 def _metric_option_problems(task: Task, known: list[str]) -> list[Problem]:
-    from ..evaluators.scoring import EvaluationError, metric_entries
-
     evaluator = task.evaluator
     if "func" not in evaluator:
         return []
@@ -170,8 +170,6 @@ def _metric_option_problems(task: Task, known: list[str]) -> list[Problem]:
 
 def _missing_getter_fields(path: Path, field: str, name: str, spec: dict[str, Any]) -> list[Problem]:
     """A field the getter declares it needs (registry.requires) that its config lacks."""
-    from ..evaluators import registry
-
     needed = getattr(registry.get_getter(name), "required_fields", ())
     return [Problem(path, f"{field}.{key}", "missing field", key, f"getter {name!r} needs it (it needs: "
                                                                   f"{', '.join(needed)})")
@@ -181,9 +179,6 @@ def _missing_getter_fields(path: Path, field: str, name: str, spec: dict[str, An
 def validate_task(task: Task) -> list[Problem]:
     """Everything validation finds in one task: what refuses it, and the warnings (Problem.warning)."""
     # Imported here: the setup steps and getters import safe_paths, which imports this package.
-    from ..controllers.setup import NEEDS_ACCOUNT, step_names
-    from ..evaluators import registry
-    from .paths import missing_resources, unsafe_paths
 
     registry.load_builtins()
     steps, getters, metrics = step_names(), registry.getter_names(), registry.metric_names()

@@ -9,7 +9,7 @@ from mm_agents.llm.base import Usage
 from mm_agents.llm.pricing import cost_usd
 from mm_agents.loader import build_agent, load_agent_class
 from tests.agents.cu_helpers import decode, obs, png, red_centre
-from tests.agents.wire_servers import reply_text, reply_tool_calls
+from tests.agents.wire_servers import reply_context_too_long, reply_text, reply_tool_calls
 
 TARGET = (1500, 200, 1560, 240)     # off-centre, in screen pixels
 SHOT = png(target=TARGET)
@@ -176,8 +176,6 @@ def test_the_agent_is_built_in_and_refuses_unknown_arguments(anthropic_server):
 
 
 def test_a_context_overflow_halves_the_screenshots_kept_for_the_rest_of_the_task(anthropic_server):
-    from tests.agents.wire_servers import reply_context_too_long
-
     step = reply_tool_calls(computer(action="key", text="Tab"))
     anthropic_server.script(step, step, step, reply_context_too_long(), step, step)
     claude = agent(anthropic_server, history=4)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import get_args
 
 import pytest
+from anthropic.types.computer_member_name import COMPUTER_MEMBER_NAME_VALUES
+from openai.types.responses.computer_action import ComputerAction
 
 from mm_agents.computer_use import claude, gemini, openai_cua
 from mm_agents.computer_use.commands import Command, to_action
@@ -166,8 +168,6 @@ CLAUDE_ACTIONS = {
 
 
 def test_every_claude_computer_action_has_a_command():
-    from anthropic.types.computer_member_name import COMPUTER_MEMBER_NAME_VALUES
-
     assert set(CLAUDE_ACTIONS) == set(COMPUTER_MEMBER_NAME_VALUES)
     codes = {name: to_action(claude.command(name, args), SPACE) for name, args in CLAUDE_ACTIONS.items()}
     assert codes["hold_key"] == "pyautogui.keyDown('shift'); time.sleep(1.0); pyautogui.keyUp('shift')"
@@ -179,8 +179,6 @@ def test_every_claude_computer_action_has_a_command():
 
 
 def test_every_openai_action_has_a_command():
-    from openai.types.responses.computer_action import ComputerAction
-
     types = {cls.model_fields["type"].annotation.__args__[0] for cls in get_args(get_args(ComputerAction)[0])}
     actions = {"click": {"button": "wheel", "x": 1, "y": 1}, "double_click": {"x": 1, "y": 1},
                "drag": {"path": [{"x": 1, "y": 1}, {"x": 2, "y": 2}, {"x": 3, "y": 3}]},

@@ -8,6 +8,7 @@ import openai
 import pytest
 
 from mm_agents.computer_use import qwen, ui_tars
+from mm_agents.computer_use.planner_grounder import read_point
 from mm_agents.loader import build_agent
 from tests.agents.cu_helpers import decode, obs, png, red_centre
 from tests.agents.wire_servers import reply_text, reply_tool_calls
@@ -223,8 +224,6 @@ def test_qwen_2_5_is_told_the_size_of_its_image(vllm_server):
 # --- planner and grounder --------------------------------------------------------------------------
 
 def test_read_point_understands_the_usual_notations():
-    from mm_agents.computer_use.planner_grounder import read_point
-
     assert read_point("(120,45)") == (120, 45)
     assert read_point("click(start_box='<|box_start|>(12, 34)<|box_end|>')") == (12, 34)
     assert read_point("<point>7 8</point>") == (7, 8)

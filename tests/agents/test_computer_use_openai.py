@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import openai
 import pytest
 
 from mm_agents.loader import build_agent
@@ -95,8 +96,6 @@ def test_a_safety_check_can_end_the_task_as_fail(responses_server):
 
 def test_the_server_refuses_an_unacknowledged_safety_check(responses_server):
     """The wire server is as strict as the API: this is what the agent must not do."""
-    import openai
-
     check = {"id": "cu_sc_3", "code": "irrelevant_domain", "message": "?"}
     responses_server.script(computer_call({"type": "wait"}, safety=[check]))
     client = openai.OpenAI(base_url=responses_server.base_url, api_key="k", max_retries=0)

@@ -7,6 +7,7 @@ import socket
 from datetime import datetime, timezone
 
 import pytest
+from google.genai import errors
 
 from mm_agents.llm import (
     ContextTooLong,
@@ -306,7 +307,6 @@ def test_gemini_parallel_function_responses_come_before_their_images():
 
 
 def test_gemini_retry_info_in_error_body_is_honoured():
-    from google.genai import errors
     error = errors.ClientError(429, {"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED",
                                                "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
                                                             "retryDelay": "37s"}]}})

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 from PIL import Image
 
+from desktop_env.evaluators.outcome import Evaluation
 from mm_agents.loader import registered_agent
 from mm_agents.replay import ReplayAgent, TrajectoryFileError, load_trajectories
 from runner.episode import EpisodeConfig, run_episode
@@ -134,7 +135,6 @@ class _Desktop:
         return {"screenshot": self.controller.get_screenshot()}, 0.0, action == "DONE", {}
 
     def evaluate_explained(self):
-        from desktop_env.evaluators.outcome import Evaluation
         return Evaluation(0.0, "not done")
 
 

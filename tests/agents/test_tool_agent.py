@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 
 from desktop_env.a11y_namespaces import xmlns_declarations
+from desktop_env.desktop_env import DesktopEnv
 from mm_agents.desktop_tool import anthropic_tool_schema, openai_tool_schema
 from mm_agents.llm.base import ContextTooLong, Usage
 from mm_agents.llm.pricing import cost_usd
@@ -291,8 +292,6 @@ def test_unsupported_run_options_are_refused(options, message):
 
 @pytest.mark.desktop
 def test_the_agent_types_quoted_text_into_an_editor_and_saves_it(openai_server):
-    from desktop_env.desktop_env import DesktopEnv
-
     text = 'it\'s "quoted"'
     openai_server.script(reply_tool_calls(call(action_type="type", text=text)),
                          reply_tool_calls(call(action_type="hotkey", keys=["ctrl", "s"])),

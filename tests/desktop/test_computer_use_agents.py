@@ -16,6 +16,9 @@ from typing import Any
 
 import pytest
 
+from desktop_env.desktop_env import DesktopEnv
+from lib_run_single import run_single_example
+from mm_agents.loader import build_agent
 from tests.agents.cu_helpers import last_image, red_centre
 from tests.agents.wire_servers import (
     AnthropicWireServer,
@@ -133,15 +136,11 @@ AGENTS = {
 
 @pytest.fixture(scope="module")
 def env():
-    from desktop_env.desktop_env import DesktopEnv
-
     with DesktopEnv(action_space="pyautogui", screen_size=SCREEN, require_a11y_tree=False) as desktop:
         yield desktop
 
 
 def run_one(env, agent, tmp_path: Path) -> tuple[float, list[dict], dict]:
-    from lib_run_single import run_single_example
-
     class Args:
         record = False
 
@@ -153,8 +152,6 @@ def run_one(env, agent, tmp_path: Path) -> tuple[float, list[dict], dict]:
 
 @pytest.mark.parametrize("name", list(AGENTS))
 def test_the_scripted_model_clicks_the_target_in_its_own_convention(env, name, tmp_path):
-    from mm_agents.loader import build_agent
-
     model, server_class, click, end = AGENTS[name]
     server = server_class()
     try:
@@ -174,8 +171,6 @@ def test_the_scripted_model_clicks_the_target_in_its_own_convention(env, name, t
 
 
 def test_planner_and_grounder_click_the_target(env, tmp_path):
-    from mm_agents.loader import build_agent
-
     planner, grounder = OpenAIWireServer(), VLLMWireServer()
     try:
         planner.script(reply_tool_calls(("act", {"action": "click", "target": "the red box"})),

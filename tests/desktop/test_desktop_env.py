@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,6 @@ def events(env: DesktopEnv) -> list[dict]:
 
 
 def wait_for_events(env: DesktopEnv, predicate, what: str, timeout: float = 20.0) -> list[dict]:
-    import time
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         seen = events(env)
@@ -176,7 +176,6 @@ def test_pyautogui_action_space_types_into_a_text_editor_and_saves():
         env.reset({"id": "editor"})
         env.controller.upload_file("/home/user/Documents/note.txt", b"")
         env.controller.launch(["gedit", "/home/user/Documents/note.txt"])
-        import time
         deadline = time.monotonic() + 30
         while env.controller.get_vm_window_size("gedit") is None and time.monotonic() < deadline:
             time.sleep(0.2)

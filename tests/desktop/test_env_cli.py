@@ -1,6 +1,7 @@
 """`osworld env setup`, `serve` and `doctor`, run as a user runs them."""
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -63,7 +64,6 @@ def test_bench_reports_every_figure_as_json():
     proc = osworld("env", "bench", "--json", "--resets", "1", "--samples", "3", "--screen-size", "1280x720")
     output, _ = proc.communicate(timeout=600)
     assert proc.returncode == 0, output
-    import json
     report = json.loads(output)
     figures = report["figures"]
     assert set(figures) == {"reset_s", "boot_s", "screenshot_ms", "action_ms", "idle_rss_mb", "spare_rss_mb",

@@ -9,7 +9,9 @@ import pkgutil
 import pytest
 
 import desktop_env
+from desktop_env.actions import InvalidAction, validate_action
 from desktop_env.errors import DesktopEnvError, TaskFileError, UnsafeTaskPath
+from desktop_env.extensions import PluginError, UnknownName, get
 
 
 def test_every_error_class_of_the_package_derives_from_its_root():
@@ -26,9 +28,6 @@ def test_every_error_class_of_the_package_derives_from_its_root():
 
 
 def test_errors_keep_the_builtin_base_their_callers_catch():
-    from desktop_env.actions import InvalidAction, validate_action
-    from desktop_env.extensions import PluginError, UnknownName, get
-
     with pytest.raises(ValueError) as invalid:
         validate_action({"action_type": "CLICK", "parameters": {"x": -1}})
     assert isinstance(invalid.value, InvalidAction) and isinstance(invalid.value, DesktopEnvError)

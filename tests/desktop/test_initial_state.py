@@ -8,9 +8,12 @@ import shutil
 import subprocess
 
 import pytest
+from PIL import Image
 
 from desktop_env.providers.local.build import vm_desktop
 from desktop_env.providers.local.build.ubuntu_fonts import fonts_dir
+from desktop_env.providers.local.build.vscode import installed_vscode
+from mm_agents.observations import visible_nodes
 
 pytestmark = pytest.mark.desktop
 
@@ -94,7 +97,6 @@ def test_gnome_shells_top_bar_and_dock_are_in_the_accessibility_tree(desktop):
     assert re.search(r'<label name="Activities"', shell)
     assert re.search(r'<menu name="System"', shell)
     dock = re.findall(r'<push-button name="([^"]+)"[^>]*cp:screencoord="\(0, \d+\)" cp:size="\(70, 64\)"', shell)
-    from desktop_env.providers.local.build.vscode import installed_vscode
 
     vs_code = ["Visual Studio Code"] if installed_vscode() is not None else []  # the VM's third icon, when built
     assert dock[:3 + len(vs_code)] == ["Google Chrome", "Thunderbird Mail", *vs_code, "VLC media player"]
@@ -108,8 +110,6 @@ def test_the_prompt_agents_table_keeps_the_rows_the_vms_tree_gives(desktop):
     [tree] source): the top bar's menu, one push-button per dock icon in 70x64 cells, Show
     Applications, and the Home icon's label. (Not the Activities label: GNOME 43 does not
     mark it enabled, see VM_DIFFERENCES.md.)"""
-    from mm_agents.observations import visible_nodes
-
     rows = {(node.tag, node.name): node for node in visible_nodes(desktop.get("/accessibility").json()["AT"])}
     assert ("menu", "System") in rows
     chrome = rows[("push-button", "Google Chrome")]
@@ -119,8 +119,6 @@ def test_the_prompt_agents_table_keeps_the_rows_the_vms_tree_gives(desktop):
 
 @pytest.mark.skipif(shutil.which("tesseract") is None, reason="tesseract-ocr is not installed")
 def test_activities_is_read_in_the_top_left_corner_of_a_screenshot(desktop, tmp_path):
-    from PIL import Image
-
     screenshot = Image.open(io.BytesIO(desktop.get("/screenshot").content))
     corner = screenshot.crop((0, 0, 200, 32)).resize((800, 128))
     corner.save(tmp_path / "corner.png")

@@ -6,8 +6,11 @@ import shutil
 import signal
 import socket
 import stat
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
@@ -146,7 +149,6 @@ def test_tcp_service_inside_is_forwarded_to_the_host(provider):
         except OSError:
             return None
 
-    import time
     deadline = time.monotonic() + 15
     body = None
     while time.monotonic() < deadline and not (body and b"served from the sandbox" in body):
@@ -170,9 +172,6 @@ def test_two_desktops_run_at_once_without_clashing(provider):
 
 
 def test_a_part_of_the_desktop_that_dies_while_it_starts_fails_the_start_at_once():
-    import time
-
-
     config = LocalDesktopConfig(screen_size=(800, 600), desktop_components=(*DESKTOP_COMPONENTS, "false"))
     provider = LocalProvider(config=config)
     started = time.monotonic()
@@ -234,7 +233,6 @@ def test_close_leaves_no_process_or_folder_behind():
 def test_a_sandbox_whose_bwrap_is_gone_is_killed_by_the_next_harness():
     """The sandbox's init should die with its outer bwrap (--die-with-parent) but is not trusted to: once
     its env folder is gone, the next harness's prune kills what is left."""
-
     provider = LocalProvider(screen_size=(800, 600))
     provider.start_emulator()
     try:
@@ -259,8 +257,6 @@ def test_a_sandbox_whose_bwrap_is_gone_is_killed_by_the_next_harness():
 
 
 def test_folders_of_a_killed_harness_are_pruned_by_the_next_one(tmp_path):
-    import subprocess
-    import sys
     script = ("from desktop_env.providers.local import LocalProvider\n"
               "p = LocalProvider(screen_size=(800, 600)); p.start_emulator(); print(p.env_dir, flush=True)\n"
               "import time; time.sleep(600)\n")
@@ -280,7 +276,6 @@ def test_a_desktop_served_like_a_vm_answers_on_the_vms_ports_at_its_own_address(
     controller = controller_of(provider)
     controller.upload_file("/home/user/www/index.html", b"vlc port")
     controller.launch(["python3", "-m", "http.server", "8080", "--bind", "127.0.0.1", "--directory", "/home/user/www"])
-    import time
     deadline = time.monotonic() + 15
     body = None
     while time.monotonic() < deadline and body != b"vlc port":
@@ -294,7 +289,6 @@ def test_a_desktop_served_like_a_vm_answers_on_the_vms_ports_at_its_own_address(
 
 
 def requests_get(url: str) -> bytes | None:
-    import urllib.request
     try:
         with urllib.request.urlopen(url, timeout=5) as response:
             return response.read()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import shutil
 import signal
@@ -14,11 +15,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from desktop_env.desktop_env import DesktopEnv
+from desktop_env.providers.local.paths import runtime_root
 from desktop_env.tasks.loader import BUILTIN_ROOT
 from osworld_cli.errors import RUN_STOPPED
 from osworld_cli.main import cli
-from runner.config import RunConfig
+from runner.config import ResumeMismatch, RunConfig
+from runner.events import Started
 from runner.run import run_benchmark
+from runner.worker_pool import ThreadBackend
 from tests.agents.wire_servers import reply_after, reply_error, reply_text
 
 pytestmark = pytest.mark.desktop
@@ -318,11 +323,6 @@ def test_a_model_that_never_answers_costs_the_agent_time_budget_not_more(openai_
 
 
 def test_a_clean_run_leaves_no_env_folder_behind(meta, tmp_path):
-    import multiprocessing
-
-    from desktop_env.providers.local.paths import runtime_root
-    from runner.events import Started
-
     workers: set[int] = set()
 
     def report(event):
@@ -337,17 +337,12 @@ def test_a_clean_run_leaves_no_env_folder_behind(meta, tmp_path):
 
 
 def test_resuming_with_options_that_change_results_is_refused(meta, tmp_path):
-    from runner.config import ResumeMismatch
-
     run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]], record=False))
     with pytest.raises(ResumeMismatch, match="--max-steps was 15, now 1"):
         run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]], max_steps=1))
 
 
 def test_a_python_caller_runs_tasks_on_its_own_environments_in_threads(meta, tmp_path):
-    from desktop_env.desktop_env import DesktopEnv
-    from runner.worker_pool import ThreadBackend
-
     made = []
 
     def make_env():

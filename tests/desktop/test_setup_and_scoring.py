@@ -7,6 +7,8 @@ import pytest
 
 from desktop_env.controllers.setup import SetupError, SetupUnsupported
 from desktop_env.desktop_env import DesktopEnv
+from desktop_env.evaluators.context import LiveContext
+from desktop_env.evaluators.getters.chrome import history
 from desktop_env.evaluators.registry import metric
 from desktop_env.evaluators.scoring import EvaluationError
 
@@ -137,9 +139,6 @@ def test_a_crashing_metric_is_an_evaluation_error_not_a_zero(env, task_dir):
 
 
 def test_update_browse_history_on_a_fresh_profile_is_the_history_chromium_then_shows(env):
-    from desktop_env.evaluators.context import LiveContext
-    from desktop_env.evaluators.getters.chrome import history
-
     visits = [{"url": "https://www.youtube.com/watch?v=1", "title": "Video one",
                "visit_time_from_now_in_seconds": 3600},
               {"url": "https://www.bbc.co.uk/", "title": "BBC", "visit_time_from_now_in_seconds": 300}]

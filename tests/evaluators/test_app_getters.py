@@ -19,6 +19,8 @@ from types import SimpleNamespace
 import pytest
 
 from desktop_env.a11y_namespaces import xmlns_declarations
+from desktop_env.desktop_env import DesktopEnv
+from desktop_env.evaluators import registry
 from desktop_env.evaluators.context import LiveContext
 from desktop_env.evaluators.getters import chrome, gimp, vlc
 from desktop_env.evaluators.recording import RecordingContext, ReplayContext
@@ -93,8 +95,6 @@ def shell(env, script: str) -> str:
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    from desktop_env.desktop_env import DesktopEnv
-
     desktop = DesktopEnv(action_space="pyautogui", screen_size=(1280, 720), require_a11y_tree=False)
     desktop.cache_dir = str(tmp_path_factory.mktemp("getter-cache"))
     yield desktop
@@ -501,6 +501,4 @@ def test_macys_filters_read_the_filter_segments_of_the_path():
 
 
 def test_url_path_parse_is_the_same_getter_as_macys_product_url_parse():
-    from desktop_env.evaluators import registry
-
     assert registry.get_getter("url_path_parse") is registry.get_getter("macys_product_url_parse")

@@ -11,6 +11,7 @@ import json
 import os
 import struct
 import tarfile
+import tempfile
 import zipfile
 import zlib
 from pathlib import Path
@@ -88,7 +89,6 @@ def test_a_zip64_bomb_is_refused_before_anything_is_written(bomb, tmp_path):
 
 def test_compare_archive_scores_an_agents_bomb_0_with_the_reason(bomb, tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # where compare_archive unpacks: nothing may land there
-    import tempfile
     monkeypatch.setattr(tempfile, "tempdir", None)
     gold = zip_of(tmp_path / "gold.zip", {"zeros0.bin": "x"})
     result = compare_archive(bomb, gold, file_type="text")

@@ -9,8 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from desktop_env.desktop_env import DesktopEnv
 from desktop_env.evaluators.context import CommandResult, LiveContext, NotRecorded, ServiceUnavailable
 from desktop_env.evaluators.recording import RecordingContext, ReplayContext
+from desktop_env.evaluators.registry import getter, metric
 from desktop_env.evaluators.scoring import evaluate_task
 
 
@@ -24,8 +26,6 @@ def replay(recording: RecordingContext, tmp_path: Path, task_config: dict | None
 
 @pytest.mark.desktop
 def test_every_operation_is_answered_live_recorded_and_replayed_the_same(tmp_path):
-    from desktop_env.desktop_env import DesktopEnv
-
     env = DesktopEnv(screen_size=(1024, 768), require_a11y_tree=False, cache_dir=str(tmp_path / "cache"))
     try:
         env.reset({"id": "ctx"})
@@ -115,8 +115,6 @@ def test_a_service_nothing_answers_on_is_recorded_unavailable_and_stays_so(tmp_p
 def test_an_old_style_getter_still_runs_live_but_its_task_cannot_be_replayed(tmp_path):
     """A plugin written as getter(env, config) reaching env.controller keeps working (deprecated); the
     recording notes it, and the replay says why it cannot answer."""
-    from desktop_env.evaluators.registry import getter, metric
-
     @getter("test_ctx_old_style_read")
     def old_style(env, config):
         return env.controller.get_file(config["path"]).decode()

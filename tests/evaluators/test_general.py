@@ -6,11 +6,15 @@ import html
 import json
 import sqlite3
 
+import docx
 import pytest
 
 from desktop_env.a11y_namespaces import xmlns_declarations
 from desktop_env.evaluators.fixes import evaluator_fixes
-from desktop_env.evaluators.metrics import general
+from desktop_env.evaluators.metrics import (
+    general,
+    infeasible,  # noqa: F401  (registers it)
+)
 from desktop_env.evaluators.metrics.general import (
     check_accessibility_tree,
     check_csv,
@@ -348,8 +352,6 @@ def test_an_unknown_rule_method_is_a_task_error():
 # -- documents ---------------------------------------------------------------------------------
 
 def make_docx(path, paragraphs: list[str]) -> str:
-    import docx
-
     document = docx.Document()
     for text in paragraphs:
         document.add_paragraph(text)
@@ -493,7 +495,5 @@ def test_metrics_register_under_osworld_names():
 
 
 def test_infeasible_is_registered_but_never_scores_through_getters():
-    from desktop_env.evaluators.metrics import infeasible  # noqa: F401  (registers it)
-
     with pytest.raises(EvaluationError, match="last action"):
         get_metric("infeasible")(None)

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,6 @@ def our_outcome(case: Case | EvaluatorCase) -> dict[str, Any]:
                 configs += value if isinstance(value, list) else [value]
             getter_types = {c["type"] for c in configs if c}
             lookup = ValueContext(case.values)
-            from contextlib import ExitStack
             with ExitStack() as stack:
                 for name in getter_types:
                     stack.enter_context(registry.replaced_getter(name, lookup))

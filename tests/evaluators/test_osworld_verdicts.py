@@ -4,6 +4,7 @@ of our fix where --evaluator-fixes has one. Runs without a checkout, so CI keeps
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -88,8 +89,6 @@ def materialize(value: Any, folder: Path) -> Any:
     if kind == "file":
         path.write_text(text, encoding="utf-8")
     elif kind == "sqlite":
-        import sqlite3
-
         with sqlite3.connect(path) as connection:
             connection.execute("CREATE TABLE t (x INTEGER)")
             connection.executemany("INSERT INTO t VALUES (?)", [(1,), (2,), (3,)])

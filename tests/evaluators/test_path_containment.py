@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import pickle
 import uuid
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from desktop_env.evaluators.scoring import score_task
 from desktop_env.providers.base import Provider
 from desktop_env.resources import cache_name
 from desktop_env.safe_paths import UnsafeTaskPath, join_under, write_under
+from runner.episode import EpisodeConfig, run_episode
 
 load_builtins()
 
@@ -414,14 +417,12 @@ def test_a_task_id_that_leaves_the_cache_base_is_refused(world):
 
 
 def test_write_under_refuses_a_fifo(tmp_path):
-    import os
     os.mkfifo(tmp_path / "pipe")
     with pytest.raises(UnsafeTaskPath, match="not a regular file"):
         write_under(tmp_path, "pipe", b"x")
 
 
 def test_unsafe_task_path_survives_pickling():
-    import pickle
     error = UnsafeTaskPath("/etc/x", "is an absolute path", "evaluator.result.dest", "/t/t1.json")
     again = pickle.loads(pickle.dumps(error))
     assert str(again) == str(error) and again.field == error.field
@@ -448,8 +449,6 @@ class DoneAgent:
 
 @pytest.mark.parametrize("where", ["evaluation", "setup"])
 def test_the_runner_records_an_escaping_path_as_an_error(world, where):
-    from runner.episode import EpisodeConfig, run_episode
-
     target = world / "outside" / "cron.x"
     if where == "evaluation":
         config = task(vm_file_eval(str(target)))

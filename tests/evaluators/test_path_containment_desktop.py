@@ -4,6 +4,8 @@ from __future__ import annotations
 import pytest
 
 from desktop_env.desktop_env import DesktopEnv
+from desktop_env.evaluators.context import LiveContext
+from desktop_env.evaluators.registry import get_getter
 from desktop_env.safe_paths import UnsafeTaskPath
 
 pytestmark = pytest.mark.desktop
@@ -29,8 +31,6 @@ def test_vm_file_with_an_escaping_dest_is_an_error_and_a_plain_one_is_scored(tmp
         task["evaluator"]["result"]["dest"] = "agent.txt"
         env.reset(task, options={"task_dir": str(task_dir)})
         assert env.controller.get_file("/home/user/agent.txt") == b"from the desktop"
-        from desktop_env.evaluators.context import LiveContext
-        from desktop_env.evaluators.registry import get_getter
         local = get_getter("vm_file")(LiveContext(env), task["evaluator"]["result"])
         assert open(local, "rb").read() == b"from the desktop"
         assert local.startswith(str(tmp_path / "cache" / "escape"))

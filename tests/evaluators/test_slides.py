@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from docx import Document
 from lxml import etree
 from PIL import Image, ImageDraw
 from pptx import Presentation
@@ -18,6 +19,7 @@ from pptx.util import Inches, Pt
 from desktop_env.a11y_namespaces import xmlns_declarations
 from desktop_env.evaluators import registry
 from desktop_env.evaluators.metrics import slides
+from desktop_env.evaluators.scoring import MetricCall, call_metric
 
 NS = 'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" ' \
      'xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"'
@@ -298,7 +300,6 @@ def test_compare_pptx_files_task_specific_position_checks(decks, gold):
 
 def test_a_note_option_is_for_readers_and_never_reaches_compare_pptx_files(decks, gold):
     # OSWorld's task files put "_note" among compare_pptx_files' options; the scorer drops it.
-    from desktop_env.evaluators.scoring import MetricCall, call_metric
     call = MetricCall("compare_pptx_files", {"type": "vm_file"}, {"type": "cloud_file"},
                       {"_note": "a remark", "examine_shape": False})
     assert call_metric(call, build_deck(decks / "same2.pptx"), gold).score == 1.0
@@ -308,7 +309,6 @@ def test_a_note_option_is_for_readers_and_never_reaches_compare_pptx_files(decks
 
 def test_an_option_osworld_ignores_too_is_left_out_of_the_call(decks, gold):
     # OSWorld's task files give examine_shape_lenient_height, which no OSWorld code reads.
-    from desktop_env.evaluators.scoring import MetricCall, call_metric
     moved = build_deck(decks / "lenient_moved.pptx", set_attr(textbox, "left", Inches(2)))
     call = MetricCall("compare_pptx_files", {"type": "vm_file"}, {"type": "cloud_file"},
                       {"examine_shape_lenient_height": True, "examine_shape": False})
@@ -552,7 +552,6 @@ def test_every_slides_metric_scores_missing_or_broken_input_zero(name, tmp_path,
     garbage = tmp_path / "garbage.pptx"
     garbage.write_bytes(b"\x00not a presentation")
     docx_not_pptx = tmp_path / "doc.pptx"
-    from docx import Document
     Document().save(docx_not_pptx)
     fn = getattr(slides, name)
     for bad in [None, str(tmp_path / "missing.pptx"), str(garbage), str(docx_not_pptx)]:

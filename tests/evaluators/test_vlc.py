@@ -8,6 +8,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from mutagen.easyid3 import EasyID3
 from PIL import Image, ImageDraw
 
 from desktop_env.evaluators import registry
@@ -442,8 +443,6 @@ def test_unreadable_video_scores_0(videos, bad):
 
 @pytest.fixture(scope="module")
 def mp3s(tmp_path_factory):
-    from mutagen.easyid3 import EasyID3
-
     folder = tmp_path_factory.mktemp("mp3")
     untagged = str(folder / "untagged.mp3")
     ffmpeg("-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-c:a", "libmp3lame",

@@ -11,6 +11,7 @@ from desktop_env.evaluators.metrics.vscode import (
     check_html_background_image,
     check_json_keybindings,
     check_json_settings,
+    check_python_file_by_gold_file,
     check_python_file_by_test_suite,
     compare_answer,
     compare_config,
@@ -258,8 +259,6 @@ print(total([1, 2, 3]))
 
 
 def test_check_python_file_by_gold_file_compares_programs_not_their_layout(tmp_path):
-    from desktop_env.evaluators.metrics.vscode import check_python_file_by_gold_file
-
     gold = write(tmp_path, "gold.py", GOLD_PROGRAM)
     relaid = write(tmp_path, "relaid.py", "def total( numbers ):  # squares\n"
                                           "    return sum(n*n for n in numbers)\nprint(total([1,2,3]))\n")

@@ -15,10 +15,13 @@ import pytest
 
 from desktop_env.controllers.python import PythonController
 from desktop_env.controllers.transport import Endpoint
+from desktop_env.desktop_env import DesktopEnv
 from desktop_env.errors import MissingDependency, ProviderError
 from desktop_env.providers import PROVIDER_NAMES, create_provider
 from desktop_env.providers.docker import DockerProvider
 from desktop_env.providers.ports import process_start_time
+
+from .fake_env_server import PNG
 
 
 @pytest.fixture
@@ -296,10 +299,6 @@ def test_the_real_docker_client_accepts_our_command_line(providers, allocator, d
 
 def test_desktop_env_drives_the_docker_provider(fake_cli, allocator, disk, kvm):
     """DesktopEnv(provider_name="docker"): start on construction, a revert on the second reset, rm on close."""
-    from desktop_env.desktop_env import DesktopEnv
-
-    from .fake_env_server import PNG
-
     env = DesktopEnv(provider_name="docker", path_to_vm=disk, require_a11y_tree=False, cache_dir=str(kvm) + ".cache",
                      port_allocator=allocator, kvm_device=kvm)
     try:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from desktop_env.providers.local import limits
+from desktop_env.providers.local.doctor import check_limits
 from desktop_env.providers.local.limits import (
     CgroupSupport,
     DesktopCgroup,
@@ -292,8 +293,6 @@ def test_cgroup_support_on_this_machine():
 
 
 def test_doctor_has_an_optional_limits_check():
-    from desktop_env.providers.local.doctor import check_limits
-
     check = check_limits()
     assert check.name == "limits" and check.required is False
     assert check.ok == SUPPORT.in_force

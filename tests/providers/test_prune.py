@@ -15,11 +15,13 @@ from rich.console import Console
 
 from desktop_env.providers.docker import docker_leftovers, parse_labels
 from desktop_env.providers.leftovers import IN_USE, STALE, UNKNOWN
+from desktop_env.providers.local.paths import runtime_root
 from desktop_env.providers.ports import PortAllocator, process_start_time
 from desktop_env.providers.prune import prune
 from desktop_env.providers.virtualbox import running_virtualbox_vms
 from desktop_env.providers.vmware import running_vmware_vms
 from osworld_cli import prune_command as prune_cli
+from osworld_cli.main import cli
 from osworld_cli.prune_command import prune_command
 
 from .conftest import worker_port_range
@@ -197,7 +199,6 @@ def test_the_cli(seeded, tmp_path, monkeypatch):
 def test_a_dry_run_lists_the_env_folders_and_port_reservations_prune_removes(fake_cli, tmp_path, monkeypatch):
     monkeypatch.setenv("OSWORLD_RUNTIME_DIR", str(tmp_path / "runtime"))
     monkeypatch.setattr(prune_cli, "console", Console(width=250))
-    from desktop_env.providers.local.paths import runtime_root
 
     root = runtime_root()
     for name, owner in (("env-dead", dead_pid()), ("env-alive", os.getpid())):
@@ -223,8 +224,6 @@ def test_a_dry_run_lists_the_env_folders_and_port_reservations_prune_removes(fak
 
 
 def test_env_help_names_prune_among_its_commands():
-    from osworld_cli.main import cli
-
     help_text = CliRunner().invoke(cli, ["env", "--help"], terminal_width=200).output
     summary = help_text.split("Options:")[0]
     assert "prune" in summary, help_text

@@ -16,6 +16,7 @@ from desktop_env.providers.local import doctor
 from desktop_env.providers.local.boot.sandbox import SANDBOX_SETTINGS, SandboxSpec, bwrap_argv
 from desktop_env.providers.local.build import vm_settings
 from desktop_env.providers.local.build.aside_packages import DebianPackage, read_manifest, sha256_file
+from desktop_env.providers.local.build.desktop_view import vm_gsettings
 from tests.providers import aside_folder
 
 SETTINGS_41 = DebianPackage("gnome-control-center", "1:41.7-0ubuntu0.22.04.9", "1" * 64, 1785422)
@@ -143,8 +144,6 @@ def test_settings_own_schemas_have_ubuntus_keys_and_the_vms_values(tmp_path):
 
 
 def vm_settings_value(schema: str, key: str) -> str:
-    from desktop_env.providers.local.build.desktop_view import vm_gsettings
-
     return vm_gsettings()[schema][key]
 
 

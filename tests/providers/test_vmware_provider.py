@@ -1,6 +1,8 @@
 """The vmware provider against a fake vmrun; the "guest" env server is a local HTTP server."""
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from desktop_env.errors import MissingDependency, ProviderError
@@ -100,7 +102,6 @@ def test_no_guest_ip_in_time_names_vmware_tools(fake_cli, providers, guest, vmx)
 
 
 def test_an_env_server_that_never_answers_times_out(fake_cli, providers, vmx):
-    import socket
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -15,6 +15,7 @@ from runner.breaker import FatalErrorBreaker, fatal_cause
 from runner.config import RunConfig, RunOptionError
 from runner.episode import AgentOverBudget, predict_within
 from runner.plan import RunSummary
+from runner.run import run_benchmark
 from runner.task_result import TaskResult
 
 UNAUTHORIZED = LLMError("openai model 'm' at http://x/v1: request failed: HTTP 401: bad key", provider="openai",
@@ -138,8 +139,6 @@ def test_an_agent_over_its_budget_in_its_own_code_and_one_within_it():
 
 
 def test_workers_that_die_before_their_first_task_stop_the_run_instead_of_being_replaced_forever(tmp_path):
-    from runner.run import run_benchmark
-
     plugin = tmp_path / "plugin.py"
     plugin.write_text("import multiprocessing, os\n"
                       "if multiprocessing.current_process().name.startswith('osworld-worker'):\n"

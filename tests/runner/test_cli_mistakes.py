@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from mm_agents.loader import build_agent
 from osworld_cli.errors import CANNOT_START, OK, TASK_ERRORS
 from osworld_cli.main import cli
 from osworld_cli.run_commands import run_exit_status
@@ -183,8 +184,6 @@ def test_tasks_commands_name_a_missing_meta_file(tmp_path):
 
 
 def test_an_agent_without_a_constructor_is_built_without_arguments(tmp_path):
-    from mm_agents.loader import build_agent
-
     path = tmp_path / "plain.py"
     path.write_text("class Plain:\n    def predict(self, i, o):\n        return '', []\n"
                     "    def reset(self, logger=None):\n        pass\n")

@@ -7,7 +7,10 @@ import time
 
 from PIL import Image
 
+from desktop_env.errors import SandboxStartError
 from runner.episode import EpisodeConfig, run_episode
+from runner.run import RunConfig
+from runner.task_worker import DesktopWorker
 
 _png = io.BytesIO()
 Image.new("RGB", (8, 8), "white").save(_png, format="PNG")
@@ -82,10 +85,6 @@ def test_a_step_that_fails_is_counted_and_has_its_line(tmp_path):
 
 
 def test_a_desktop_that_does_not_come_up_records_its_boot_time(tmp_path):
-    from desktop_env.errors import SandboxStartError
-    from runner.run import RunConfig
-    from runner.task_worker import DesktopWorker
-
     worker = DesktopWorker(RunConfig(agent="noop", model="m", observation_type="screenshot",
                                      result_dir=str(tmp_path)))
 

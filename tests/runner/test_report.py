@@ -8,9 +8,12 @@ import time
 from pathlib import Path
 
 import pytest
+import requests
+import websocket
 from click.testing import CliRunner
 from PIL import Image
 
+from osworld_cli.report_command import report_command
 from runner.report import ReportError, build_report, rel_url
 
 CHROMIUM = "/usr/bin/chromium"
@@ -136,8 +139,6 @@ def test_no_results_is_an_error(tmp_path):
 
 
 def test_cli_writes_the_report(tmp_path):
-    from osworld_cli.report_command import report_command
-
     build_results(tmp_path / "results")
     result = CliRunner().invoke(report_command, [str(tmp_path / "results"), "-o", str(tmp_path / "r.html")])
     assert result.exit_code == 0, result.output
@@ -210,9 +211,6 @@ class DevTools:
     """Just enough of the Chrome DevTools protocol: commands, and the events seen meanwhile."""
 
     def __init__(self, profile: Path):
-        import requests
-        import websocket
-
         self.process = subprocess.Popen([CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
                                          "--remote-debugging-port=0", "about:blank"],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from desktop_env.tasks import load_task_set
 from osworld_cli.main import cli
 from osworld_cli.run_commands import config_of, run_command
 from runner.config import RunConfig
@@ -81,8 +82,6 @@ def test_args_json_records_the_command_the_price_date_the_task_set_and_what_was_
 
 def test_the_hash_args_json_records_is_the_one_summaries_compute_from_the_trials(tmp_path):
     """The real task files' hashes, from the plan and from an episode's records, agree."""
-    from desktop_env.tasks import load_task_set
-
     task_set = load_task_set(None)
 
     class Runner(ObservedRunner):

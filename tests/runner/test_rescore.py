@@ -1,8 +1,11 @@
 """`osworld rescore`: save the result files at the end of an episode, re-run the evaluator on them offline."""
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -12,10 +15,16 @@ from click.testing import CliRunner
 from openpyxl import Workbook
 from openpyxl.worksheet.worksheet import Worksheet
 
+from desktop_env.desktop_env import DesktopEnv
 from desktop_env.evaluators.context import LiveContext, NotRecorded
+from desktop_env.evaluators.getters import chrome
 from desktop_env.evaluators.recording import MAX_BYTES, RecordingContext, ReplayContext
+from desktop_env.evaluators.registry import get_getter
 from desktop_env.evaluators.scoring import score_task
+from desktop_env.extensions import load_plugin
 from desktop_env.tasks import load_task_set
+from desktop_env.tasks.loader import BUILTIN_ROOT
+from osworld_cli.report_command import rescore_command
 from runner.rescore import (
     NotRescorable,
     RescoreError,
@@ -145,7 +154,6 @@ def run_episode_end(meta: Path, results: Path, domain: str, task_id: str, deskto
 
 
 def _iso(epoch: float) -> str:
-    import datetime as dt
     return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
@@ -341,8 +349,6 @@ def test_chrome_devtools_websockets_are_live_only_but_its_tab_list_and_absence_r
     """The DevTools tab list is HTTP through the context (recorded); evaluating JavaScript in a tab is a
     websocket conversation, which is not: a getter that had it cannot be replayed. One that found
     Chrome unreachable (and fell back) replays as it ran."""
-    from desktop_env.evaluators.getters import chrome
-
     tabs = json.dumps([{"id": "A", "type": "page", "title": "Page A", "url": "http://site/a.html",
                         "webSocketDebuggerUrl": "ws://127.0.0.1:1/devtools/page/A"}]).encode()
     (tmp_path / "files").mkdir()
@@ -387,8 +393,6 @@ def test_infeasible_and_fail_are_scored_from_the_last_action(tasks, tmp_path):
 
 
 def test_relative_dates_resolve_against_the_time_of_the_live_evaluation(tmp_path):
-    from desktop_env.evaluators.registry import get_getter
-
     ctx = replay_of(tmp_path, [])  # evaluated 2025-03-07 23:30 UTC, already the 8th in Tokyo
     config = {"rules": {"relativeTime": {"from": "tomorrow"}, "expected": {"time": "{Year}-{Month0D}-{Day0D}"},
                         "timezone": "Asia/Tokyo"}}
@@ -423,8 +427,6 @@ def test_rescore_results_over_a_run(tasks, tmp_path):
 
 
 def test_cli_prints_old_and_new_side_by_side(tasks, tmp_path):
-    from osworld_cli.report_command import rescore_command
-
     results = build_run(tasks, tmp_path)
     (tasks.parent / "files" / "text-and-sheet" / "gold.txt").write_text("total: 43\n")
     result = CliRunner().invoke(rescore_command, [str(results), "--tasks", str(tasks)])
@@ -443,9 +445,6 @@ def test_cli_prints_old_and_new_side_by_side(tasks, tmp_path):
 
 def test_cli_with_the_built_in_tasks(tmp_path):
     """Default --tasks: a built-in calc task whose saved result is its own gold workbook scores 1."""
-    from desktop_env.tasks.loader import BUILTIN_ROOT
-    from osworld_cli.report_command import rescore_command
-
     meta = BUILTIN_ROOT / "test_all.json"
     task = load_task_set(meta).load("libreoffice_calc", "calc-order-line-totals")
     gold = (task.task_dir / task.evaluator["expected"]["path"]).read_bytes()
@@ -460,8 +459,6 @@ def test_cli_with_the_built_in_tasks(tmp_path):
 
 
 def test_cli_reads_the_task_set_each_run_recorded_and_fails_when_nothing_was_rescored(tasks, tmp_path):
-    from osworld_cli.report_command import rescore_command
-
     results = build_run(tasks, tmp_path)
     run_dir = results / "pyautogui" / "screenshot" / "gpt-4o"
     (run_dir / "args.json").write_text(json.dumps({"config": {"tasks": str(tasks), "max_steps": 15}}))
@@ -479,8 +476,6 @@ def test_cli_reads_the_task_set_each_run_recorded_and_fails_when_nothing_was_res
 def test_save_after_a_real_evaluation_then_rescore_offline(tmp_path):
     """A real DesktopEnv scores a task reading a file and GIMP's config (found from the desktop's home);
     the saved files then give the same score with the desktop closed, and a gold fix changes it."""
-    from desktop_env.desktop_env import DesktopEnv
-
     task = {"id": "rescore-live", "instruction": "", "config": [], "evaluator": {
         "func": ["check_json", "check_config_status"],
         "result": [{"type": "vm_file", "path": "/home/user/Documents/settings.json", "dest": "settings.json"},
@@ -558,12 +553,6 @@ def test_a_plugin_getter_is_rescored_offline_from_a_real_run(tmp_path):
     """A plugin's getter reads a desktop file through the context during a real evaluation; with the
     desktop closed and the task's rule changed, `osworld rescore --plugin` (a fresh process) gives the
     new score and the plugin metric's explanation."""
-    import subprocess
-    import sys
-
-    from desktop_env.desktop_env import DesktopEnv
-    from desktop_env.extensions import load_plugin
-
     plugin = tmp_path / "line_plugin.py"
     plugin.write_text(PLUGIN)
     load_plugin(str(plugin))

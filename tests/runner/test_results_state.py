@@ -1,7 +1,24 @@
 """What state a task folder is in decides what a resumed run does with it."""
 import json
+import subprocess
+import sys
 
-from runner.results import TaskState, clear_task_dir, task_state
+from runner.report import read_task_view
+from runner.rescore import last_action
+from runner.results import (
+    FORMAT_VERSION,
+    TaskState,
+    TaskStatus,
+    clear_task_dir,
+    read_status,
+    read_task,
+    record_cut_off,
+    record_worker_died,
+    start_task,
+    task_state,
+    write_status,
+)
+from runner.summary import find_runs
 
 
 def make(folder, status=None, result=False, other=False):
@@ -33,9 +50,6 @@ def test_clearing_a_retried_task_keeps_its_error_history(tmp_path):
 
 
 def test_result_files_get_the_users_umask_not_0600(tmp_path):
-    import subprocess
-    import sys
-
     code = ("import os, sys; os.umask(int(sys.argv[2], 8)); from pathlib import Path; "
             "from runner.results import write_json_atomic, write_text_atomic; folder = Path(sys.argv[1]); "
             "write_json_atomic(folder / 'status.json', {}); write_text_atomic(folder / 'result.txt', '1')")
@@ -47,8 +61,6 @@ def test_result_files_get_the_users_umask_not_0600(tmp_path):
 
 def test_resume_and_summaries_read_a_folder_alike(tmp_path):
     """An unreadable result.txt is an error for both, so --retry-errors runs it again; never a done task."""
-    from runner.results import read_task
-
     for name, status in (("ours", "ok"), ("osworld", None)):
         folder = make(tmp_path / name, status, result=True)
         (folder / "result.txt").write_text("not a number\n")
@@ -56,8 +68,6 @@ def test_resume_and_summaries_read_a_folder_alike(tmp_path):
 
 
 def test_status_json_carries_the_format_version(tmp_path):
-    from runner.results import FORMAT_VERSION, TaskStatus, read_status, record_worker_died, write_status
-
     write_status(tmp_path, TaskStatus("running", format=0))
     assert json.loads((tmp_path / "status.json").read_text()) == {"format": FORMAT_VERSION, "status": "running"}
     record_worker_died(tmp_path, "t", "gone")
@@ -65,11 +75,6 @@ def test_status_json_carries_the_format_version(tmp_path):
 
 
 def test_an_osworld_folder_reads_with_its_steps_and_last_action(tmp_path):
-    from runner.report import read_task_view
-    from runner.rescore import last_action
-    from runner.results import read_task
-    from runner.summary import find_runs
-
     folder = tmp_path / "pyautogui" / "screenshot" / "gpt-4o" / "os" / "t1"
     folder.mkdir(parents=True)
     (folder / "result.txt").write_text("1.0\n")
@@ -89,8 +94,6 @@ def test_an_osworld_folder_reads_with_its_steps_and_last_action(tmp_path):
 
 
 def test_a_cut_off_task_is_rerun_with_the_reason_in_its_history(tmp_path):
-    from runner.results import read_status, record_cut_off, start_task
-
     folder = tmp_path / "os" / "t1"
     start_task(folder, "t1")
     record_cut_off(folder, "t1", "the run stopped while this task ran: 2 tasks in a row failed the same way")

@@ -6,8 +6,11 @@ import dataclasses
 
 from click.testing import CliRunner
 
+from desktop_env import extensions
+from desktop_env.providers import create_provider, provider_class, provider_names
+from desktop_env.providers.local import LocalProvider
 from osworld_cli.main import cli
-from runner.config import RunConfig, flag
+from runner.config import AgentOptions, DesktopRunOptions, GenerationOptions, RunConfig, flag
 from runner.options import Affects, default_of, described
 from runner.reproduce import reproduce_command
 from runner.settings import setting_differences, settings_of
@@ -68,8 +71,6 @@ def test_the_run_command_offers_each_described_flag_with_its_help():
 
 
 def test_a_providers_own_options_are_run_options_with_the_same_defaults():
-    from desktop_env.providers import provider_class, provider_names
-
     for name in provider_names():
         own = (provider_class(name) or object).__dict__.get("Options")
         for spec in dataclasses.fields(own) if own is not None else ():
@@ -77,10 +78,6 @@ def test_a_providers_own_options_are_run_options_with_the_same_defaults():
 
 
 def test_the_desktop_a_run_asks_for_reaches_the_local_provider_and_one_made_from_it():
-    from desktop_env import extensions
-    from desktop_env.providers import create_provider
-    from desktop_env.providers.local import LocalProvider
-
     class LoggedLocal(LocalProvider):  # as a plugin's provider built on the local one (docs/EXTENDING.md)
         pass
 
@@ -95,8 +92,6 @@ def test_the_desktop_a_run_asks_for_reaches_the_local_provider_and_one_made_from
 
 
 def test_the_groups_of_options_share_out_every_field_once():
-    from runner.config import AgentOptions, DesktopRunOptions, GenerationOptions
-
     groups = [base for base in RunConfig.__mro__[1:] if dataclasses.is_dataclass(base)]
     names = [f.name for group in groups for f in dataclasses.fields(group)]
     assert sorted(names) == sorted(f.name for f in dataclasses.fields(RunConfig))
@@ -104,8 +99,6 @@ def test_the_groups_of_options_share_out_every_field_once():
 
 
 def test_a_run_is_made_from_whole_groups_and_gives_each_back_typed():
-    from runner.config import DesktopRunOptions, GenerationOptions
-
     config = RunConfig.of(GenerationOptions(temperature=0.0, top_p=0.5), DesktopRunOptions(screen_size=(1280, 720)),
                           model="other-model")
     assert config.group(GenerationOptions) == GenerationOptions(temperature=0.0, top_p=0.5, max_tokens=1500)

@@ -6,7 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from runner.summary import find_runs, run_heading, summarize_run, to_csv, to_json, to_markdown
+from runner.report import recorded_table
+from runner.summary import (
+    find_runs,
+    recorded_disagreement_lines,
+    run_heading,
+    summarize_run,
+    table_rows,
+    to_csv,
+    to_json,
+    to_markdown,
+)
 
 
 def task(root: Path, domain: str, task_id: str, score: float | None = None, status: str | None = "ok",
@@ -165,9 +175,6 @@ def test_cost_per_task_and_per_success_when_every_trial_reported_its_cost(tmp_pa
 
 
 def test_a_replay_puts_the_score_where_it_was_recorded_beside_this_ones(tmp_path):
-    from runner.report import recorded_table
-    from runner.summary import recorded_disagreement_lines, table_rows
-
     for task_id, here, there in (("kept", 1.0, 1.0), ("lost", 0.0, 1.0), ("lenient", 1.0, 0.0), ("partial", 0.5, 0.9)):
         task(tmp_path, "os", task_id, here)
         status_file = tmp_path / "pyautogui" / "screenshot" / "gpt-4o" / "os" / task_id / "status.json"
@@ -188,8 +195,6 @@ def test_a_replay_puts_the_score_where_it_was_recorded_beside_this_ones(tmp_path
 
 
 def test_runs_that_replayed_nothing_show_no_recorded_columns(tmp_path):
-    from runner.summary import recorded_disagreement_lines, table_rows
-
     build(tmp_path)
     (run,) = find_runs(tmp_path)
     header, _ = table_rows(summarize_run(run))

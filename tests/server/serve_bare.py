@@ -13,6 +13,10 @@ import signal
 import sys
 from pathlib import Path
 
+from desktop_env.server import routes_exec, routes_files, routes_observe, routes_windows
+from desktop_env.server.httpd import Router, make_server
+from desktop_env.server.state import ServerState
+
 
 def main() -> None:
     parser = argparse.ArgumentParser()
@@ -24,22 +28,13 @@ def main() -> None:
     parser.add_argument("--max-connections", type=int, default=64)
     args = parser.parse_args()
 
-    from desktop_env.server import routes_exec, routes_files, routes_observe
-    from desktop_env.server.httpd import Router, make_server
-    from desktop_env.server.state import ServerState
-
     runtime = Path(args.home) / ".runtime"
     runtime.mkdir(mode=0o700, exist_ok=True)
     env = {"HOME": args.home, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
     state = ServerState(env=env, runtime_dir=str(runtime))
     router = Router()
-    modules = [routes_observe, routes_exec, routes_files]
-    try:
-        from desktop_env.server import routes_windows  # needs python-xlib, which the system Python has
-        modules.append(routes_windows)
-    except ImportError:
-        pass
-    for module in modules:
+    # routes_windows needs python-xlib when it registers, which the system Python has
+    for module in (routes_observe, routes_exec, routes_files, routes_windows):
         module.register(router, state)
     server = make_server(router, host="127.0.0.1", port=0, public=args.public, token=args.token,
                          max_connections=args.max_connections, idle_timeout=args.idle_timeout,

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from desktop_env.a11y_namespaces import A11Y_NAMESPACES as NAMESPACES
+from mm_agents.observations import linearize
 
 pytestmark = pytest.mark.desktop
 
@@ -190,8 +191,6 @@ FILLER = "".join(f"<p>Paragraph {i} with <b>some</b> <i>words</i>.</p>" for i in
 
 
 def test_chromium_shows_its_address_bar_and_the_page_at_the_first_look(desktop):
-    from mm_agents.observations import linearize
-
     token = uuid.uuid4().hex[:8]
     title, marker, name = f"Page {token}", f"page text {token}", f"osworld-a11y-{token}.html"
     upload(desktop, f"/tmp/{name}", CHROMIUM_PAGE.format(title=title, marker=marker, filler=FILLER).encode())

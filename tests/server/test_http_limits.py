@@ -8,11 +8,13 @@ import hashlib
 import http.client
 import json
 import socket
+import threading
 import time
 
 import pytest
 import requests
 
+from desktop_env.server.httpd import Response, Router, make_server
 from tests.server.serverproc import raw_exchange, read_responses, serve, wait_until
 
 MiB = 1 << 20
@@ -235,10 +237,6 @@ def test_connections_beyond_the_cap_while_all_are_busy_get_503(tmp_path):
 
 @pytest.mark.parametrize("family", [socket.AF_UNIX, socket.AF_INET])
 def test_make_server_serves_on_a_socket_it_is_handed(tmp_path, family):
-    import threading
-
-    from desktop_env.server.httpd import Response, Router, make_server
-
     router = Router()
     router.route("/ping")(lambda request: Response.text("pong"))
     listener = socket.socket(family, socket.SOCK_STREAM)

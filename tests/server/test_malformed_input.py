@@ -8,6 +8,8 @@ import time
 
 import pytest
 
+from desktop_env.server.routes_exec import MAX_OUTPUT_BYTES
+from desktop_env.server.routes_files import MAX_TREE_ENTRIES
 from tests.server.serverproc import wait_until
 
 
@@ -89,8 +91,6 @@ def test_list_directory_of_proc_is_bounded_and_the_server_lives_on(server):
 
 
 def test_list_directory_refuses_a_tree_past_its_bound(server):
-    from desktop_env.server.routes_files import MAX_TREE_ENTRIES
-
     big = server.home / "big"
     for i in range(4):
         (big / f"d{i}").mkdir(parents=True)
@@ -156,8 +156,6 @@ def test_a_background_child_that_keeps_writing_is_not_killed_by_a_closed_pipe(se
 
 
 def test_output_past_the_cap_is_cut_with_a_note(server):
-    from desktop_env.server.routes_exec import MAX_OUTPUT_BYTES
-
     response = server.post("/execute", json={"command": f"head -c {MAX_OUTPUT_BYTES + 5000} /dev/zero | tr '\\0' a",
                                              "shell": True})
     output = response.json()["output"]

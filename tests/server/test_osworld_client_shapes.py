@@ -8,6 +8,7 @@ import pytest
 
 from desktop_env.controllers.python import PythonController
 from desktop_env.controllers.transport import Endpoint
+from desktop_env.errors import ServerRequestError
 
 pytestmark = pytest.mark.desktop
 
@@ -96,8 +97,6 @@ def test_list_directory_of_an_absolute_folder(desktop):
 
 
 def test_our_controller_reads_no_directory_as_none_and_a_bad_request_as_an_error(desktop):
-    from desktop_env.errors import ServerRequestError
-
     controller = PythonController(Endpoint(url=desktop.base_url))
     try:
         assert controller.get_vm_directory_tree("~/Documents") is None

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from desktop_env.providers.local.build.server_venv import ensure_server_venv
+
 REPO = Path(__file__).resolve().parents[2]
 
 # Records, in order, the pointer events a window covering the pointer's path gets while pyautogui
@@ -69,8 +71,6 @@ def x_display():
 
 
 def pointer_events(x_display: str, mode: str) -> dict[str, list[list]]:
-    from desktop_env.providers.local.build.server_venv import ensure_server_venv
-
     python = ensure_server_venv() / "bin" / "python"
     done = subprocess.run([str(python), "-c", RECORD, mode], capture_output=True, text=True, timeout=60, cwd=REPO,
                           env={**os.environ, "DISPLAY": x_display, "PYTHONPATH": str(REPO), "XAUTHORITY": "/dev/null"})

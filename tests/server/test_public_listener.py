@@ -12,6 +12,8 @@ import requests
 
 from desktop_env.server import app
 from desktop_env.server.access_policy import is_local_host_header
+from desktop_env.server.httpd import Router, make_server
+from desktop_env.server.state import ServerState
 from tests.server.serverproc import raw_exchange, serve
 
 
@@ -144,9 +146,6 @@ def test_main_serves_its_tcp_port_as_a_public_listener(monkeypatch):
         pass
 
     def build_server(env, unix_socket=None, host="127.0.0.1", port=5000):
-        from desktop_env.server.httpd import Router, make_server
-        from desktop_env.server.state import ServerState
-
         server = make_server(Router(), host="127.0.0.1", port=0)
         server.serve_forever = lambda poll_interval: (_ for _ in ()).throw(Stop())
         servers.append(server)

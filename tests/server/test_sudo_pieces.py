@@ -8,6 +8,7 @@ import pytest
 
 from desktop_env.providers.local.boot.host_ids import IDS_PER_DESKTOP
 from desktop_env.providers.local.boot.userns import id_maps
+from desktop_env.providers.local.build.etc_view import ensure_etc_view
 from desktop_env.server.sudo_broker import SECURE_PATH, sudo_environment
 from desktop_env.server.sudo_client import Usage, parse
 
@@ -74,8 +75,6 @@ def test_doctor_says_why_a_normal_users_harness_has_no_sudo():
 
 
 def test_the_etc_a_root_inside_starts_from_holds_no_host_account_or_secret():
-    from desktop_env.providers.local.build.etc_view import ensure_etc_view
-
     view = ensure_etc_view()
     accounts = {line.split(":")[0] for line in (view / "passwd").read_text().splitlines()}
     assert accounts == {"root", "user", "nobody"}

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from desktop_env.providers.local import apps
 from desktop_env.tasks import load_task, load_task_set
 from desktop_env.tasks.coverage import classify, coverage
 from desktop_env.tasks.prefetch import prefetch
@@ -88,8 +89,6 @@ def test_downloads_are_counted_prefetched_once_the_cache_holds_them(tmp_path):
 
 
 def test_the_command_prints_the_table_and_writes_the_same_as_json(tmp_path, monkeypatch):
-    from desktop_env.providers.local import apps
-
     monkeypatch.setitem(apps.APP_CHECKS, "VS Code", lambda: "not installed")  # whatever this machine has
     meta = example_tasks(tmp_path, "https://files.example.com")
     out = tmp_path / "coverage.json"

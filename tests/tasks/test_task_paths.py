@@ -16,6 +16,8 @@ from click.testing import CliRunner
 from desktop_env.safe_paths import UnsafeTaskPath
 from desktop_env.tasks import TaskFileError, load_task, load_task_set, validate_task
 from desktop_env.tasks.paths import unsafe_paths
+from osworld_cli.main import cli
+from runner.run import RunConfig, plan_tasks
 
 OSWORLD_EXAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "osworld_examples"
 
@@ -180,8 +182,6 @@ def test_meta_file_domains_and_ids_must_be_plain_names(tmp_path, index, field, v
 def test_run_planning_refuses_the_task_before_any_desktop(tree, tmp_path):
     """The runner's plan checks every task first (runner.run.plan_tasks): an escaping path makes the task
     one that cannot run; the others run."""
-    from runner.run import RunConfig, plan_tasks
-
     write_task(tree, "good")
     write_task(tree, "bad", evaluator=vm_file("/etc/cron.d/x"))
     (tree / "test_all.json").write_text(json.dumps({"os": ["good", "bad"]}))
@@ -192,8 +192,6 @@ def test_run_planning_refuses_the_task_before_any_desktop(tree, tmp_path):
 
 
 def test_cli_validate_reports_escaping_paths_and_fails(tree):
-    from osworld_cli.main import cli
-
     bad = write_task(tree, "bad", config=[{"type": "execute", "parameters": {"command": "id", "stdout": "../x"}}],
                      evaluator=vm_file("/etc/cron.d/x"))
     write_task(tree, "good", evaluator=vm_file("good.txt"))

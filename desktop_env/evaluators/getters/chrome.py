@@ -28,6 +28,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlparse
 
+import websocket  # websocket-client; only the getters that talk to a tab need it
+
 from ...errors import DesktopEnvError
 from ...waiting import poll_until
 from ..context import EvalContext, HttpAnswer, ServiceUnavailable
@@ -401,8 +403,6 @@ class DevTools:
 
     def call(self, tab: Tab, method: str, params: dict | None = None, timeout: float | None = None) -> dict:
         """Sends one DevTools command to a tab and returns its result."""
-        import websocket  # websocket-client; only the getters that talk to a tab need it
-
         if not self._websockets_allowed:  # a live-only conversation: a replay stops here
             try:
                 self.ctx.endpoint(self.SERVICE)

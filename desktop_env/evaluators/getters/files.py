@@ -12,7 +12,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ...resources import cache_name, fetch
+from openpyxl import load_workbook
+
+from ...resources import CONFERENCE_CSV, cache_name, fetch
 from ...safe_paths import check_basename
 from ..archives import check_zip_file
 from ..context import EvalContext
@@ -133,16 +135,12 @@ def content_from_vm_file(ctx: EvalContext, config: dict) -> list | None:
     if (file_type, content) != ("xlsx", "last_row"):
         raise ValueError(f"content_from_vm_file supports file_type 'xlsx' with file_content 'last_row', "
                          f"got {file_type!r}/{content!r}")
-    from openpyxl import load_workbook
     check_zip_file(local)
     sheet = load_workbook(local, data_only=True, read_only=True).active
     if sheet is None:
         raise ValueError(f"content_from_vm_file: {config['path']!r} has no worksheet")
     rows = list(sheet.iter_rows(values_only=True))
     return [str(v) for v in rows[-1]] if len(rows) > 1 else None
-
-
-CONFERENCE_CSV = "conference_cities.csv"
 
 
 @getter("conference_city_in_order")

@@ -13,7 +13,9 @@ A None or empty getter value scores 0, and every metric's MetricResult says what
 """
 from __future__ import annotations
 
+import difflib
 import functools
+import inspect
 import itertools
 import logging
 import os
@@ -23,6 +25,9 @@ import tempfile
 import zipfile
 from typing import Any
 from urllib.parse import ParseResult, urlparse, urlunparse
+
+import lxml.etree
+import lxml.html
 
 from ...safe_paths import UnsafeTaskPath
 from ..archives import ArchiveTooLarge, NotAnArchive, inner_folder_problem, unpack
@@ -296,9 +301,6 @@ def is_shortcut_on_desktop(shortcuts: Any, rule: dict | None = None) -> MetricRe
 # -- HTML files ---------------------------------------------------------------------------------
 
 def _html_elements(path: Any) -> list | None:
-    import lxml.etree
-    import lxml.html
-
     text = read_text(path)
     if text is None:
         return None
@@ -425,9 +427,6 @@ def archive_options_problems(options: dict) -> list[OptionIssue]:
 
 
 def _member_option_problems(options: dict) -> list[OptionIssue]:
-    import difflib
-    import inspect
-
     file_type = options.get("file_type", "text")
     if file_type not in ARCHIVE_MEMBER_METRICS:
         return [OptionIssue("file_type", str(file_type), f"must be one of {sorted(ARCHIVE_MEMBER_METRICS)}",

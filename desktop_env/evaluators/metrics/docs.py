@@ -21,12 +21,19 @@ from collections.abc import Iterable
 from io import BytesIO
 from typing import Any
 
+import numpy as np
+from docx import Document
+from docx.enum.text import WD_PARAGRAPH_ALIGNMENT, WD_TAB_ALIGNMENT
+from docx.opc.exceptions import PackageNotFoundError
 from lxml import etree
+from PIL import Image, UnidentifiedImageError
+from rapidfuzz import fuzz
 
 from ..archives import ArchiveTooLarge, check_zip_file, read_member
 from ..fixes import fixes_enabled
 from ..outcome import MetricResult, failed, first_difference, passed, show, verdict
 from ..registry import metric
+from .slides import libreoffice_setting
 
 logger = logging.getLogger("desktopenv.metrics.docs")
 
@@ -49,7 +56,6 @@ ODF_NS = {
 # --------------------------------------------------------------------------- loading
 
 def _parse_errors() -> tuple[type[BaseException], ...]:
-    from docx.opc.exceptions import PackageNotFoundError
     return (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, OSError,
             etree.XMLSyntaxError)
 
@@ -58,7 +64,6 @@ def open_docx(path: Any):
     """The python-docx Document at `path`, or None when there is no readable .docx there."""
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         return None
-    from docx import Document
     try:
         check_zip_file(path)
         return Document(os.fspath(path))
@@ -192,7 +197,6 @@ def _normalized_text(paragraphs: list[str], ignore_case: bool) -> str:
 
 
 def _similarity(a: str, b: str) -> float:
-    from rapidfuzz import fuzz
     return fuzz.ratio(a, b) / 100.0
 
 
@@ -352,7 +356,6 @@ def _images_in_order(doc) -> list[bytes]:
 
 
 def _same_picture(blob1: bytes, blob2: bytes) -> bool:
-    from PIL import Image, UnidentifiedImageError
     if blob1 == blob2:
         return True
     try:
@@ -515,7 +518,6 @@ def has_page_numbers_in_footers(result: Any, *_unused) -> MetricResult:
 @metric("is_first_line_centered")
 def is_first_line_centered(result: Any, *_unused) -> MetricResult:
     """The first paragraph is centred (directly or through its style)."""
-    from docx.enum.text import WD_PARAGRAPH_ALIGNMENT
     doc = open_docx(result)
     if doc is None or not doc.paragraphs:
         return failed(_unreadable(result) if doc is None else "the document has no paragraphs")
@@ -544,7 +546,6 @@ def check_tabstops(result: Any, expected: Any = None, word_number_split_by_tabst
     Options: word_number_split_by_tabstop=N requires the text before tab number `index`
     (default 0) of every paragraph of the result to have exactly N words.
     """
-    from docx.enum.text import WD_TAB_ALIGNMENT
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
         return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))
@@ -645,7 +646,6 @@ def compare_highlighted_text(result: Any, expected: Any = None) -> MetricResult:
 # ------------------------------------------------------------ run formatting checks
 
 def _delta_e_ciede2000(rgb1: Iterable[int], rgb2: Iterable[int]) -> float:
-    import numpy as np
     from skimage.color import deltaE_ciede2000, rgb2lab
     lab1 = rgb2lab(np.array([[list(rgb1)]], dtype=float) / 255.0)
     lab2 = rgb2lab(np.array([[list(rgb2)]], dtype=float) / 255.0)
@@ -784,7 +784,6 @@ def contains_page_break(result: Any, rules: Any = None) -> MetricResult:
 @metric("find_default_font")
 def find_default_font(result: Any, rules: Any = None) -> MetricResult:
     """LibreOffice Writer's default font (registrymodifications.xcu) is rules["font_name"]."""
-    from .slides import libreoffice_setting
     expected_font = _rules_value(rules, "font_name")
     if not expected_font:
         return failed("no rules['font_name'] given")
@@ -915,7 +914,6 @@ def compare_image_text(result: Any, rule: Any = None) -> MetricResult:
     tesseract program instead, so its reading of a given image can differ slightly. OCR
     joins what it reads line by line with single spaces, as OSWorld does.
     """
-    from PIL import Image, UnidentifiedImageError
     if not isinstance(result, str) or not os.path.isfile(result):
         return failed(f"the result image {show(result)} does not exist")
     if _rules_value(rule, "type") != "text" or not isinstance(rule.get("text"), str):

@@ -23,7 +23,15 @@ import operator
 import os
 import re
 import sqlite3
+import zipfile
 from typing import Any
+
+import docx
+import lxml.etree
+import yaml
+from docx.opc.exceptions import OpcError
+from lxml.cssselect import CSSSelector
+from rapidfuzz import fuzz
 
 from ...a11y_namespaces import A11Y_NAMESPACES as UBUNTU_A11Y_NAMESPACES
 from ..archives import check_zip_file
@@ -190,8 +198,6 @@ def literal_match(result: Any, expected: Any = None, type: str = "str", ignore_c
 @metric("fuzzy_match")
 def fuzzy_match(result: Any, rules: dict | None = None) -> MetricResult:
     """The rapidfuzz ratio (0..1) between result and rules["expected"]."""
-    from rapidfuzz import fuzz
-
     if result is None or rules is None:
         return failed("no result to compare" if result is None else "no rules given")
     score = fuzz.ratio(str(result), str(rules["expected"])) / 100.0
@@ -471,8 +477,6 @@ def check_json(result: Any, rules: dict | None = None, is_yaml: bool = False) ->
     every expect rule must hold at its key path (a missing key fails), no unexpect rule may
     hold (a missing key counts as None). Methods: see match_value_to_rule.
     """
-    import yaml
-
     text = read_text(result)
     if text is None or rules is None:
         return failed(missing_file(result) if rules is not None else "no rules given")
@@ -513,12 +517,6 @@ def fuzzy_place_math(result: Any, rules: dict | None = None) -> MetricResult:
     """A .docx that should list exactly 3 places (whitespace-separated words) from
     rules["expected"]: the mean over its words of the best fuzzy ratio against the list;
     0 unless the document holds exactly 3 words."""
-    import zipfile
-
-    import docx
-    from docx.opc.exceptions import OpcError
-    from rapidfuzz import fuzz
-
     if rules is None or not isinstance(result, (str, os.PathLike)) or not os.path.isfile(result):
         return failed(missing_file(result) if rules is not None else "no rules given")
     try:
@@ -600,10 +598,6 @@ def check_accessibility_tree(result: Any, rules: list | None = None, osname: str
     the selected node's text must equal (`exact`, default true) or fuzzily match (the best
     ratio counts). The score is the product of the rules' scores.
     """
-    import lxml.etree
-    from lxml.cssselect import CSSSelector
-    from rapidfuzz import fuzz
-
     if not isinstance(result, (str, bytes)) or not result.strip() or rules is None:
         return failed("no accessibility tree" if rules is not None else "no rules given")
     if osname not in A11Y_NAMESPACES:

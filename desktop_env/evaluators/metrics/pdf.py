@@ -13,6 +13,8 @@ import os
 import re
 from typing import Any
 
+from rapidfuzz import fuzz
+
 from ..outcome import MetricResult, failed, passed, show, verdict
 from ..registry import metric
 
@@ -70,7 +72,6 @@ def compare_pdfs(result: Any, expected: Any = None) -> MetricResult:
     files, a missing or unreadable file adding 0. OSWorld extracts text with PyMuPDF; pypdf's
     extraction can place whitespace differently, but both files go through the same reader.
     """
-    from rapidfuzz import fuzz
     if not isinstance(expected, (list, tuple)):
         results, golds = [result], [expected]
     else:

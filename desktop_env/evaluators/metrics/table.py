@@ -18,6 +18,7 @@ since that is a mistake in the task file rather than in the agent's work.
 """
 from __future__ import annotations
 
+import colorsys
 import difflib
 import logging
 import operator
@@ -43,6 +44,7 @@ from openpyxl.utils.exceptions import InvalidFileException
 from openpyxl.worksheet.cell_range import CellRange, MultiCellRange
 from openpyxl.worksheet.dimensions import ColumnDimension, RowDimension
 from openpyxl.worksheet.worksheet import Worksheet
+from rapidfuzz import fuzz
 
 from ... import extensions
 from ..archives import check_zip, check_zip_file
@@ -286,8 +288,6 @@ def _theme_palette(workbook) -> list[str]:
 
 
 def _tinted(rgb: str, tint: float) -> str:
-    import colorsys
-
     red, green, blue = (int(rgb[i:i + 2], 16) / 255 for i in (0, 2, 4))
     hue, lightness, saturation = colorsys.rgb_to_hls(red, green, blue)
     lightness = lightness * (1 + tint) if tint < 0 else lightness * (1 - tint) + tint
@@ -956,8 +956,6 @@ def _texts_match(first: str, second: str, rule: dict) -> bool:
     if kind == "included_by":
         return first in second if first else not second
     if kind == "fuzzy_match":
-        from rapidfuzz import fuzz
-
         return fuzz.ratio(first, second) >= float(rule.get("threshold", 85))
     raise ValueError(f"compare_table: unknown sheet_fuzzy match type {kind!r}")
 

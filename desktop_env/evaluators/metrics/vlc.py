@@ -29,6 +29,9 @@ from urllib.parse import unquote, urlparse
 from xml.etree import ElementTree
 
 import numpy as np
+from mutagen import MutagenError
+from mutagen.easyid3 import EasyID3
+from mutagen.id3 import ID3NoHeaderError
 from PIL import Image
 
 from ..outcome import MetricResult, failed, passed, show, verdict
@@ -554,10 +557,6 @@ def check_mp3_meta(result: Any, meta: dict | None = None) -> MetricResult:
 
     A file with no ID3 tag at all is read as having empty tags.
     """
-    from mutagen import MutagenError
-    from mutagen.easyid3 import EasyID3
-    from mutagen.id3 import ID3NoHeaderError
-
     if not isinstance(meta, dict):
         return failed("no tag rules given")
     if not isinstance(result, (str, os.PathLike)) or not os.path.isfile(result):

@@ -13,6 +13,9 @@ import zipfile
 from difflib import SequenceMatcher
 from typing import Any
 
+import lxml.etree
+import lxml.html
+
 from ..archives import ArchiveTooLarge, check_zip
 from ..fixes import fixes_enabled
 from ..outcome import MetricResult, failed, first_difference, passed, show, verdict
@@ -267,9 +270,6 @@ def compare_result_files(result: Any, expected: Any = None) -> MetricResult:
 @metric("check_html_background_image")
 def check_html_background_image(result: Any, rule: dict | None = None) -> MetricResult:
     """A <style> element of the HTML file sets `background-image: url('<rule["value"]>')`."""
-    import lxml.etree
-    import lxml.html
-
     text = read_text(result)
     if text is None or rule is None:
         return failed(missing_file(result) if rule is not None else "no rule given")

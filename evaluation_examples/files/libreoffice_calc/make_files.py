@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import Literal
 
@@ -52,7 +53,6 @@ def new_sheet(title: str, header: list[str], rows: list[list], widths: dict[str,
 def pin_volatile_parts(path: Path) -> None:
     """openpyxl and soffice stamp the current time into docProps and zip entries (and soffice
     numbers chart axes at random): pin them so the files are reproducible."""
-    import zipfile
     data = {}
     with zipfile.ZipFile(path) as archive:
         for info in archive.infolist():

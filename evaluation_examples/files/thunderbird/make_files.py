@@ -8,7 +8,10 @@ place). Run: python3 make_files.py
 """
 from __future__ import annotations
 
+import datetime
+import email.utils
 import json
+import shutil
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -138,9 +141,6 @@ KEYS_PADDING = " " * 80  # Thunderbird reserves room for tags in X-Mozilla-Keys
 
 def _message(index: int, day: int, hhmm: str, sender: str, subject: str, body: str, read: bool,
              to: str = ME) -> str:
-    import datetime
-    import email.utils
-
     hour, minute = map(int, hhmm.split(":"))
     when = datetime.datetime(2026, 11, day, hour, minute, tzinfo=datetime.timezone(datetime.timedelta(hours=1)))
     address = email.utils.parseaddr(sender)[1]
@@ -231,8 +231,6 @@ TASK_EXTRAS = {
 
 
 def main() -> None:
-    import shutil
-
     for task, extras in TASK_EXTRAS.items():
         folder = HERE / task
         shutil.rmtree(folder, ignore_errors=True)
