@@ -6,8 +6,6 @@ import socket
 import urllib.parse
 from typing import Any
 
-import requests
-
 from ..controllers.transport import Endpoint
 from ..errors import ProviderError, ProviderOptionError, ServiceUnreachable
 from .base import DesktopOptions, Provider
@@ -83,6 +81,8 @@ class RemoteProvider(Provider):
 
     def _runs(self, process_names: str) -> bool | None:
         """Whether a process of one of these names runs on the desktop; None when it cannot be asked."""
+        import requests  # heavy at import (allow-listed): only this check uses it
+
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         try:
             answer = requests.post(f"{self.url}/execute", json={"command": ["pgrep", "-x", process_names],

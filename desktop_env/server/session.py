@@ -395,7 +395,7 @@ class _StateArgs(TypedDict):
 def build_session_servers(session: Session) -> tuple[list[EnvServer], ServerState]:
     """The env server on every listener the session has: the harness's private socket
     first, then the public one; port relays for the TCP services inside."""
-    from .app import build_router, build_server  # imported after DISPLAY is set: Xlib reads it at import
+    from .app import build_router, build_server  # noqa: PLC0415  (after DISPLAY is set: Xlib reads it at import)
 
     config = session.config
     common = _StateArgs(runtime_dir=str(session.runtime), client_password=config.client_password,

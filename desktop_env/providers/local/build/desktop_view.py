@@ -20,8 +20,10 @@ import logging
 import os
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -354,9 +356,6 @@ def _write_wallpaper(folder: Path, listing: Path) -> None:
 
 
 def solid_png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
-    import struct
-    import zlib
-
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
