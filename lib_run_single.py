@@ -4,7 +4,7 @@
 
 and one `run_single_example_<kind>` for each of OSWorld's agent families (cua, kimi, agi, openaicua,
 gpt54, opencua, autoglm, mano, uipath, os_symphony, evocua, mobileagent_v3, vlaa_gui, human), each
-running its agent as OSWorld's runner of that name calls it (runner/osworld_agents.py says what each
+running its agent as OSWorld's runner of that name calls it (osworld_harness/execution/osworld_agents.py says what each
 does differently) through our episode: readiness polled instead of fixed sleeps, status.json and
 errors recorded as for any run.
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runner import osworld_agents as kinds
-from runner.episode import EpisodeConfig, EpisodeOutcome, run_episode
+from osworld_harness.execution import osworld_agents as kinds
+from osworld_harness.execution.episode import EpisodeConfig, EpisodeOutcome, run_episode
 
 
 class EpisodeError(RuntimeError):

@@ -1,5 +1,5 @@
 """What dpkg says about this machine's Debian packages: asked by the doctor, VS Code's build and
-the versions a run records (runner/run.py), through one query."""
+the versions a run records (osworld_harness/execution/run.py), through one query."""
 from __future__ import annotations
 
 import shutil

@@ -60,7 +60,7 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
 )}
 
 # Registrations from these packages are the harness's own.
-BUILTIN_PACKAGES = frozenset({"desktop_env", "mm_agents", "runner", "osworld_cli"})
+BUILTIN_PACKAGES = frozenset({"desktop_env", "mm_agents", "osworld_harness", "osworld_cli"})
 BUILTIN = "built-in"
 
 

@@ -39,7 +39,7 @@ class AgentLoadError(Exception):
 
     @property
     def fatal_cause(self) -> dict[str, str]:
-        """Every task of the run would fail to build it the same way (runner.breaker)."""
+        """Every task of the run would fail to build it the same way (osworld_harness.execution.breaker)."""
         return {"kind": "agent", "signature": f"agent: {self}", "message": f"the agent cannot be built: {self}"}
 
 

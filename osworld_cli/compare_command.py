@@ -1,4 +1,4 @@
-"""`osworld compare RESULTS_A RESULTS_B`: two runs over the same tasks, paired (runner/compare.py)."""
+"""`osworld compare RESULTS_A RESULTS_B`: two runs over the same tasks, paired (osworld_harness/results/compare.py)."""
 from __future__ import annotations
 
 import click
@@ -29,7 +29,7 @@ def compare_command(result_a: str, result_b: str, common: bool, fmt: str, labels
     """Run A against run B, task by task: the difference of the mean scores (errors as 0) with a paired 95%
     interval and a test (exact McNemar with one trial per task, else a paired bootstrap), per domain and
     category, and the tasks each run scored higher on. Each folder is one run (…/ACTION_SPACE/OBS/MODEL)."""
-    from runner.compare import (
+    from osworld_harness.results.compare import (
         GROUP_COLUMNS,
         CompareError,
         compare_runs,

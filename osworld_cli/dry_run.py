@@ -10,8 +10,8 @@ from .errors import CANNOT_START, OK, option_mistakes
 from .output import Column, console, show_table
 
 if TYPE_CHECKING:
-    from runner.config import RunConfig
-    from runner.preview import RunPreview
+    from osworld_harness.execution.preview import RunPreview
+    from osworld_harness.results.config import RunConfig
 
 
 def say(text: str, style: str = "") -> None:
@@ -48,7 +48,7 @@ def agent_text(config: RunConfig) -> str:
 
 def agent_problem(config: RunConfig) -> str | None:
     """Why the agent cannot be built (a missing API key...), as a real run would stop; None when it can."""
-    from runner.run import RunOptionError, check_agent
+    from osworld_harness.execution.run import RunOptionError, check_agent
 
     try:
         check_agent(config)
@@ -60,9 +60,9 @@ def agent_problem(config: RunConfig) -> str | None:
 def print_dry_run(config: RunConfig) -> int:
     """Prints what the run would do; the exit status: 2 with --strict and a score that would not be
     comparable (or a mistake in the options), else 0."""
-    from runner.plan import once_per_task
-    from runner.preview import blockers
-    from runner.run import check_run
+    from osworld_harness.execution.plan import once_per_task
+    from osworld_harness.execution.preview import blockers
+    from osworld_harness.execution.run import check_run
 
     strict, network_given = config.strict, config.network is not None
     with option_mistakes():

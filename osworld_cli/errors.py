@@ -53,8 +53,8 @@ def show_usage_error(error: click.UsageError) -> None:
 def option_mistakes() -> Iterator[None]:
     """The library's refusals of what the user asked for, as `Error: --option: message` (exit status 2)."""
     from desktop_env.tasks import TaskFileError, UnknownSelection
-    from runner.ray_backend import RayUnavailable
-    from runner.run import RunOptionError
+    from osworld_harness.execution.ray_backend import RayUnavailable
+    from osworld_harness.execution.run import RunOptionError
 
     try:
         yield

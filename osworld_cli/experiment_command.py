@@ -14,8 +14,8 @@ import click
 
 from desktop_env.tasks import TaskFileError
 from mm_agents.loader import AgentLoadError
-from runner import experiments
-from runner.run import RunOptionError
+from osworld_harness.execution.run import RunOptionError
+from osworld_harness.experiments import paper_tables
 
 from .errors import OptionMistake
 from .output import console
@@ -23,10 +23,10 @@ from .run_commands import CLI_ONLY, run_command
 from .task_commands import load_plugins
 
 # Build the cells: (models, observation types, result root, osworld run options, the script's own options).
-CellBuilder = Callable[..., list[experiments.Cell]]
+CellBuilder = Callable[..., list[paper_tables.Cell]]
 
 
-def experiment_command(experiment: experiments.Experiment, default_observations: tuple[str, ...],
+def experiment_command(experiment: paper_tables.Experiment, default_observations: tuple[str, ...],
                        sets_itself: set[str]) -> Callable[[CellBuilder], click.Command]:
     """Turns a cell builder, decorated with the script's own click options, into the script's command.
     `sets_itself`: the `osworld run` options the script varies or fixes, so not passed through."""
@@ -41,7 +41,7 @@ def experiment_command(experiment: experiments.Experiment, default_observations:
             root = options["result_dir"]
             try:
                 cells = build_cells(list(models), list(observation_types), root, options, **own_values)
-                experiments.reproduce(experiment, cells, out or f"{root}/tables", console, dry_run, table_only)
+                paper_tables.reproduce(experiment, cells, out or f"{root}/tables", console, dry_run, table_only)
             except KeyboardInterrupt:
                 console.print("stopped; finished tasks are kept, run the same command again to resume")
                 sys.exit(130)
@@ -54,7 +54,7 @@ def experiment_command(experiment: experiments.Experiment, default_observations:
         common = [
             click.Option(["--model", "models"], multiple=True, required=True, help="A model (repeatable)."),
             click.Option(["--obs", "observation_types"], multiple=True, default=default_observations,
-                         show_default=True, type=click.Choice(experiments.OBSERVATION_ORDER),
+                         show_default=True, type=click.Choice(paper_tables.OBSERVATION_ORDER),
                          help="Observation types (repeatable)."),
             *own,
             click.Option(["--out"], default=None,

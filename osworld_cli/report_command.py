@@ -29,7 +29,7 @@ def report_command(results: tuple[str, ...], output: str, title: str, labels: di
     """One static HTML page for result folders: summary tables, charts, a filterable task list and each
     task's instruction and step-by-step timeline (screenshots, responses, actions, errors, recording).
     Opens from disk."""
-    from runner.report import ReportError, build_report
+    from osworld_harness.results.report import ReportError, build_report
 
     try:
         path = build_report(results, output, title=title, rescored=rescored, labels=labels, tasks=meta)
@@ -52,7 +52,7 @@ def rescore_command(results: tuple[str, ...], meta: str | None, plugins: tuple[s
     folder), without a desktop. The new score goes to rescore.json beside the old result.txt, which is kept;
     `summarize`, `compare` and `report` use it with --rescored. The task files are those each run recorded
     in its args.json, unless --tasks names others. Exit status 1 when no task could be rescored."""
-    from runner.rescore import rescore_results
+    from osworld_harness.results.rescore import rescore_results
 
     load_plugins(plugins)
     task_set = open_task_set(meta) if meta else None

@@ -12,7 +12,7 @@ import click
 from rich.markup import escape
 from rich.text import Text
 
-from runner.config import ACTION_SPACES, BACKENDS, OBSERVATION_TYPES, PERTURBATIONS
+from osworld_harness.results.config import ACTION_SPACES, BACKENDS, OBSERVATION_TYPES, PERTURBATIONS
 
 from .dry_run import print_dry_run
 from .env_commands import screen_size_option
@@ -24,9 +24,9 @@ from .run_options import run_option
 from .task_commands import load_plugins, plugin_option
 
 if TYPE_CHECKING:
-    from runner.plan import RunSummary
-    from runner.run import RunConfig
-    from runner.summary import TaskFailure
+    from osworld_harness.execution.plan import RunSummary
+    from osworld_harness.execution.run import RunConfig
+    from osworld_harness.results.summary import TaskFailure
 
 
 def parse_agent_args(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, Any]:
@@ -43,7 +43,7 @@ def parse_agent_args(ctx: click.Context, param: click.Parameter, values: tuple[s
 
 
 def parse_labels(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
-    from runner.summary import parse_labels as parse
+    from osworld_harness.results.summary import parse_labels as parse
 
     try:
         return parse(values)
@@ -65,9 +65,9 @@ GROUP_KEYS = ("group", "score", "95% CI")  # never wrapped: what a reader looks 
 
 def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False,
                   labels: dict[str, str] | None = None, rescored: bool = False) -> None:
-    from runner.comparability import comparability_lines
-    from runner.reproduce import reproduce_line, reproducibility
-    from runner.summary import (
+    from osworld_harness.results.comparability import comparability_lines
+    from osworld_harness.results.reproduce import reproduce_line, reproducibility
+    from osworld_harness.results.summary import (
         comparison_rows,
         failures,
         failures_json,
@@ -131,7 +131,7 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False,
 
 
 def comparable_json(run: Any) -> dict[str, Any]:
-    from runner.comparability import run_comparability
+    from osworld_harness.results.comparability import run_comparability
 
     verdict = run_comparability(run)
     return {"comparable": verdict.comparable, "reasons": verdict.reasons, "notes": verdict.notes}
@@ -139,7 +139,7 @@ def comparable_json(run: Any) -> dict[str, Any]:
 
 def print_failures(listed: list[TaskFailure]) -> None:
     """Each task that scored below 1 or ended in an error, with why (the texts are the files', never markup)."""
-    from runner.summary import task_label
+    from osworld_harness.results.summary import task_label
 
     if not listed:
         console.print("failures: none (every finished task scored 1)")
@@ -230,7 +230,7 @@ CLI_ONLY = ("dry_run", "log_level")  # options of the command, not of the run
 def config_of(options: dict[str, Any]) -> RunConfig:
     """The RunConfig of `osworld run`'s options (as click parsed them), its plugins loaded and the agent's
     own defaults taken for what the options leave out."""
-    from runner.run import RunConfig
+    from osworld_harness.execution.run import RunConfig
 
     options = {k: v for k, v in options.items() if k not in CLI_ONLY}
     load_plugins(options["plugins"])
@@ -242,7 +242,7 @@ def config_of(options: dict[str, Any]) -> RunConfig:
 
 def print_invalid(summary: RunSummary) -> None:
     if summary.invalid:
-        from runner.plan import once_per_task
+        from osworld_harness.execution.plan import once_per_task
 
         tasks = once_per_task(summary.invalid)
         console.print(f"[red]{len(tasks)} task(s) cannot run[/] (error records written; "
@@ -252,8 +252,8 @@ def print_invalid(summary: RunSummary) -> None:
 
 
 def run_with_progress(config: RunConfig) -> RunSummary:
-    from runner.progress import RunProgress
-    from runner.run import run_benchmark
+    from osworld_harness.execution.progress import RunProgress
+    from osworld_harness.execution.run import run_benchmark
 
     try:
         with option_mistakes(), RunProgress(console) as progress:
@@ -300,7 +300,7 @@ def summarize_command(results: tuple[str, ...], fmt: str, with_failures: bool, l
 def demo_command(result_dir: str, num_envs: int) -> None:
     """A small benchmark (test_small) with the reference-solution agent, then its summary: no API key needed."""
     from desktop_env.tasks.loader import BUILTIN_ROOT
-    from runner.run import RunConfig
+    from osworld_harness.execution.run import RunConfig
 
     config = RunConfig(agent="oracle", model="reference-solution", observation_type="screenshot",
                        tasks=str(BUILTIN_ROOT / "test_small.json"), result_dir=result_dir, num_envs=num_envs,

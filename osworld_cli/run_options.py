@@ -1,4 +1,4 @@
-"""`osworld run`'s options made from RunConfig's own description of its fields (runner/options.py): the
+"""`osworld run`'s options made from RunConfig's own description of its fields (osworld_harness/results/options.py): the
 flag, the default and the help are the field's; the command adds only how click parses the value."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from runner.config import RunConfig, flag, run_default
-from runner.options import described
+from osworld_harness.results.config import RunConfig, flag, run_default
+from osworld_harness.results.options import described
 
 
 def run_option(name: str, *aliases: str, negatable: bool = False, **parsing: Any) -> Callable[[Any], Any]:

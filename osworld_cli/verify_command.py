@@ -17,14 +17,14 @@ from .task_commands import load_plugins, open_task_set, plugin_option, select_ta
 
 if TYPE_CHECKING:
     from desktop_env.tasks import TaskSet
-    from runner.verify import Verdict
+    from osworld_harness.experiments.verify import Verdict
 
 
 
 def verify_task_set(meta: str | None) -> TaskSet:
     """The meta file --tasks names, or the test_all.json of the task folder it names (an OSWorld checkout,
     its evaluation_examples/, or a folder with test_all.json beside examples/)."""
-    from runner.fidelity import find_meta_file
+    from osworld_harness.experiments.fidelity import find_meta_file
 
     if meta is not None and Path(meta).is_dir():
         try:
@@ -78,7 +78,7 @@ def verify_command(meta: str | None, domains: tuple[str, ...], task_ids: tuple[s
     With --noop-only (for task files without reference solutions, such as OSWorld's), only the no-op
     runs, and every task it scores above 0 is listed as a free pass: a place where the desktop starts
     where the task wants it to end."""
-    from runner.verify import VerifyOptions, VerifyStopped, verify
+    from osworld_harness.experiments.verify import VerifyOptions, VerifyStopped, verify
 
     load_plugins(plugins)
     task_set = verify_task_set(meta)

@@ -14,25 +14,25 @@ from __future__ import annotations
 import click
 
 from osworld_cli.experiment_command import experiment_command
-from runner import experiments
+from osworld_harness.experiments import paper_tables
 
 
 def history_length(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str]:
     try:
-        return [experiments.parse_history_length(value) for value in values]
+        return [paper_tables.parse_history_length(value) for value in values]
     except ValueError as e:
         raise click.BadParameter(str(e)) from e
 
 
-@experiment_command(experiments.HISTORY, ("screenshot",),
+@experiment_command(paper_tables.HISTORY, ("screenshot",),
                     sets_itself={"max_trajectory_length", "screenshot_scale", "perturb", "perturb_seed"})
-@click.option("--history", "lengths", multiple=True, default=("0", "1", "2", "3", experiments.HISTORY_ALL),
+@click.option("--history", "lengths", multiple=True, default=("0", "1", "2", "3", paper_tables.HISTORY_ALL),
               show_default=True, callback=history_length,
-              help=f"Past steps kept in the prompt: an integer or {experiments.HISTORY_ALL!r} (repeatable).")
+              help=f"Past steps kept in the prompt: an integer or {paper_tables.HISTORY_ALL!r} (repeatable).")
 def main(models, observation_types, root, options, lengths):
     """Run (or reuse) every model x observation type x history length and render the success rate per length."""
-    settings = experiments.history_settings(lengths, options["max_steps"])
-    return experiments.analysis_cells(experiments.HISTORY, settings, models, observation_types, root, options)
+    settings = paper_tables.history_settings(lengths, options["max_steps"])
+    return paper_tables.analysis_cells(paper_tables.HISTORY, settings, models, observation_types, root, options)
 
 
 if __name__ == "__main__":

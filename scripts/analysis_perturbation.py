@@ -15,18 +15,18 @@ from __future__ import annotations
 import click
 
 from osworld_cli.experiment_command import experiment_command
-from runner import experiments
-from runner.config import PERTURBATIONS
+from osworld_harness.experiments import paper_tables
+from osworld_harness.results.config import PERTURBATIONS
 
 
-@experiment_command(experiments.PERTURBATION, ("screenshot",), sets_itself={"screenshot_scale", "perturb"})
+@experiment_command(paper_tables.PERTURBATION, ("screenshot",), sets_itself={"screenshot_scale", "perturb"})
 @click.option("--perturb", "perturbations", multiple=True, default=PERTURBATIONS, show_default=True,
               type=click.Choice(PERTURBATIONS),
               help="Perturbations (repeatable); the unperturbed baseline always runs.")
 def main(models, observation_types, root, options, perturbations):
     """Run (or reuse) the unperturbed and perturbed runs and render the success rate and its drop."""
-    settings = experiments.perturbation_settings(list(perturbations))
-    return experiments.analysis_cells(experiments.PERTURBATION, settings, models, observation_types, root, options)
+    settings = paper_tables.perturbation_settings(list(perturbations))
+    return paper_tables.analysis_cells(paper_tables.PERTURBATION, settings, models, observation_types, root, options)
 
 
 if __name__ == "__main__":

@@ -13,16 +13,16 @@ from __future__ import annotations
 import click
 
 from osworld_cli.experiment_command import experiment_command
-from runner import experiments
+from osworld_harness.experiments import paper_tables
 
 
-@experiment_command(experiments.SCREENSHOT_SCALE, ("screenshot",),
+@experiment_command(paper_tables.SCREENSHOT_SCALE, ("screenshot",),
                     sets_itself={"screenshot_scale", "perturb", "perturb_seed"})
 @click.option("--scale", "scales", multiple=True, default=(0.2, 0.4, 0.6, 0.8, 1.0), show_default=True,
               type=click.FloatRange(0, 1, min_open=True), help="Screenshot scale factors (repeatable).")
 def main(models, observation_types, root, options, scales):
     """Run (or reuse) every model x observation type x scale and render the success rate per scale."""
-    return experiments.analysis_cells(experiments.SCREENSHOT_SCALE, experiments.scale_settings(list(scales)),
+    return paper_tables.analysis_cells(paper_tables.SCREENSHOT_SCALE, paper_tables.scale_settings(list(scales)),
                                       models, observation_types, root, options)
 
 

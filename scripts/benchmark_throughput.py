@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a check
 
 from desktop_env.tasks import load_task_set  # noqa: E402
 from desktop_env.tasks.loader import BUILTIN_ROOT  # noqa: E402
-from runner.run import RunConfig  # noqa: E402
-from runner.throughput import ThroughputResult, measure, to_markdown  # noqa: E402
+from osworld_harness.execution.run import RunConfig  # noqa: E402
+from osworld_harness.experiments.throughput import ThroughputResult, measure, to_markdown  # noqa: E402
 
 GAIN_WORTH_A_DESKTOP = 1.10  # one more desktop per core pays if it adds at least 10% tasks/hour
 

@@ -20,7 +20,7 @@ import click
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from desktop_env.tasks import UnknownSelection  # noqa: E402
-from runner.fidelity import run_suite, select_tasks  # noqa: E402
+from osworld_harness.experiments.fidelity import run_suite, select_tasks  # noqa: E402
 
 
 @click.command()

@@ -10,14 +10,14 @@ then writes <out>/main.md and main.csv (see scripts/README.md).
 from __future__ import annotations
 
 from osworld_cli.experiment_command import experiment_command
-from runner import experiments
+from osworld_harness.experiments import paper_tables
 
 
-@experiment_command(experiments.MAIN, experiments.OBSERVATION_ORDER,
+@experiment_command(paper_tables.MAIN, paper_tables.OBSERVATION_ORDER,
                     sets_itself={"screenshot_scale", "perturb", "perturb_seed"})  # the paper's default setting
 def main(models, observation_types, root, options):
     """Run (or reuse) every model x observation type and render the paper's main table."""
-    return experiments.main_cells(models, observation_types, root, options)
+    return paper_tables.main_cells(models, observation_types, root, options)
 
 
 if __name__ == "__main__":

@@ -5,13 +5,13 @@ for k = 1 .. K, of each run under the given folders (a run of --trials K holds i
     python scripts/trial_intervals.py results/ [more result folders]
 
 Prints a markdown table: run, k, tasks, score (errors as 0), its 95% interval and width, pass@k,
-pass^k and the share of tasks that flip (see runner/stats.py).
+pass^k and the share of tasks that flip (see osworld_harness/results/stats.py).
 """
 from __future__ import annotations
 
 import click
 
-from runner.summary import find_runs, group_stats, interval_text, pct
+from osworld_harness.results.summary import find_runs, group_stats, interval_text, pct
 
 
 @click.command()

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The VM parity suite: trajectories recorded on OSWorld's VM replayed on local desktops, and how many
-end as they ended there (runner/vm_parity.py says why this measures the desktop as agents meet it).
+end as they ended there (osworld_harness/experiments/vm_parity.py says why this measures the desktop as agents meet it).
 
     python scripts/vm_parity.py --trajectories ../shared/vm_trajectories/uitars_osworld_verified.jsonl \\
         --osworld ../shared/osworld_examples [--num-envs 2] [--pacing 3] [--which successes] [--out results/parity]
@@ -18,7 +18,7 @@ import click
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
 from mm_agents.replay import TrajectoryFileError  # noqa: E402
-from runner.vm_parity import plan_parity, run_parity  # noqa: E402
+from osworld_harness.experiments.vm_parity import plan_parity, run_parity  # noqa: E402
 
 CAUSES = Path(__file__).with_name("vm_parity_causes.json")
 

@@ -2,7 +2,7 @@
 
 The packages are those setup.cfg installs ([options.packages.find] include), read from the tree, not
 listed here. A module is named when either
-- the Layout section's tree lists it under its folders (`runner/` then, indented below it,
+- the Layout section's tree lists it under its folders (`osworld_harness/` then, indented below it,
   `results.py`; several names on one line are separated by commas; a package is its folder, `llm/`), or
 - the page holds its shortest unique path anywhere: the fewest trailing parts of its path that no
   other module of those packages ends with (`results.py`, but `tasks/loader.py` since `loader.py` is
@@ -102,7 +102,7 @@ def test_a_name_counts_alone_or_at_the_end_of_a_longer_path():
 
 
 def test_a_shared_file_name_needs_its_folder():
-    others = [("desktop_env", "tasks", "loader.py"), ("runner", "run.py")]
+    others = [("desktop_env", "tasks", "loader.py"), ("osworld_harness", "run.py")]
     assert shortest_unique(("mm_agents", "loader.py"), others) == ("mm_agents", "loader.py")
     assert shortest_unique(("mm_agents", "noop.py"), others) == ("noop.py",)
 

@@ -100,13 +100,13 @@ class GenerationParams:
 
 
 # Failures that will fail the same way for every task until someone fixes something: the key, the
-# model name, the URL, the server. The runner stops a run when they repeat (runner.breaker).
+# model name, the URL, the server. The runner stops a run when they repeat (osworld_harness.execution.breaker).
 FATAL_KINDS = ("auth", "not_found", "unreachable", "timeout")
 
 
 def call_fatal_cause(kind: str | None, provider: str | None, model: str | None, url: str | None,
                      message: str) -> dict[str, str]:
-    """The `fatal_cause` (runner.breaker) of a model call that failed in a way every task will."""
+    """The `fatal_cause` (osworld_harness.execution.breaker) of a model call that failed in a way every task will."""
     server = "server" if kind in ("unreachable", "timeout") else kind  # not answering is not answering
     return {"kind": str(kind), "signature": f"{server} {provider} {model} {url}", "message": message}
 
@@ -129,7 +129,7 @@ class LLMError(Exception):
 
     @property
     def fatal_cause(self) -> dict[str, str] | None:
-        """{kind, signature, message} when every task will fail alike (runner.breaker)."""
+        """{kind, signature, message} when every task will fail alike (osworld_harness.execution.breaker)."""
         return call_fatal_cause(self.kind, self.provider, self.model, self.url, str(self)) if self.fatal else None
 
     def __reduce__(self):

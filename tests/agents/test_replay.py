@@ -12,8 +12,8 @@ from PIL import Image
 from desktop_env.evaluators.outcome import Evaluation
 from mm_agents.loader import registered_agent
 from mm_agents.replay import ReplayAgent, TrajectoryFileError, load_trajectories
-from runner.episode import EpisodeConfig, run_episode
-from runner.results import read_status
+from osworld_harness.execution.episode import EpisodeConfig, run_episode
+from osworld_harness.results.task_folder import read_status
 
 VM_LINE = {"task_id": "t-1", "domain": "os", "score_on_vm": 1.0, "success_on_vm": True,
            "exec_prefix": "import pyautogui, pyperclip, time\n",

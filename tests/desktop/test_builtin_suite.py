@@ -8,7 +8,7 @@ import pytest
 
 from desktop_env.tasks import load_task_set
 from desktop_env.tasks.loader import BUILTIN_ROOT
-from runner.verify import VerifyOptions, verify
+from osworld_harness.experiments.verify import VerifyOptions, verify
 
 pytestmark = pytest.mark.desktop
 

@@ -13,7 +13,7 @@ from desktop_env.extensions import load_plugin
 from desktop_env.user_modules import import_user_module
 from mm_agents.loader import build_agent
 from osworld_cli.main import cli
-from runner.verify import VerifyOptions, verify
+from osworld_harness.experiments.verify import VerifyOptions, verify
 
 pytestmark = pytest.mark.desktop
 

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from desktop_env.tasks.loader import BUILTIN_ROOT
 from osworld_cli.main import cli
-from runner.config import RunConfig
-from runner.run import run_benchmark
+from osworld_harness.execution.run import run_benchmark
+from osworld_harness.results.config import RunConfig
 
 pytestmark = pytest.mark.desktop
 

@@ -30,7 +30,7 @@ from desktop_env.providers.local.boot.logs import log_tail
 from desktop_env.providers.local.build.etc_view import ensure_etc_view
 from desktop_env.providers.local.build.server_code import SHARED_MODULES
 from desktop_env.providers.local.limits import DesktopLimits, cgroup_support
-from runner.episode import EpisodeConfig, run_episode
+from osworld_harness.execution.episode import EpisodeConfig, run_episode
 
 pytestmark = pytest.mark.desktop
 

@@ -12,9 +12,9 @@ import pytest
 from desktop_env.desktop_env import DesktopEnv
 from desktop_env.perturb import PerturbationError, apply_perturbation, clutter_apps, run_on_desktop
 from desktop_env.tasks.loader import BUILTIN_ROOT
-from runner.config import RunConfig
-from runner.episode import EpisodeConfig, run_episode
-from runner.run import run_benchmark
+from osworld_harness.execution.episode import EpisodeConfig, run_episode
+from osworld_harness.execution.run import run_benchmark
+from osworld_harness.results.config import RunConfig
 
 pytestmark = pytest.mark.desktop
 

@@ -25,9 +25,9 @@ import pytest
 
 from desktop_env.tasks import load_task_set
 from desktop_env.tasks.loader import BUILTIN_ROOT
-from runner.config import RunConfig
-from runner.results import TaskState, task_state
-from runner.run import run_benchmark
+from osworld_harness.execution.run import run_benchmark
+from osworld_harness.results.config import RunConfig
+from osworld_harness.results.task_folder import TaskState, task_state
 from tests.serve_cli import free_port
 
 pytest.importorskip("ray")

@@ -20,10 +20,10 @@ from desktop_env.providers.local.paths import runtime_root
 from desktop_env.tasks.loader import BUILTIN_ROOT
 from osworld_cli.errors import RUN_STOPPED
 from osworld_cli.main import cli
-from runner.config import ResumeMismatch, RunConfig
-from runner.events import Started
-from runner.run import run_benchmark
-from runner.worker_pool import ThreadBackend
+from osworld_harness.execution.events import Started
+from osworld_harness.execution.run import run_benchmark
+from osworld_harness.execution.worker_pool import ThreadBackend
+from osworld_harness.results.config import ResumeMismatch, RunConfig
 from tests.agents.wire_servers import reply_after, reply_error, reply_text
 
 pytestmark = pytest.mark.desktop

@@ -18,9 +18,9 @@ from click.testing import CliRunner
 from desktop_env.providers.local.paths import runtime_root
 from desktop_env.tasks import load_task_set
 from osworld_cli.main import cli
-from runner.config import RunConfig
-from runner.rescore import rescore_results
-from runner.run import run_benchmark
+from osworld_harness.execution.run import run_benchmark
+from osworld_harness.results.config import RunConfig
+from osworld_harness.results.rescore import rescore_results
 
 pytestmark = pytest.mark.desktop
 

@@ -9,7 +9,7 @@ from desktop_env.desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
 from desktop_env.providers.local.build.server_code import server_files
 
 PROJECT = Path(__file__).resolve().parents[2]
-PACKAGES = ("desktop_env", "runner", "mm_agents", "osworld_cli")
+PACKAGES = ("desktop_env", "osworld_harness", "mm_agents", "osworld_cli")
 HOME = PROJECT / "desktop_env" / "desktop_defaults.py"
 
 

@@ -16,7 +16,7 @@ from desktop_env.evaluators.metrics.table import compare_table
 from desktop_env.evaluators.registry import get_getter, get_metric, replaced_getter
 from desktop_env.providers import create_provider, provider_names
 from mm_agents.loader import AgentLoadError, build_agent, load_agent_class
-from runner.config import RunConfig, RunOptionError
+from osworld_harness.results.config import RunConfig, RunOptionError
 
 
 def plugin_file(folder, stem: str, source: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 from desktop_env.providers import PROVIDER_NAMES
 
 PROJECT = Path(__file__).resolve().parents[2]
-PACKAGES = ("desktop_env", "runner", "mm_agents", "osworld_cli", "scripts")
+PACKAGES = ("desktop_env", "osworld_harness", "mm_agents", "osworld_cli", "scripts")
 PROVIDERS = PROJECT / "desktop_env" / "providers"
 
 

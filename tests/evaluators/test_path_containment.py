@@ -28,7 +28,7 @@ from desktop_env.evaluators.scoring import score_task
 from desktop_env.providers.base import Provider
 from desktop_env.resources import cache_name
 from desktop_env.safe_paths import UnsafeTaskPath, join_under, write_under
-from runner.episode import EpisodeConfig, run_episode
+from osworld_harness.execution.episode import EpisodeConfig, run_episode
 
 load_builtins()
 

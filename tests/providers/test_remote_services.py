@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import RunConfig
-from runner.run import run_benchmark
+from osworld_harness.execution.run import run_benchmark
+from osworld_harness.results.config import RunConfig
 from tests.serve_cli import free_port, interrupt, osworld, wait_until_served
 
 pytestmark = pytest.mark.desktop

@@ -10,8 +10,15 @@ from pathlib import Path
 
 from desktop_env.tasks.loader import BUILTIN_ROOT
 from mm_agents.prompts import observation_text, system_prompt
-from runner.config import RunConfig
-from runner.experiments import estimate_cost, image_tokens, main_cells, observation_tokens, plan_cells, render_plan
+from osworld_harness.experiments.paper_tables import (
+    estimate_cost,
+    image_tokens,
+    main_cells,
+    observation_tokens,
+    plan_cells,
+    render_plan,
+)
+from osworld_harness.results.config import RunConfig
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_SMALL = str(BUILTIN_ROOT / "test_small.json")

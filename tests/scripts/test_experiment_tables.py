@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from runner import experiments
-from runner.experiments import (
+from osworld_harness.experiments import paper_tables
+from osworld_harness.experiments.paper_tables import (
     HISTORY,
     MAIN,
     PERTURBATION,
@@ -23,7 +23,7 @@ from runner.experiments import (
     to_csv,
     to_markdown,
 )
-from runner.settings import SettingsMismatch
+from osworld_harness.results.settings import SettingsMismatch
 
 SELECTION = {"os": ["os-a", "os-b"], "libreoffice_calc": ["calc-c", "calc-d"], "chrome": ["chrome-e"],
              "multi_apps": ["multi-f"]}
@@ -74,7 +74,7 @@ def test_main_table_counts_errors_apart_and_shows_missing_tasks_and_runs(tmp_pat
     finished(run.task_dir("chrome", "chrome-e"), None, status="running")  # cut off: not finished
     finished(run.model_dir / "os" / "os-not-selected", 1.0)  # from an earlier, larger run: not in this table
 
-    selection = experiments.selected_tasks(cells[0].config)
+    selection = paper_tables.selected_tasks(cells[0].config)
     results = [collect(cell, selection) for cell in cells]
     markdown = to_markdown(MAIN, results)
 
@@ -96,7 +96,7 @@ def test_main_table_csv_has_every_count_of_every_cell(tmp_path, meta):
     finished(layout.task_dir("libreoffice_calc", "calc-c"), None, status="error")
     finished(layout.task_dir("libreoffice_calc", "calc-d"), 0.0)
 
-    results = [collect(cells[0], experiments.selected_tasks(cells[0].config))]
+    results = [collect(cells[0], paper_tables.selected_tasks(cells[0].config))]
     (row,) = csv.DictReader(io.StringIO(to_csv(MAIN, results)))
 
     assert (row["model"], row["observation_type"]) == ("gpt-4o", "screenshot")
@@ -121,7 +121,7 @@ def test_perturbation_drop_is_measured_on_the_tasks_scored_in_both_runs(tmp_path
     finished(layout.config.layout.task_dir("os", "os-b"), 0.0)
     finished(layout.config.layout.task_dir("libreoffice_calc", "calc-c"), None, status="error")
 
-    results = [collect(cell, experiments.selected_tasks(cell.config)) for cell in cells]
+    results = [collect(cell, paper_tables.selected_tasks(cell.config)) for cell in cells]
     markdown = to_markdown(PERTURBATION, results)
     (_, layout_row) = list(csv.DictReader(io.StringIO(to_csv(PERTURBATION, results))))
 
@@ -172,7 +172,7 @@ def test_history_all_keeps_as_many_past_steps_as_an_episode_can_have():
 
 
 def test_scales_name_their_folders(tmp_path, meta):
-    cells = analysis_cells(experiments.SCREENSHOT_SCALE, experiments.scale_settings([0.4, 1]), ["gpt-4o"],
+    cells = analysis_cells(paper_tables.SCREENSHOT_SCALE, paper_tables.scale_settings([0.4, 1]), ["gpt-4o"],
                            ["screenshot"], tmp_path, {"tasks": meta})
     assert [(c.setting, c.config.screenshot_scale, Path(c.config.result_dir)) for c in cells] == [
         ("0.4", 0.4, tmp_path / "screenshot_scale" / "0.4"), ("1.0", 1.0, tmp_path / "main")]

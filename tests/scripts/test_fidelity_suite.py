@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.fidelity import find_meta_file, select_tasks
+from osworld_harness.experiments.fidelity import find_meta_file, select_tasks
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared" / "osworld_examples"

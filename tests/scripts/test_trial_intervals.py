@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.runner.test_summary import trial
+from tests.harness.results.test_summary import trial
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "trial_intervals.py"
 

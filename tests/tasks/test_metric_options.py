@@ -14,8 +14,8 @@ from desktop_env.evaluators.outcome import MetricResult
 from desktop_env.tasks import load_task, validate_task
 from osworld_cli.errors import TASK_ERRORS
 from osworld_cli.main import cli
-from runner.config import RunConfig
-from runner.plan import plan_tasks
+from osworld_harness.execution.plan import plan_tasks
+from osworld_harness.results.config import RunConfig
 
 XLSX_RESULT = {"type": "vm_file", "path": "/home/user/a.xlsx", "dest": "a.xlsx"}
 XLSX_GOLD = {"type": "cloud_file", "path": "gold.xlsx", "dest": "gold.xlsx"}

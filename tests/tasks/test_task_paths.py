@@ -17,7 +17,7 @@ from desktop_env.safe_paths import UnsafeTaskPath
 from desktop_env.tasks import TaskFileError, load_task, load_task_set, validate_task
 from desktop_env.tasks.paths import unsafe_paths
 from osworld_cli.main import cli
-from runner.run import RunConfig, plan_tasks
+from osworld_harness.execution.run import RunConfig, plan_tasks
 
 OSWORLD_EXAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "osworld_examples"
 
@@ -180,7 +180,8 @@ def test_meta_file_domains_and_ids_must_be_plain_names(tmp_path, index, field, v
 
 
 def test_run_planning_refuses_the_task_before_any_desktop(tree, tmp_path):
-    """The runner's plan checks every task first (runner.run.plan_tasks): an escaping path makes the task
+    """The runner's plan checks every task first (osworld_harness.execution.run.plan_tasks): an escaping path makes the
+    task
     one that cannot run; the others run."""
     write_task(tree, "good")
     write_task(tree, "bad", evaluator=vm_file("/etc/cron.d/x"))

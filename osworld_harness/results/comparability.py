@@ -1,0 +1,172 @@
+"""Whether a run's score can stand beside OSWorld's published numbers (the OSWorld-Verified leaderboard),
+and if not, why.
+
+Comparable means: OSWorld-Verified's tasks (`--osworld CHECKOUT`, all of them), one of the leaderboard's
+step budgets, OSWorld's screen, nothing that changes what the agent sees or how tasks are scored, the
+network on when tasks need it, and, once it ran, every task finished with nothing cut short by a time
+budget OSWorld does not have. Each setting is one row of SETTING_CHECKS: (field of the run's options,
+a test of its value that makes the number incomparable, the reason in words). A field a run did not
+record is not checked, so an option added later (such as `evaluator_fixes`) is one more row, and older
+runs read as they were. Notes are said but do not make the number incomparable (a task that cannot run
+here costs at most its share of the score).
+
+The same verdict is printed before a run (`--dry-run`, and at the start of a real one; `--strict`
+refuses an incomparable run) and by `summarize`, from what args.json recorded.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from desktop_env.desktop_defaults import DEFAULT_SCREEN_SIZE
+
+from .suite import LEADERBOARD_STEPS, OFFICIAL_TASKS
+from .task_folder import RESCORE_FILE, read_status
+
+if TYPE_CHECKING:
+    from .summary import RunResults
+
+SCREEN = list(DEFAULT_SCREEN_SIZE)
+SECONDS_PER_STEP = 60   # a time budget under this per step can cut a slow (reasoning) model short
+OVER_BUDGET = "AgentOverBudget"  # the error type of a task whose agent ran out of --agent-time-budget
+
+
+@dataclass(frozen=True)
+class Check:
+    field: str
+    incomparable: Callable[[Any, Mapping[str, Any]], bool]   # (value, the whole record) -> not comparable?
+    reason: Callable[[Any, Mapping[str, Any]], str]
+
+
+def _facts(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    facts = record.get("plan")
+    return facts if isinstance(facts, Mapping) else {}
+
+
+SETTING_CHECKS: tuple[Check, ...] = (
+    Check("osworld", lambda v, r: not v,
+          lambda v, r: "its tasks are not OSWorld-Verified's (run with --osworld CHECKOUT to select them)"),
+    Check("domains", lambda v, r: bool(v), lambda v, r: f"only some domains ran (--domain {' '.join(v)})"),
+    Check("task_ids", lambda v, r: bool(v), lambda v, r: f"only {len(v)} chosen task(s) ran (--task-id)"),
+    Check("max_steps", lambda v, r: v not in LEADERBOARD_STEPS,
+          lambda v, r: f"a step budget of {v}: the leaderboard's are {', '.join(map(str, LEADERBOARD_STEPS))} "
+                       "(--max-steps)"),
+    Check("screen_size", lambda v, r: list(v) != SCREEN,
+          lambda v, r: f"a {v[0]}x{v[1]} screen: OSWorld's is {SCREEN[0]}x{SCREEN[1]} (--screen-size)"),
+    Check("screenshot_scale", lambda v, r: v != 1,
+          lambda v, r: f"the agent saw screenshots scaled by {v} (--screenshot-scale)"),
+    Check("perturb", lambda v, r: v is not None, lambda v, r: f"the desktop was disturbed after setup (--perturb {v})"),
+    Check("network", lambda v, r: not v and _facts(r).get("needs_network", 0) > 0,
+          lambda v, r: f"the network was off while {_facts(r)['needs_network']} task(s) need a live website or an "
+                       "account (they score 0 without it; --network)"),
+    Check("evaluator_fixes", lambda v, r: bool(v),
+          lambda v, r: "OSWorld's metrics were changed by the opt-in evaluator fixes (--evaluator-fixes)"),
+    Check("osworld", lambda v, r: bool(v) and _facts(r).get("suite_tasks", OFFICIAL_TASKS) != OFFICIAL_TASKS,
+          lambda v, r: f"the checkout's OSWorld-Verified selection has {_facts(r)['suite_tasks']} task(s), not the "
+                       f"leaderboard's {OFFICIAL_TASKS}"),
+)
+
+
+@dataclass
+class Verdict:
+    """`comparable`: True, False, or None when nothing says (no args.json of ours)."""
+    comparable: bool | None
+    reasons: list[str] = field(default_factory=list)   # why not
+    notes: list[str] = field(default_factory=list)     # said, but not a reason
+
+    def lines(self) -> list[str]:
+        if self.comparable is None:
+            head = "comparable with OSWorld's leaderboard: not known"
+        else:
+            head = f"comparable with OSWorld's leaderboard: {'yes' if self.comparable else 'no'}"
+        return [head] + [f"  - {reason}" for reason in self.reasons] + [f"  note: {note}" for note in self.notes]
+
+
+def setting_reasons(record: Mapping[str, Any]) -> list[str]:
+    """Why the options (and plan facts) in `record` make the number incomparable; [] when they do not."""
+    return [check.reason(record[check.field], record) for check in SETTING_CHECKS
+            if check.field in record and check.incomparable(record[check.field], record)]
+
+
+def setting_notes(record: Mapping[str, Any]) -> list[str]:
+    """What the options leave to chance without making the number incomparable."""
+    notes = []
+    facts = _facts(record)
+    # The budget the run had: as the plan decided it (the option may be left to the default).
+    budget, steps = facts.get("time_budget", record.get("agent_time_budget")), record.get("max_steps")
+    if isinstance(budget, (int, float)) and budget > 0 and isinstance(steps, int) \
+            and budget < SECONDS_PER_STEP * steps:
+        notes.append(f"the agent has {budget:g} s per task ({budget / steps:.0f} s a step over {steps} steps): a "
+                     "task it runs out of is an error, counted as 0, where OSWorld waits (--agent-time-budget 0 "
+                     "lifts it)")
+    if facts.get("cannot_run"):
+        notes.append(f"{facts['cannot_run']} task(s) cannot run here and count as 0 (at most "
+                     f"{100 * facts['cannot_run'] / max(facts.get('tasks') or 1, 1):.1f} points)")
+    return notes
+
+
+def plan_verdict(options: Mapping[str, Any], facts: Mapping[str, Any]) -> Verdict:
+    """The verdict on a run about to start: its options and what its plan found."""
+    record = {**options, "plan": dict(facts)}
+    reasons = setting_reasons(record)
+    return Verdict(not reasons, reasons, setting_notes(record))
+
+
+def outcome_reasons(statuses: Sequence[tuple[str, str | None]], incomplete: int) -> list[str]:
+    """What the finished run's records make incomparable: (status, error type) of each trial."""
+    reasons = []
+    over = sum(error == OVER_BUDGET for _, error in statuses)
+    if over:
+        reasons.append(f"{over} task(s) ran out of the agent's time budget (errors, counted as 0; OSWorld has no "
+                       "such budget)")
+    if incomplete:
+        reasons.append(f"{incomplete} task(s) have not finished (run the same command again to finish them)")
+    return reasons
+
+
+def run_comparability(run: RunResults) -> Verdict:
+    """The verdict on a result folder: the settings its args.json records for each run made into it, and
+    its records. A folder without our args.json (OSWorld's own) cannot say."""
+    args = run.args or {}
+    runs = [r for r in args.get("runs") or [] if isinstance(r, dict) and isinstance(r.get("config"), dict)]
+    if not runs and isinstance(args.get("config"), dict):
+        runs = [args]
+    if not runs:
+        return Verdict(None, notes=["the folder has no args.json of this harness (OSWorld's own run.py, or none), "
+                                    "so its settings are not known"])
+    latest = runs[-1]
+    record = {**latest["config"], "plan": latest.get("plan") or {}}
+    # Every run made into the folder counts: a resumed run whose plan had nothing left that needs the
+    # network says nothing of the run before it that ran those tasks offline.
+    reasons = list(dict.fromkeys(reason for r in runs
+                                 for reason in setting_reasons({**r["config"], "plan": r.get("plan") or {}})))
+    if any(r.get("forced") for r in runs):
+        reasons.append("runs with other settings were mixed into this folder (--force)")
+    statuses = []
+    for task in run.records:
+        status = read_status(run.folder(task)) if task.status == "error" else None
+        statuses.append((task.status, status.error.type if status and status.error else None))
+    reasons += outcome_reasons(statuses, sum(r.status == "incomplete" for r in run.records))
+    fixed = sum(_rescored_with_fixes(run.folder(r)) for r in run.records if r.rescored)
+    if fixed:
+        reasons.append(f"{fixed} score(s) were rescored with the evaluator fixes (rescore --evaluator-fixes)")
+    notes = setting_notes(record)
+    errors = sum(r.status == "error" for r in run.records)
+    if errors:
+        notes.append(f"{errors} error(s) count as 0 (OSWorld's own summary leaves them out of the denominator); "
+                     "--retry-errors runs them again")
+    return Verdict(not reasons, reasons, notes)
+
+
+def _rescored_with_fixes(folder: Path) -> bool:
+    try:
+        return bool(json.loads((folder / RESCORE_FILE).read_text()).get("evaluator_fixes"))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def comparability_lines(run: RunResults) -> list[str]:
+    return run_comparability(run).lines()

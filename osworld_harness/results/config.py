@@ -1,0 +1,379 @@
+"""The options of a run (RunConfig), checked as they are made: a mistake names the option as the
+command line spells it (RunOptionError).
+
+Some options are decided from what the run is about to do unless the user gives them (`resolved()`):
+the model and observation type the agent's constructor declares (its defaults, which then also name
+the results folder), the network (on when a selected task needs a live website), and the agent's time
+budget (scaled with the step budget, or lifted for OSWorld-Verified as the leaderboard runs it).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+from desktop_env.desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
+from desktop_env.errors import ProviderError, ProviderOptionError
+from desktop_env.extensions import PluginError, load_plugin
+from desktop_env.providers import check_options, provider_class, provider_names
+from desktop_env.providers.base import DesktopOptions
+from mm_agents.loader import AgentLoadError, agent_name, declared_defaults
+
+from .options import Affects, default_of, described, flag_of, option
+from .task_folder import RunLayout
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree", "som")
+ACTION_SPACES = ("pyautogui", "computer_13")
+PERTURBATIONS = ("layout", "clutter")
+BACKENDS = ("local", "ray")
+DEFAULT_OBSERVATION = "screenshot_a11y_tree"  # for an agent that declares none: it gets everything
+SECONDS_PER_STEP = 20.0   # the agent's time budget per step when none is given (15 steps: 300 s)
+Group = TypeVar("Group", bound="DataclassInstance")  # one of RunConfig's groups of options
+
+
+class RunOptionError(ValueError):
+    """An option of the run that cannot work. `option` is how the command line spells it (`--max-steps`);
+    the message says what was given and what would be right."""
+
+    def __init__(self, option: str, message: str):
+        super().__init__(f"{option}: {message}")
+        self.option = option
+        self.detail = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.option, self.detail)
+
+
+class ResumeMismatch(RunOptionError):
+    """The result folder holds results made with other settings; running into it would mix them."""
+
+    def __init__(self, folder: Path, differences: list[tuple[str, Any, Any]]):
+        what = "; ".join(f"{flag(name)} was {old!r}, now {new!r}" for name, old, new in differences)
+        super().__init__(", ".join(flag(name) for name, _, _ in differences),
+                         f"the results in {folder} were made with other options ({what}); resuming would mix "
+                         "them: use the recorded options, another --result-dir, or --force to mix them")
+        self.folder, self.differences = folder, differences
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.folder, self.differences)
+
+
+@dataclass
+class AgentOptions:
+    """The agent and what it is given: who acts, what it sees and how, its plugins and its time."""
+
+    agent: str = option("prompt", affects=Affects.SETTING, always=True,
+        help='Registered agent (prompt, tool, oracle, noop, those plugins add: osworld plugins lists them) or '
+             'package.module:Class or path/file.py:Class.')
+    agent_args: dict[str, Any] = option(factory=dict, flag="--agent-arg", affects=Affects.SETTING,
+        help="KEY=VALUE passed to the agent's constructor (repeatable; values parsed as JSON when they can be).")
+    # None: the agent's declared default, else its name (resolved())
+    model: str | None = option(None, affects=Affects.SETTING, always=True,
+        help="Model name; also names the results folder. Default: the agent's own (gpt-4o for prompt), else the "
+             "agent's name.")
+    # None: the agent's declared default, else DEFAULT_OBSERVATION
+    observation_type: str | None = option(None, flag="--obs", affects=Affects.SETTING, always=True,
+        help='What the agent observes. Default: what the agent declares (screenshot for the computer-use agents,'
+             ' screenshot_a11y_tree for prompt and for an agent that declares nothing).')
+    action_space: str = option("pyautogui", affects=Affects.SETTING, always=True,
+        help='How the agent acts.')
+    max_trajectory_length: int = option(3, affects=Affects.SETTING,
+        help='Past steps the agent keeps in its prompt.')
+    screenshot_scale: float = option(1.0, affects=Affects.SETTING,
+        help='Scale the screenshot by this factor before the model sees it (its coordinates are scaled back).')
+    # seconds of the agent's predict() per task; 0: no limit; None: SECONDS_PER_STEP a step, none with --osworld
+    agent_time_budget: float | None = option(None, affects=Affects.CONDITION,
+        help='Seconds the agent may spend in predict() per task (model calls included); then the task is an '
+             'error. 0: no limit. Default: 20 s per step of --max-steps (300 s at 15); none with --osworld, as '
+             "OSWorld's run.py has none.")
+    plugins: list[str] = option(factory=list, flag="--plugin", affects=Affects.CONDITION,
+        help='Module or .py file registering extra getters, metrics, setup steps, providers or agents '
+             '(repeatable).')
+    # options taken from the agent's own declaration
+    agent_defaults: list[str] = option(factory=list, flag=None)
+
+@dataclass
+class GenerationOptions:
+    """What the agent asks its model for (sampling), apart from the run's own options."""
+
+    temperature: float = option(1.0, affects=Affects.SETTING,
+        help='Sampling temperature for the model.')
+    top_p: float = option(0.9, affects=Affects.SETTING,
+        help='Nucleus sampling for the model.')
+    max_tokens: int = option(1500, affects=Affects.SETTING,
+        help='Maximum tokens per model answer.')
+
+@dataclass
+class EpisodeOptions:
+    """What one episode of a task is: its step budget, pauses, recording and perturbation."""
+
+    max_steps: int = option(15, affects=Affects.SETTING, always=True,
+        help='Agent predict calls per task.')
+    sleep_after_execution: float = option(0.0, affects=Affects.CONDITION,
+        help='Seconds to wait after each action.')
+    wait_after_reset: float = option(0.0, affects=Affects.CONDITION,
+        help='Extra seconds after reset (for slow VMs).')
+    record: bool = option(True,
+        help="Record each task's screen to recording.mp4.")
+    # "layout" or "clutter", applied after setup (the paper's robustness analysis)
+    perturb: str | None = option(None, affects=Affects.SETTING,
+        help="After setup, move and resize the task's windows (layout) or open unrelated windows (clutter).")
+    perturb_seed: int = option(0, affects=Affects.SETTING,
+        help='Seed of --perturb (combined with the task id).')
+
+@dataclass
+class TaskSelection:
+    """Which tasks run, and how many times each."""
+
+    # meta file; None = the built-in test_all.json
+    tasks: str | None = option(None,
+        help='Meta file {domain: [ids]} with examples/ beside it (default: built-in test_all.json).')
+    osworld: str | None = option(None,
+        help='OSWorld-Verified as the leaderboard runs it, from an OSWorld checkout (or its '
+             'evaluation_examples/): its 361 tasks (test_nogdrive.json), the network on for the tasks that need '
+             'it, their downloads fetched first, no agent time budget; args.json records it all and `summarize` '
+             "says whether the score is comparable. Pick the leaderboard's --max-steps 15, 50 or 100.")
+    domains: list[str] = option(factory=list, flag="--domain",
+        help='Only this domain (repeatable; default all, as `all` is).')
+    task_ids: list[str] = option(factory=list, flag="--task-id",
+        help='Only this task (repeatable).')
+    # runs of each task, each from a fresh reset (results.trial_dir)
+    trials: int = option(1, affects=Affects.CONDITION, always=True,
+        help="Run each task this many times, each from a fresh reset; trial 1 at the task's folder, trial k in "
+             'its trials/<k>/. Summaries then give pass@k, pass^k and the tasks that flip.')
+
+@dataclass
+class DesktopRunOptions:
+    """The desktops the run asks for: the provider's name, what any desktop is asked to be, and the
+    provider's own options (those its Options class names: the local provider's `desktop_*` limits),
+    which RunConfig.desktop() hands to the provider without looking inside."""
+
+    provider: str = option("local", affects=Affects.CONDITION,
+        help='Where desktops come from: local (sandbox on this machine), remote, docker, vmware, virtualbox, or '
+             'one a plugin registers (osworld plugins lists them).')
+    path_to_vm: str | None = option(None, affects=Affects.CONDITION,
+        help='Provider-specific: remote: the env server URL; docker: the .qcow2 image; vmware: the .vmx file; '
+             'virtualbox: the .vbox file, VM name or UUID.')
+    screen_size: tuple[int, int] = option(DEFAULT_SCREEN_SIZE, affects=Affects.SETTING,
+        help='Screen size of the desktop, WIDTHxHEIGHT.')
+    # None: on when a selected task needs a live website (resolved by the plan)
+    network: bool | None = option(None, affects=Affects.CONDITION,
+        help='Give the desktops network access. Default: on when a selected task needs a live website or an '
+             'account (`osworld tasks coverage` lists them), else off.')
+    client_password: str = option(DEFAULT_PASSWORD,
+        help="The desktop user's password, as tasks and agents are told it.")
+    # Limits of each local desktop, as the command line gives them (see DesktopLimits.from_options).
+    desktop_memory: str = option("4G",
+        help='Memory limit of each local desktop (e.g. 2G, 512M, unlimited).')
+    desktop_pids: str = option("1024",
+        help='Process/thread limit of each local desktop (or unlimited).')
+    desktop_cpu_weight: str = option("100",
+        help='CPU weight of each local desktop, 1..10000 (100 = a normal share).')
+    desktop_tmpfs: str = option("1G",
+        help='Size cap of each in-memory folder of a local desktop (/tmp, /dev/shm, /run).')
+    desktop_disk: str = option("2G",
+        help='Size cap of the home folder of a local desktop; it lives in memory, counted in --desktop-memory. '
+             'Filling it is a limit hit, like an OOM kill.')
+
+    def desktop(self) -> DesktopOptions:
+        """What the run asks of its desktops; `own` is the provider's own options (its Options class), taken
+        from the fields of this config that bear their names."""
+        cls = provider_class(self.provider)
+        own_type = cls.Options if cls is not None else None
+        own = own_type(**{f.name: getattr(self, f.name) for f in dataclasses.fields(own_type)}) \
+            if own_type is not None else None
+        width, height = self.screen_size
+        return DesktopOptions(screen_size=(width, height), network=bool(self.network),
+                              client_password=self.client_password, path_to_vm=self.path_to_vm, own=own)
+
+
+@dataclass
+class ExecutionOptions:
+    """How the tasks are run: how many desktops at once, on which backend, when to stop, what to fetch first."""
+
+    num_envs: int = option(1,
+        help='Desktops running tasks in parallel.')
+    backend: str = option("local",
+        help='local: worker processes on this machine; ray: Ray workers on a cluster (pip install osworld[ray]).')
+    ray_address: str | None = option(None,
+        help='Ray cluster to join (e.g. 10.0.0.5:6379); default RAY_ADDRESS or a running local cluster, else a '
+             'new local one.')
+    ray_cpus_per_env: float = option(1.0,
+        help='CPUs each desktop declares to Ray (fractions pack more desktops per core).')
+    ray_memory_per_env: float = option(1.5,
+        help='GiB of memory each desktop declares to Ray.')
+    ray_task_retries: int = option(1,
+        help='Re-runs of a task whose Ray worker or node died under it.')
+    stop_after_fatal: int = option(2,
+        help='Stop the run when this many tasks in a row fail with the same fatal model error (401/403/404, a '
+             'server that does not answer) or an agent that cannot be built. 0: never.')
+    prefetch: bool = option(True,
+        help="Fetch the selected tasks' downloads missing from --cache-dir before the first desktop starts (else"
+             " during each task's setup).")
+    cache_dir: str = option("cache",
+        help='Where task files are cached.')
+
+@dataclass
+class ResultOptions:
+    """Where results go, what is done with results already there, how the run is scored and named."""
+
+    result_dir: str = option("./results",
+        help='Root of the results layout.')
+    resume: bool = option(True,
+        help='Skip tasks that already have a result (and, without --retry-errors, those with an error).')
+    retry_errors: bool = option(False,
+        help='Re-run tasks whose last run ended in an error.')
+    force: bool = option(False,
+        help='Run into a result folder whose results were made with other options (mixing them).')
+    strict: bool = option(False,
+        help="Refuse to run (exit status 2) when the score would not be comparable with OSWorld's leaderboard, "
+             'naming why.')
+    label: str | None = option(None,
+        help='What summaries and reports call this run (recorded in args.json).')
+    evaluator_fixes: bool = option(False, affects=Affects.SETTING,
+        help="Score with our fixes of OSWorld's evaluator bugs (docs/EVALUATORS.md) instead of OSWorld's "
+             "verdicts. The scores are then not comparable with OSWorld's published ones.")
+
+
+@dataclass
+# The groups are bases, their fields RunConfig's own: `RunConfig(model=...)`, `config.model` and args.json's flat
+# record stay as they were; a dataclass takes the fields of its last base first, so AgentOptions' lead.
+class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelection, EpisodeOptions, GenerationOptions,
+                AgentOptions):
+    """The options of a run, in groups that each have one owner (the agent, its model's sampling, the episode,
+    the task selection, the desktops, the execution, the results), each option described where it is declared
+    (osworld_harness/results/options.py): whether it changes results, its flag and help, which `osworld run`, the
+    settings and
+    the reproducing command read. `group(cls)` is one group's values as its own typed object."""
+
+    def __post_init__(self) -> None:
+        def refuse(option: str, message: str) -> NoReturn:
+            raise RunOptionError(option, message)
+
+        if self.observation_type is not None and self.observation_type not in OBSERVATION_TYPES:
+            refuse("--obs", f"must be one of {', '.join(OBSERVATION_TYPES)}, got {self.observation_type!r}")
+        if self.osworld is not None:
+            from .suite import NotACheckout, official_meta  # noqa: PLC0415  (start-up: `osworld --help` loads this module)
+
+            try:
+                meta = str(official_meta(self.osworld))
+            except NotACheckout as e:
+                refuse("--osworld", str(e))
+            if self.tasks is not None and Path(self.tasks).resolve() != Path(meta):
+                refuse("--tasks", f"--osworld selects {meta}; give --tasks or --osworld, not both")
+            self.osworld, self.tasks = str(Path(self.osworld).expanduser().resolve()), meta
+        if self.action_space not in ACTION_SPACES:
+            refuse("--action-space", f"must be one of {', '.join(ACTION_SPACES)}, got {self.action_space!r}")
+        for spelled, count, least in (("--num-envs", self.num_envs, 1), ("--trials", self.trials, 1),
+                                     ("--max-steps", self.max_steps, 1),
+                                     ("--max-trajectory-length", self.max_trajectory_length, 0),
+                                     ("--max-tokens", self.max_tokens, 1)):
+            if isinstance(count, bool) or not isinstance(count, int) or count < least:
+                refuse(spelled, f"must be a whole number >= {least}, got {count!r}")
+        for spelled, number in (("--temperature", self.temperature),
+                               ("--sleep-after-execution", self.sleep_after_execution),
+                               ("--wait-after-reset", self.wait_after_reset)):
+            if isinstance(number, bool) or not isinstance(number, (int, float)) or number < 0:
+                refuse(spelled, f"must be a number >= 0, got {number!r}")
+        if self.agent_time_budget is not None and (
+                isinstance(self.agent_time_budget, bool) or not isinstance(self.agent_time_budget, (int, float))
+                or self.agent_time_budget < 0):
+            refuse("--agent-time-budget", f"must be a number of seconds >= 0 (0: no limit), "
+                                          f"got {self.agent_time_budget!r}")
+        if isinstance(self.stop_after_fatal, bool) or not isinstance(self.stop_after_fatal, int) \
+                or self.stop_after_fatal < 0:
+            refuse("--stop-after-fatal", f"must be a whole number >= 0 (0: never stop), got {self.stop_after_fatal!r}")
+        if isinstance(self.top_p, bool) or not isinstance(self.top_p, (int, float)) or not 0 < self.top_p <= 1:
+            refuse("--top-p", f"must be a number in (0, 1], got {self.top_p!r}")
+        if isinstance(self.screenshot_scale, bool) or not isinstance(self.screenshot_scale, (int, float)) \
+                or not 0 < self.screenshot_scale <= 1:
+            refuse("--screenshot-scale", f"must be a number in (0, 1], got {self.screenshot_scale!r}")
+        if self.perturb is not None and self.perturb not in PERTURBATIONS:
+            refuse("--perturb", f"must be one of {', '.join(PERTURBATIONS)}, got {self.perturb!r}")
+
+        if self.provider not in provider_names():  # built-in or a plugin's
+            refuse("--provider", f"must be one of {', '.join(provider_names())}, got {self.provider!r}")
+        try:
+            check_options(self.provider, self.desktop())
+        except ProviderOptionError as e:
+            refuse(flag(e.option), str(e))
+        except ProviderError as e:  # a plugin's provider that cannot be loaded
+            refuse("--provider", str(e))
+        if self.backend not in BACKENDS:
+            refuse("--backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+        for spelled, amount in (("--ray-cpus-per-env", self.ray_cpus_per_env),
+                               ("--ray-memory-per-env", self.ray_memory_per_env),
+                               ("--ray-task-retries", self.ray_task_retries)):
+            if amount < 0:
+                refuse(spelled, f"cannot be negative, got {amount!r}")
+
+    @classmethod
+    def of(cls, *groups: Any, **options: Any) -> RunConfig:
+        """A RunConfig from whole groups (`GenerationOptions(temperature=0)`, ...) and single options."""
+        return cls(**{name: value for g in groups for name, value in vars(g).items()}, **options)
+
+    def group(self, of: type[Group]) -> Group:
+        """The values of one group of options (GenerationOptions, DesktopRunOptions, ...) as its own object."""
+        return of(**{f.name: getattr(self, f.name) for f in dataclasses.fields(of)})
+
+    def resolved(self) -> RunConfig:
+        """The config with the model and observation type the user left out taken from the agent's own
+        declaration (its constructor's defaults; the model falls back to the agent's name, the observation
+        to DEFAULT_OBSERVATION), those taken listed in `agent_defaults` (and so not passed to it)."""
+        if self.model is not None and self.observation_type is not None:
+            return self
+
+        try:
+            for plugin in self.plugins:  # a plugin's agent is found only once it is loaded
+                load_plugin(plugin)
+            declared = declared_defaults(self.agent)
+        except (AgentLoadError, PluginError) as e:
+            raise RunOptionError("--agent" if isinstance(e, AgentLoadError) else "--plugin", str(e)) from e
+        model = declared.get("model") if isinstance(declared.get("model"), str) else agent_name(self.agent)
+        observation = declared.get("observation_type")
+        if observation not in OBSERVATION_TYPES:
+            observation = DEFAULT_OBSERVATION
+        taken = [name for name in ("model", "observation_type") if getattr(self, name) is None]
+        return dataclasses.replace(self, model=self.model or model,
+                                   observation_type=self.observation_type or observation,
+                                   agent_defaults=list(dict.fromkeys(self.agent_defaults + taken)))
+
+    @property
+    def layout(self) -> RunLayout:
+        config = self.resolved()
+        assert config.model is not None and config.observation_type is not None  # resolved() fills both
+        return RunLayout(Path(config.result_dir), config.action_space, config.observation_type, config.model)
+
+    def time_budget(self) -> float:
+        """The agent's seconds of predict() per task, 0 for no limit: as given, else SECONDS_PER_STEP a step,
+        or none for OSWorld-Verified (the leaderboard's runs have none)."""
+        if self.agent_time_budget is not None:
+            return float(self.agent_time_budget)
+        return 0.0 if self.osworld else SECONDS_PER_STEP * self.max_steps
+
+    def agent_kwargs(self) -> dict[str, Any]:
+        """What the agent is built with: the run's options it did not declare itself, and its --agent-arg."""
+        config = self.resolved()
+        options = {"model": config.model, "action_space": config.action_space,
+                   "observation_type": config.observation_type, **vars(config.group(GenerationOptions)),
+                   "max_trajectory_length": config.max_trajectory_length, "client_password": config.client_password,
+                   "screen_size": tuple(config.screen_size), "screenshot_scale": config.screenshot_scale}
+        return {**{k: v for k, v in options.items() if k not in config.agent_defaults}, **config.agent_args}
+
+
+def flag(name: str) -> str:
+    """How the command line spells RunConfig's field `name`."""
+    return flag_of(described(RunConfig).get(name), name)
+
+
+def options_affecting_results(*kinds: Affects) -> tuple[str, ...]:
+    """RunConfig's fields that change results in one of these ways, in the order they are declared."""
+    return tuple(name for name, info in described(RunConfig).items() if info.affects in kinds)
+
+
+def run_default(name: str) -> Any:
+    return default_of(RunConfig, name)
