@@ -1,7 +1,7 @@
 """`osworld env bench`: how fast and how big one local desktop is.
 
 Figures (median and p95 over repeated samples):
-  reset_s        revert to a fresh, ready desktop as the runner sees it: the warm spare, booted
+  reset_s        revert to a fresh, ready desktop as a run sees it: the warm spare, booted
                  while the previous task ran, takes over (each sample waits for the spare first,
                  as a task at least as long as a boot would)
   boot_s         one desktop's boot on its own (sandbox, GNOME Shell, /health ready): a reset

@@ -70,7 +70,7 @@ class UnsafeRuntimeDir(ProviderError):
 class ResourceLimitExceeded(DesktopEnvError):
     """The desktop hit one of its resource limits (a process was OOM-killed, a fork refused, the home
     folder filled): its end state is not evaluated. After the agent's actions it is the agent's
-    doing and the runner scores the task 0 (osworld_harness/execution/fault.py); before them, an error."""
+    doing and the harness scores the task 0 (osworld_harness/execution/fault.py); before them, an error."""
 
 
 class TaskFileError(DesktopEnvError):

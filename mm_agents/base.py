@@ -15,13 +15,13 @@ agents that need more than the instruction (the reference-solution agent does);
 one that names a `trial` argument, `start_task(task, trial)`, also gets which of
 the run's `--trials K` this episode is (1..K), e.g. to seed its sampling per trial.
 Optional: `usage` (dict: input_tokens, output_tokens, cost_usd, cumulative since
-reset) and `last_usage` (the same for the last predict call): the runner writes them
+reset) and `last_usage` (the same for the last predict call): the harness writes them
 to status.json and to each traj.jsonl line. Optional: `model_calls` (dict: calls, sent,
 served since reset; mm_agents.llm.calls.ModelCalls): the sampling settings the model
 requests carried and the model ids the servers answered with, kept in status.json for
 whoever reproduces the score. Optional: `episode_over` (bool), set True when the agent
 ends the task without an action (some of OSWorld's agents stop by answering nothing):
-the runner asks it no more and scores the task.
+the harness asks it no more and scores the task.
 No base class is needed; this Protocol only documents the shape.
 """
 from __future__ import annotations

@@ -129,7 +129,7 @@ def load_trajectories(path: str | Path) -> dict[str, RecordedTrajectory]:
 
 class ReplayAgent:
     """Plays the recorded actions of the task being run; `recorded_score` is the score they had where they
-    were recorded, which the runner keeps beside the score they get here."""
+    were recorded, which the harness keeps beside the score they get here."""
 
     def __init__(self, trajectories: str | None = None, pacing: float = DEFAULT_PACING_S, **kwargs: Any):
         if not trajectories:

@@ -2,10 +2,11 @@
 
 The packages are those setup.cfg installs ([options.packages.find] include), read from the tree, not
 listed here. A module is named when either
-- the Layout section's tree lists it under its folders (`osworld_harness/` then, indented below it,
-  `results.py`; several names on one line are separated by commas; a package is its folder, `llm/`), or
+- the Layout section's tree lists it under its folders (`osworld_harness/`, `results/` then, indented
+  below them, `summary.py`; several names on one line are separated by commas; a package is its folder,
+  `llm/`), or
 - the page holds its shortest unique path anywhere: the fewest trailing parts of its path that no
-  other module of those packages ends with (`results.py`, but `tasks/loader.py` since `loader.py` is
+  other module of those packages ends with (`summary.py`, but `tasks/loader.py` since `loader.py` is
   two modules; a package's `__init__.py` is its folder, `llm/`), or the dotted form of those parts
   (`tasks.loader`). A name inside a longer word does not count (`safe_paths.py` does not name
   `paths.py`); a longer path ending in it does.

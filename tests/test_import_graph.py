@@ -1,6 +1,7 @@
 """The import graph: the project has no import cycle and no arrow from a lower layer up (LAYERS, below:
-the CLI over the runner over the agents over the desktop side, whose env server stands apart), and each
-runner module imports alone, reaching heavier or optional ones (such as Ray) only inside functions."""
+the CLI over the harness's experiments over its execution over its results, over the agents over the
+desktop side, whose env server stands apart), and each harness module imports alone, reaching heavier or
+optional ones (such as Ray) only inside functions."""
 from __future__ import annotations
 
 import ast
@@ -11,25 +12,33 @@ from pathlib import Path
 
 import osworld_harness
 
-RUNNER = Path(osworld_harness.__file__).parent
+HARNESS = Path(osworld_harness.__file__).parent
 
 
-def module_level_imports(path: Path) -> set[str]:
-    """The runner modules `path` imports when it is imported (not those imported inside functions)."""
-    tree = ast.parse(path.read_text())
+def harness_modules() -> dict[str, Path]:
+    """{"execution.run": its path, ...}: every module of the harness's subpackages."""
+    return {".".join(path.relative_to(HARNESS).with_suffix("").parts): path
+            for path in sorted(HARNESS.glob("*/*.py")) if path.stem != "__init__"}
+
+
+def module_level_imports(name: str, path: Path) -> set[str]:
+    """The harness modules `name` imports when it is imported (not those imported inside functions)."""
+    subpackage = name.split(".")[0]
     found: set[str] = set()
-    for node in tree.body:
+    for node in ast.parse(path.read_text()).body:
         if isinstance(node, ast.ImportFrom) and node.level == 1:
-            found.add(node.module or "")
+            found.update(f"{subpackage}.{node.module}" if node.module else f"{subpackage}.{alias.name}"
+                         for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("osworld_harness."):
-            found.add(node.module.split(".", 1)[1])
+            module = node.module.split(".", 1)[1]
+            found.update(f"{module}.{alias.name}" if module.count(".") == 0 else module for alias in node.names)
         elif isinstance(node, ast.Import):
             found.update(a.name.split(".", 1)[1] for a in node.names if a.name.startswith("osworld_harness."))
-    return {name.split(".")[0] for name in found if name}
+    return found
 
 
-def test_no_runner_module_imports_itself_back():
-    graph = {path.stem: module_level_imports(path) for path in RUNNER.glob("*.py") if path.stem != "__init__"}
+def test_no_harness_module_imports_itself_back():
+    graph = {name: module_level_imports(name, path) for name, path in harness_modules().items()}
     cycles = []
 
     def visit(module: str, trail: list[str]) -> None:
@@ -42,12 +51,13 @@ def test_no_runner_module_imports_itself_back():
     for module in graph:
         visit(module, [module])
     assert cycles == []
-    assert "ray_backend" not in graph["run"]  # Ray is reached only when asked for
+    assert "results.task_folder" in graph["execution.run"]  # the graph sees arrows between subpackages
+    assert "execution.ray_backend" not in graph["execution.run"]  # Ray is reached only when asked for
 
 
-def test_each_runner_module_imports_alone():
-    names = sorted(f"osworld_harness.{p.stem}" for p in RUNNER.glob("*.py") if p.stem != "__init__")
-    # Each with no runner module loaded before it (other packages stay: they are not what is checked).
+def test_each_harness_module_imports_alone():
+    names = [f"osworld_harness.{name}" for name in harness_modules()]
+    # Each with no harness module loaded before it (other packages stay: they are not what is checked).
     script = "import importlib, sys\nfor name in sys.argv[1:]:\n" \
              "    for loaded in [m for m in sys.modules if m.startswith('osworld_harness.')]:\n" \
              "        del sys.modules[loaded]\n" \
@@ -59,14 +69,16 @@ def test_each_runner_module_imports_alone():
 
 # -- the whole project: no cycle, no arrow up ---------------------------------------------------
 
-PROJECT = RUNNER.parent
+PROJECT = HARNESS.parent
 PACKAGES = ("osworld_cli", "osworld_harness", "mm_agents", "desktop_env", "scripts")
 # Top to bottom: a module imports from its own layer and the layers below it, never from one above.
 # A name is a module or a package (then every module under it), the longest name that fits decides.
 LAYERS = (
     ("scripts",),
     ("osworld_cli", "lib_run_single"),
-    ("osworld_harness",),
+    ("osworld_harness.experiments",),
+    ("osworld_harness.execution",),
+    ("osworld_harness.results", "osworld_harness"),
     ("mm_agents", "desktop_env.gym_adapter"),
     ("desktop_env.desktop_env", "desktop_env.benchmark", "desktop_env.tasks"),
     ("desktop_env.providers", "desktop_env.perturb"),
@@ -169,5 +181,8 @@ def test_no_module_imports_from_a_layer_above_its_own():
 
 def test_the_checks_see_a_cycle_and_an_arrow_up():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert layer_of("desktop_env.tasks.loader") > layer_of("osworld_harness.execution.episode") > layer_of("osworld_cli.main")
+    assert layer_of("desktop_env.tasks.loader") > layer_of("osworld_harness.execution.episode") \
+        > layer_of("osworld_cli.main")
+    assert layer_of("osworld_harness.results.summary") > layer_of("osworld_harness.execution.run") \
+        > layer_of("osworld_harness.experiments.verify")
     assert layer_of("desktop_env.safe_paths") > layer_of("desktop_env.tasks.paths")

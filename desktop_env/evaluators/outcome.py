@@ -4,7 +4,7 @@ A researcher's first question about a 0 is "why?". Metrics therefore return a
 `MetricResult` (a score with a one-line explanation of what was compared and what
 differed); a metric that still returns a bare number (an older plugin) is accepted
 and explained as "returned <n>" so nothing breaks. The evaluation of a task combines
-its metrics into an `Evaluation`, which the runner stores in status.json beside the
+its metrics into an `Evaluation`, which the harness stores in status.json beside the
 score and `summarize --failures` / the report show.
 """
 from __future__ import annotations

@@ -6,7 +6,7 @@ previous turn's calls go back with it, and the model's calls come out as vendor-
 observe (screenshot, zoom, cursor_position) are answered at once, without a desktop step; a call
 the desktop cannot do is answered with a tool error, which costs the step, never the episode.
 Safety checks are acknowledged (or end the task as FAIL, with on_safety_check="fail"), and every
-one is recorded in the step's response, which the runner writes to traj.jsonl.
+one is recorded in the step's response, which the harness writes to traj.jsonl.
 
 An adapter (see `WireAdapter`) knows its wire format and nothing about the desktop: it sends the
 shot and the results, and parses the answer into a `Turn`.

@@ -100,7 +100,7 @@ class GenerationParams:
 
 
 # Failures that will fail the same way for every task until someone fixes something: the key, the
-# model name, the URL, the server. The runner stops a run when they repeat (osworld_harness.execution.breaker).
+# model name, the URL, the server. The harness stops a run when they repeat (osworld_harness.execution.breaker).
 FATAL_KINDS = ("auth", "not_found", "unreachable", "timeout")
 
 

@@ -1,5 +1,5 @@
 """What an agent's model calls for one task were sent with and answered by: the reproducibility
-record an agent offers as `model_calls` (mm_agents/base.py), which the runner keeps in status.json."""
+record an agent offers as `model_calls` (mm_agents/base.py), which the harness keeps in status.json."""
 from __future__ import annotations
 
 import json

@@ -105,7 +105,7 @@ def parse_retry_after(headers: Mapping[str, str] | None, now: datetime | None = 
     return max((when - now).total_seconds(), 0.0)
 
 
-# What each thread's model call is waiting on, so that whoever gave up waiting (the runner's time
+# What each thread's model call is waiting on, so that whoever gave up waiting (the harness's time
 # budget for the agent) can say what the agent was stuck on, and stop it from trying again.
 @dataclass(frozen=True)
 class InFlight:

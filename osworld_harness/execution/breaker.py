@@ -5,24 +5,13 @@ that cannot be built, a desktop package that is not installed: each fails every 
 so a run would burn through the suite recording the same error. Such an exception says so itself:
 its `fatal_cause` attribute is {kind, signature, message}, the signature saying what is "the same"
 (mm_agents' LLMError and AgentLoadError, desktop_env's MissingDependency, the episode's
-AgentOverBudget have one). The episode records it as the error's `fatal`; the scheduler feeds every
-finished task to a FatalErrorBreaker, which trips once `limit` tasks in a row carry the same signature.
+AgentOverBudget have one). The episode records it as the error's `fatal` (results/task_folder.py's
+`fatal_cause`); the scheduler feeds every finished task to a FatalErrorBreaker, which trips once
+`limit` tasks in a row carry the same signature.
 """
 from __future__ import annotations
 
 from .task_result import TaskResult
-
-
-def fatal_cause(exc: BaseException | None) -> dict[str, str] | None:
-    """The `fatal_cause` of `exc`, or of an exception that caused it; None when none will fail every task alike."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        carried = getattr(exc, "fatal_cause", None)
-        if isinstance(carried, dict):
-            return carried
-        exc = exc.__cause__ or exc.__context__
-    return None
 
 
 class FatalErrorBreaker:

@@ -144,7 +144,7 @@ def _outcome(task_dir: Path, domain: str, task_id: str) -> TaskOutcome:
 
 def run_suite(osworld: Path, result_dir: Path, num_envs: int = 2, only: list[str] | None = None,
               **options: Any) -> FidelityReport:
-    """Runs the selected tasks with the no-op agent through the normal runner (a fresh run each
+    """Runs the selected tasks with the no-op agent through an ordinary run (a fresh one each
     time: nothing is resumed) and reports what came out. `options` go to RunConfig."""
 
     selection = select_tasks(osworld, only)

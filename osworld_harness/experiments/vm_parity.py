@@ -163,7 +163,7 @@ def plan_parity(trajectories: Path, osworld: Path, only: list[str] | None = None
 def run_parity(trajectories: Path, osworld: Path, result_dir: Path, num_envs: int = 2, pacing: float = 3.0,
                only: list[str] | None = None, which: str = "all", causes: Path | None = None,
                **options: Any) -> ParityReport:
-    """Replays the plan's trajectories through the normal runner (a fresh run: nothing resumed)."""
+    """Replays the plan's trajectories through an ordinary run (a fresh one: nothing resumed)."""
 
     plan = plan_parity(trajectories, osworld, only, which)
     longest = max((len(plan.trajectories[t].actions) for _, t in plan.selected), default=1)

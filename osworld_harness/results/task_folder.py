@@ -183,10 +183,23 @@ def _json_field(read: Callable[[Any], Any], default: Any = None, factory: Any = 
     return field(default=default, metadata={"read": read})
 
 
+def fatal_cause(exc: BaseException | None) -> dict[str, str] | None:
+    """The `fatal_cause` of `exc`, or of an exception that caused it; None when none will fail every task alike
+    (what such an exception carries, and how a run stops on it: osworld_harness/execution/breaker.py)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        carried = getattr(exc, "fatal_cause", None)
+        if isinstance(carried, dict):
+            return carried
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 @dataclass
 class ErrorRecord:
     """status.json's `error`: what ended a task, its traceback, and `fatal` when it will end every
-    task alike (osworld_harness.execution.breaker: {kind, signature, message})."""
+    task alike (`fatal_cause`: {kind, signature, message})."""
     type: str = _json_field(_of(str), "Error")
     message: str = _json_field(_of(str), "")
     traceback: str | None = _json_field(_of(str))

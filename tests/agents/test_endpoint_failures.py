@@ -1,5 +1,5 @@
 """Every way a model endpoint fails says which provider, which model and which URL, and what to check;
-the kinds that will fail the same way on every task are marked fatal (the runner stops on them)."""
+the kinds that will fail the same way on every task are marked fatal (a run stops on them)."""
 from __future__ import annotations
 
 import pickle

@@ -60,7 +60,7 @@ def test_its_failures_are_the_harness_own_llm_errors(ollama_server):
                            retry_policy=RetryPolicy(sleep=lambda seconds: None))
     with pytest.raises(LLMError) as missing:
         client.complete([Message.text("user", "hi")], GenerationParams())
-    assert (missing.value.kind, missing.value.fatal) == ("not_found", True)  # the runner's breaker stops on it
+    assert (missing.value.kind, missing.value.fatal) == ("not_found", True)  # the breaker stops a run on it
     assert "model 'llava:99b' not found" in str(missing.value) and ollama_server.base_url in str(missing.value)
     with pytest.raises(LLMError, match="context too long"):
         client.complete([Message.text("user", "hi")], GenerationParams())

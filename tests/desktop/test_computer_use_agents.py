@@ -2,7 +2,7 @@
 model that finds an off-centre target in the image it was actually sent and answers with its
 position in that model's own convention, must land the click (score 1).
 
-One desktop serves all agents in turn (run_single_example: the runner's episode, so traj.jsonl and
+One desktop serves all agents in turn (run_single_example: the harness's episode, so traj.jsonl and
 status.json are written as in a run); `osworld run` itself is exercised once, with Claude.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """--perturb on real desktops: layout moves and resizes the task's windows, clutter opens
-unrelated ones on top, both deterministic per (seed, task) and recorded by the runner.
+unrelated ones on top, both deterministic per (seed, task) and recorded by the harness.
 
 Window geometry is read back with x11-utils (xwininfo, xprop), not with the code under test."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The harness's wait_until: the env server's loop, its timeout a DesktopEnvError (so the runner counts
+"""The harness's wait_until: the env server's loop, its timeout a DesktopEnvError (so a run counts
 it as the desktop's) that is still a TimeoutError."""
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ What slips past validation (a task dict handed straight to DesktopEnv.reset, a p
 symlink that appeared in the cache) is refused where the path meets the host filesystem, with
 UnsafeTaskPath naming the task file, the field and the value, and nothing is written outside:
 each test checks that the would-be target does not exist afterwards. The desktop is a fake
-controller behind a real DesktopEnv, so reset/evaluate and the runner's episode run as they do.
+controller behind a real DesktopEnv, so reset/evaluate and the harness's episode run as they do.
 """
 from __future__ import annotations
 
@@ -437,7 +437,7 @@ def test_run_steps_names_the_step_field_for_a_bare_env(world):
         run_steps(env, [{"type": "execute", "parameters": {"command": "id", "stderr": "/tmp/x"}}])
 
 
-# -- the runner records it as an error, not as a score ---------------------------------------------
+# -- the harness records it as an error, not as a score --------------------------------------------
 
 class DoneAgent:
     def reset(self, logger=None):

@@ -180,7 +180,7 @@ def test_meta_file_domains_and_ids_must_be_plain_names(tmp_path, index, field, v
 
 
 def test_run_planning_refuses_the_task_before_any_desktop(tree, tmp_path):
-    """The runner's plan checks every task first (osworld_harness.execution.run.plan_tasks): an escaping path makes the
+    """A run's plan checks every task first (osworld_harness.execution.run.plan_tasks): an escaping path makes the
     task
     one that cannot run; the others run."""
     write_task(tree, "good")

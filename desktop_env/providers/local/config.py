@@ -22,7 +22,7 @@ class LocalDesktopConfig:
     # ready desktop (GNOME Shell takes seconds to start). Costs one idle desktop's memory and
     # a boot's CPU. True: from the start; "lazy": from the first revert on, so that a desktop
     # used for one task only (a one-task run, a test) never pays for a spare it would not use,
-    # while a runner's worker pays one cold boot (its second task's) per run. DesktopEnv,
+    # while a run's worker pays one cold boot (its second task's) per run. DesktopEnv,
     # which resets once per task, asks for "lazy".
     warm_spare: bool | Literal["lazy"] = False
     limits: DesktopLimits = field(default_factory=DesktopLimits)

@@ -13,7 +13,7 @@ from PIL import Image
 
 class CentreClickAgent:
     def __init__(self, action_space: str = "pyautogui", **kwargs: Any):
-        # The runner passes its options (model, observation_type, ...) and every --agent-arg as keywords.
+        # The harness passes the run's options (model, observation_type, ...) and every --agent-arg as keywords.
         if action_space != "pyautogui":
             raise ValueError(f"CentreClickAgent speaks pyautogui, not {action_space!r}")
         self.clicked = False

@@ -30,7 +30,7 @@ class CoinFlipAgent(OracleAgent):
         self.p, self.seed = float(p), int(seed)
 
     def start_task(self, task: Task, trial: int = 1) -> None:
-        """Asks for `trial` by name: the runner then says which of --trials K this episode is."""
+        """Asks for `trial` by name: the harness then says which of --trials K this episode is."""
         super().start_task(task)
         if not plays(self.seed, task.id, trial, self.p):
             self._actions = ["DONE"]

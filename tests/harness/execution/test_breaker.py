@@ -11,12 +11,13 @@ from desktop_env.errors import MissingDependency
 from mm_agents.llm import LLMError, RetryPolicy
 from mm_agents.llm.retry import Failure, call_with_retries
 from mm_agents.loader import AgentLoadError
-from osworld_harness.execution.breaker import FatalErrorBreaker, fatal_cause
+from osworld_harness.execution.breaker import FatalErrorBreaker
 from osworld_harness.execution.episode import AgentOverBudget, predict_within
 from osworld_harness.execution.plan import RunSummary
 from osworld_harness.execution.run import run_benchmark
 from osworld_harness.execution.task_result import TaskResult
 from osworld_harness.results.config import RunConfig, RunOptionError
+from osworld_harness.results.task_folder import fatal_cause
 
 UNAUTHORIZED = LLMError("openai model 'm' at http://x/v1: request failed: HTTP 401: bad key", provider="openai",
                         model="m", url="http://x/v1", kind="auth", status=401)

@@ -51,7 +51,8 @@ def test_clearing_a_retried_task_keeps_its_error_history(tmp_path):
 
 def test_result_files_get_the_users_umask_not_0600(tmp_path):
     code = ("import os, sys; os.umask(int(sys.argv[2], 8)); from pathlib import Path; "
-            "from osworld_harness.results.task_folder import write_json_atomic, write_text_atomic; folder = Path(sys.argv[1]); "
+            "from osworld_harness.results.task_folder import write_json_atomic, write_text_atomic; "
+            "folder = Path(sys.argv[1]); "
             "write_json_atomic(folder / 'status.json', {}); write_text_atomic(folder / 'result.txt', '1')")
     for umask, mode in (("002", 0o664), ("022", 0o644), ("077", 0o600)):
         folder = tmp_path / umask
