@@ -22,7 +22,6 @@ from typing import Any
 
 import desktop_env
 from desktop_env.debian_packages import package_field
-<<<<<<< HEAD
 from desktop_env.extensions import PluginError, load_plugin
 from desktop_env.providers import prepare_for
 from desktop_env.tasks import load_task_set
@@ -37,12 +36,7 @@ from mm_agents.loader import (
     load_agent_class,
     takes_any_keyword,
 )
-from osworld_harness.results.config import (
-    ResumeMismatch as ResumeMismatch,  # `X as X`: re-exported, the library's names for a run
-)
-=======
 from osworld_harness.results.config import ResumeMismatch as ResumeMismatch  # `X as X`: re-exported, a run's names
->>>>>>> One namespace, by hand: fatal_cause beside the error record, the import graph's layers per subpackage, ARCHITECTURE.md per subpackage, "the runner" in prose
 from osworld_harness.results.config import RunConfig as RunConfig
 from osworld_harness.results.config import RunOptionError as RunOptionError
 from osworld_harness.results.reproduce import observed, reproduce_command

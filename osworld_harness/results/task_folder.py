@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from desktop_env.evaluators.outcome import Evaluation
-from osworld_harness.execution.breaker import fatal_cause
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
