@@ -108,7 +108,8 @@ def test_slides_name_the_slide_and_what_differs(tmp_path):
 
 def test_pdf_says_how_alike_the_text_is_and_which_gold_value_is_missing(tmp_path, libreoffice):
     sources = [write_docx(tmp_path / "invoice.docx", ["Invoice 243729", "Total due: 1,250.00 EUR"])]
-    invoice = str(libreoffice.convert(sources, "pdf", tmp_path / "out")[0])
+    libreoffice.convert(sources, "pdf", tmp_path / "out")
+    invoice = str(tmp_path / "out" / "invoice.pdf")
     gold = write(tmp_path / "gold.json", json.dumps({"number": "243729", "total": "9,999.00 EUR"}))
     outcome = pdf.is_gold_text_included_in_pdf(invoice, gold)
     assert outcome.score == 0.0 and outcome.explanation == "the PDF's text lacks ['9,999.00 EUR']"
