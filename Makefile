@@ -20,12 +20,13 @@ test: install
 
 # The edit loop's tier: the tests that start no desktop (`desktop`) and cost no seconds each (`slow`: the tests
 # of files LibreOffice saved, each module starting it, and the plugin tests that pip-install a package).
-# `make test` runs these and all the rest.
+# `make test` runs these and all the rest. 4 workers on 2 cores: these tests mostly wait (on the servers, model API
+# stand-ins and programs they start), and 4 took 125 s where 2 took 183 s, same tree, one after the other (docs/MEASURED.md).
 # Both keep the run's slowest tests and files in results/ (tests/slowest.py); --durations only prints them.
 # Byte code is written even where PYTHONDONTWRITEBYTECODE is set: without it each worker compiles the
 # project and re-does pytest's assertion rewriting of every test module, about 8 s of CPU per worker per run.
 test-fast: install
-	PYTHONDONTWRITEBYTECODE= $(VENV)/bin/python -m pytest -n 2 --dist worksteal -m "not desktop and not slow" --durations=10 \
+	PYTHONDONTWRITEBYTECODE= $(VENV)/bin/python -m pytest -n 4 --dist worksteal -m "not desktop and not slow" --durations=10 \
 	  --slowest-report=results/slowest-fast.md $(PYTEST_ARGS)
 
 # ruff and mypy as configured in pyproject.toml; both run, and either's findings fail the target.
