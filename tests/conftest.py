@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import shutil
 import signal
+import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import requests
@@ -37,6 +39,9 @@ def desktop_available() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "libreoffice" in item.fixturenames:  # each LibreOffice start takes seconds, 20 s and more under load
+            item.add_marker(pytest.mark.slow)
     if desktop_available():
         return
     skip = pytest.mark.skip(reason="no local desktop here (bwrap, Xvfb, gnome-shell): "
@@ -44,6 +49,32 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "desktop" in item.keywords:
             item.add_marker(skip)
+
+
+class LibreOffice:
+    """`soffice --headless --convert-to`: files saved by LibreOffice itself, as an agent's edit reaches
+    the evaluator. One profile serves the whole test session: LibreOffice makes a profile on its
+    first start into it, which the later starts skip; being the session's own, it leaves a
+    LibreOffice already running on the machine unused and undisturbed."""
+
+    def __init__(self, profile: Path):
+        self.profile = profile
+
+    def convert(self, sources: list[Path], target: str, outdir: Path) -> None:
+        """Saves each source as `target` (an extension, or LibreOffice's `ext:filter:options`) into
+        `outdir`, under its own name with the new extension."""
+        outdir.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["soffice", f"-env:UserInstallation={self.profile.as_uri()}", "--headless",
+                        "--convert-to", target, "--outdir", str(outdir), *map(str, sources)],
+                       check=True, capture_output=True, timeout=300)
+
+
+@pytest.fixture(scope="session")
+def libreoffice(tmp_path_factory) -> LibreOffice:
+    """LibreOffice, for tests of files it saved; a test that asks for it is marked `slow`."""
+    if shutil.which("soffice") is None:
+        pytest.skip("LibreOffice (soffice) is not installed")
+    return LibreOffice(tmp_path_factory.mktemp("libreoffice") / "profile")
 
 
 class DesktopClient:

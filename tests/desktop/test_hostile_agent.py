@@ -429,9 +429,11 @@ def test_an_agent_that_kills_its_x_server_scores_zero_with_the_reason(provider, 
     task = {"id": "x", "evaluator": {"func": "exact_match", "result": {"type": "rule", "rules": {"expected": "a"}},
                                      "expected": {"type": "rule", "rules": {"expected": "a"}}}}
     try:
-        # the action returns once Xvfb is gone, so that the screenshot after it cannot come first
+        # the action returns once Xvfb is gone, so that the screenshot after it cannot come first; gone
+        # is dead, not reaped (pgrep would match the zombie the whole 120 s the action is allowed)
         kill_x = ("import subprocess, time\nsubprocess.run(['pkill', '-9', 'Xvfb'])\n"
-                  "while subprocess.run(['pgrep', '-x', 'Xvfb']).returncode == 0:\n    time.sleep(0.05)")
+                  "while subprocess.run(['pgrep', '-x', '--runstates', 'D,R,S,T,t', 'Xvfb']).returncode == 0:\n"
+                  "    time.sleep(0.05)")
         outcome = run_episode(OneAction(kill_x), env, task,
                               "do it", tmp_path, EpisodeConfig(record=False))
     finally:

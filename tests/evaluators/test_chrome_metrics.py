@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-import subprocess
 import tarfile
 import zipfile
 
@@ -253,7 +252,7 @@ SURVEY_CSV = "Year,Industry,Value\n2021,Agriculture,1234.5\n2021,Mining,99\n"
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory) -> dict[str, str]:
+def exported(tmp_path_factory, libreoffice) -> dict[str, str]:
     """PDFs and an HTML table exported by LibreOffice, once for the module."""
     folder = tmp_path_factory.mktemp("exports")
     sources = {"agenda.txt": AGENDA, "agenda_edited.txt": AGENDA.replace("Office move", "Retreat planning"),
@@ -261,10 +260,8 @@ def exported(tmp_path_factory) -> dict[str, str]:
     for name, text in sources.items():
         (folder / name).write_text(text)
     (folder / "survey.csv").write_text(SURVEY_CSV)
-    profile = f"-env:UserInstallation=file://{folder}/profile"
     for target, names in (("pdf", list(sources)), ("html", ["survey.csv"])):
-        subprocess.run(["soffice", profile, "--headless", "--convert-to", target, "--outdir", str(folder),
-                        *[str(folder / n) for n in names]], check=True, capture_output=True, timeout=120)
+        libreoffice.convert([folder / n for n in names], target, folder)
     return {p.name: str(p) for p in folder.iterdir() if p.suffix in (".pdf", ".html")}
 
 

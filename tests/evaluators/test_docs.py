@@ -3,7 +3,6 @@ comparisons also saved by LibreOffice, the way an agent's edit reaches the evalu
 from __future__ import annotations
 
 import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,20 +19,6 @@ from desktop_env.evaluators.metrics import docs
 
 W_NS = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
 M_NS = 'xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"'
-
-needs_soffice = pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice (soffice) is not installed")
-
-
-def libreoffice_convert(sources: list[Path], fmt: str, outdir: Path) -> None:
-    """Saves each source as `fmt` into outdir with LibreOffice, in a private profile (kept
-    beside outdir for the next call) so that a LibreOffice already running on the machine
-    is neither used nor disturbed."""
-    outdir.mkdir(parents=True, exist_ok=True)
-    profile = (outdir.parent / "lo-profile").as_uri()
-    subprocess.run(["soffice", f"-env:UserInstallation={profile}", "--headless",
-                    "--convert-to", fmt, "--outdir", str(outdir), *map(str, sources)],
-                   check=True, capture_output=True, timeout=180)
-
 
 # Documents are saved at str(path): python-docx takes a Path too, but its annotation names only str and streams.
 def write_docx(path: Path, paragraphs: Sequence[str | list[str]]) -> Path:
@@ -59,11 +44,9 @@ ESSAY = ["Essay on Rivers", "Rivers carry water to the sea.", "They shape valley
 
 
 @pytest.fixture(scope="module")
-def saved(tmp_path_factory):
+def saved(tmp_path_factory, libreoffice):
     """The gold essay, the same essay typed with other run splits, and a wrong essay,
     each saved by LibreOffice as .docx and as .odt; plus a highlighted copy as .odt."""
-    if shutil.which("soffice") is None:
-        pytest.skip("LibreOffice (soffice) is not installed")
     src = tmp_path_factory.mktemp("typed")
     gold = write_docx(src / "gold.docx", ESSAY)
     retyped = write_docx(src / "retyped.docx",
@@ -85,8 +68,8 @@ def saved(tmp_path_factory):
     images.save(src / "figure.docx")
     sources = [gold, retyped, wrong, src / "highlighted.docx", src / "breaks.docx", src / "figure.docx"]
     out = tmp_path_factory.mktemp("libreoffice")
-    libreoffice_convert(sources, "docx", out / "docx")
-    libreoffice_convert(sources[:4], "odt", out / "odt")
+    libreoffice.convert(sources, "docx", out / "docx")
+    libreoffice.convert(sources[:4], "odt", out / "odt")
     return {"docx": out / "docx", "odt": out / "odt", "typed": src}
 
 
@@ -108,21 +91,18 @@ def gold_essay(tmp_path_factory) -> str:
 
 # ----------------------------------------------------------------- compare_docx_files
 
-@needs_soffice
 def test_compare_docx_files_matches_documents_saved_by_libreoffice(saved):
     d = saved["docx"]
     assert docs.compare_docx_files(str(d / "retyped.docx"), str(d / "gold.docx")).score == 1.0
     assert docs.compare_docx_files(str(d / "wrong.docx"), str(d / "gold.docx")).score == 0.0
 
 
-@needs_soffice
 def test_compare_docx_files_reads_odt(saved):
     o = saved["odt"]
     assert docs.compare_docx_files(str(o / "retyped.odt"), str(o / "gold.odt")).score == 1.0
     assert docs.compare_docx_files(str(o / "wrong.odt"), str(o / "gold.odt")).score == 0.0
 
 
-@needs_soffice
 def test_compare_docx_files_tells_formats_apart_by_name_as_osworld_does(saved, tmp_path):
     disguised = tmp_path / "answer.docx"
     shutil.copy(saved["odt"] / "retyped.odt", disguised)
@@ -130,7 +110,6 @@ def test_compare_docx_files_tells_formats_apart_by_name_as_osworld_does(saved, t
     assert docs.compare_docx_files(str(disguised), str(saved["odt"] / "gold.odt")).score == 0.0
 
 
-@needs_soffice
 def test_compare_docx_files_with_the_evaluator_fixes_tells_formats_apart_by_content(saved, tmp_path):
     disguised = tmp_path / "answer.docx"
     shutil.copy(saved["odt"] / "retyped.odt", disguised)
@@ -243,7 +222,6 @@ def test_compare_docx_images(tmp_path):
     assert docs.compare_docx_images(image_doc(tmp_path / "none.docx", None), gold).score == 0.0
 
 
-@needs_soffice
 def test_compare_docx_images_after_libreoffice_saves_the_file(saved):
     assert docs.compare_docx_images(str(saved["docx"] / "figure.docx"),
                                     str(saved["typed"] / "figure.docx")).score == 1.0
@@ -387,7 +365,6 @@ def test_compare_highlighted_text(tmp_path):
     assert docs.compare_highlighted_text(highlight_doc(tmp_path / "other.docx", [ESSAY[2]]), gold).score == 0.0
 
 
-@needs_soffice
 def test_check_highlighted_words_on_odt_saved_by_libreoffice(saved):
     o = saved["odt"]
     assert docs.check_highlighted_words(str(o / "gold.odt"), str(o / "gold.odt")).score == 1.0
@@ -478,7 +455,6 @@ def test_contains_page_break(tmp_path):
     assert docs.contains_page_break(breaks_doc(tmp_path / "none.docx", 0), None).score == 0.0
 
 
-@needs_soffice
 def test_contains_page_break_after_libreoffice_saves_the_file(saved):
     assert docs.contains_page_break(str(saved["docx"] / "breaks.docx"), {"page_break_count": 1}).score == 1.0
 

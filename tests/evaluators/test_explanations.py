@@ -3,11 +3,9 @@ cell with both values, the paragraph, the slide, the missing file, the setting a
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import openpyxl
-import pytest
 from docx import Document
 from openpyxl.worksheet.worksheet import Worksheet
 from PIL import Image
@@ -27,7 +25,7 @@ from desktop_env.evaluators.metrics import (
     vscode,
 )
 from tests.evaluators.test_epub import make_epub
-from tests.evaluators.test_pdf import libreoffice_convert, write_docx
+from tests.evaluators.test_pdf import write_docx
 from tests.evaluators.test_slides import build_deck, textbox
 
 
@@ -108,10 +106,9 @@ def test_slides_name_the_slide_and_what_differs(tmp_path):
     assert "not a readable .pptx" in slides.compare_pptx_files(write(tmp_path / "x.pptx", "no"), gold).explanation
 
 
-@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice (soffice) is not installed")
-def test_pdf_says_how_alike_the_text_is_and_which_gold_value_is_missing(tmp_path):
+def test_pdf_says_how_alike_the_text_is_and_which_gold_value_is_missing(tmp_path, libreoffice):
     sources = [write_docx(tmp_path / "invoice.docx", ["Invoice 243729", "Total due: 1,250.00 EUR"])]
-    libreoffice_convert(sources, "pdf", tmp_path / "out")
+    libreoffice.convert(sources, "pdf", tmp_path / "out")
     invoice = str(tmp_path / "out" / "invoice.pdf")
     gold = write(tmp_path / "gold.json", json.dumps({"number": "243729", "total": "9,999.00 EUR"}))
     outcome = pdf.is_gold_text_included_in_pdf(invoice, gold)

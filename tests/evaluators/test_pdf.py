@@ -3,8 +3,6 @@ the way a PDF an agent saves from an office app reaches the evaluator."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,16 +17,6 @@ from desktop_env.evaluators import registry
 from desktop_env.evaluators.metrics import pdf
 
 INVOICE = ["Invoice 243729", "Customer: Ada Lovelace", "Total due: 1,250.00 EUR", "Payment within 30 days."]
-
-
-def libreoffice_convert(sources: list[Path], fmt: str, outdir: Path) -> None:
-    """Saves each source as `fmt` into outdir with LibreOffice, in a private profile so that
-    a LibreOffice already running on the machine is neither used nor disturbed."""
-    outdir.mkdir(parents=True, exist_ok=True)
-    profile = (outdir.parent / "lo-profile").as_uri()
-    subprocess.run(["soffice", f"-env:UserInstallation={profile}", "--headless",
-                    "--convert-to", fmt, "--outdir", str(outdir), *map(str, sources)],
-                   check=True, capture_output=True, timeout=180)
 
 
 def photo(path: Path) -> Path:
@@ -61,10 +49,8 @@ def write_docx(path: Path, paragraphs: list[str], pictures: Sequence[Path] = (),
 
 
 @pytest.fixture(scope="module")
-def pdfs(tmp_path_factory):
+def pdfs(tmp_path_factory, libreoffice):
     """PDFs exported by LibreOffice, by name."""
-    if shutil.which("soffice") is None:
-        pytest.skip("LibreOffice (soffice) is not installed")
     src = tmp_path_factory.mktemp("docx")
     logo, other = photo(src / "logo.png"), fractal(src / "other.png")
     sources = [
@@ -78,7 +64,7 @@ def pdfs(tmp_path_factory):
         write_docx(src / "text_only.docx", INVOICE),
     ]
     out = tmp_path_factory.mktemp("pdf")
-    libreoffice_convert(sources, "pdf", out / "exported")
+    libreoffice.convert(sources, "pdf", out / "exported")
     return {p.stem: str(out / "exported" / f"{p.stem}.pdf") for p in sources}
 
 

@@ -2,8 +2,6 @@
 also saved by LibreOffice Impress, the way an agent's edit reaches the evaluator."""
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,20 +21,6 @@ from desktop_env.evaluators.scoring import MetricCall, call_metric
 
 NS = 'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" ' \
      'xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"'
-
-needs_soffice = pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice (soffice) is not installed")
-
-
-def libreoffice_convert(sources: list[Path], fmt: str, outdir: Path) -> None:
-    """Saves each source as `fmt` into outdir with LibreOffice, in a private profile (kept
-    beside outdir for the next call) so that a LibreOffice already running on the machine
-    is neither used nor disturbed."""
-    outdir.mkdir(parents=True, exist_ok=True)
-    profile = (outdir.parent / "lo-profile").as_uri()
-    subprocess.run(["soffice", f"-env:UserInstallation={profile}", "--headless",
-                    "--convert-to", fmt, "--outdir", str(outdir), *map(str, sources)],
-                   check=True, capture_output=True, timeout=180)
-
 
 def photo(path: Path) -> Path:
     image = Image.new("RGB", (120, 90), (40, 90, 160))
@@ -318,11 +302,9 @@ def test_an_option_osworld_ignores_too_is_left_out_of_the_call(decks, gold):
 
 
 @pytest.fixture(scope="module")
-def impress_saved(decks, gold):
+def impress_saved(decks, gold, libreoffice):
     """The gold deck and some edits of it saved by LibreOffice Impress, and the saved gold
     saved once more (an agent opening the file and saving it again)."""
-    if shutil.which("soffice") is None:
-        pytest.skip("LibreOffice (soffice) is not installed")
     sources = [Path(gold),
                Path(build_deck(decks / "lo_text.pptx", set_text)),
                Path(build_deck(decks / "lo_moved.pptx", set_attr(textbox, "left", Inches(2)))),
@@ -330,12 +312,11 @@ def impress_saved(decks, gold):
                                set_attr(lambda p: first_run(p).font.color, "rgb", RGBColor(0, 0, 0xC0)))),
                Path(build_deck(decks / "lo_numbered.pptx", lambda prs: (numbered("FF0000")(prs), dissolve(prs))))]
     once, twice = decks / "impress1", decks / "impress2"
-    libreoffice_convert(sources, "pptx", once)
-    libreoffice_convert([once / "gold.pptx"], "pptx", twice)
+    libreoffice.convert(sources, "pptx", once)
+    libreoffice.convert([once / "gold.pptx"], "pptx", twice)
     return once, twice
 
 
-@needs_soffice
 def test_compare_pptx_files_on_decks_saved_by_impress(impress_saved):
     once, twice = impress_saved
     gold = str(once / "gold.pptx")
@@ -347,7 +328,6 @@ def test_compare_pptx_files_on_decks_saved_by_impress(impress_saved):
     assert slides.compare_pptx_files(str(once / "lo_colour.pptx"), gold, examine_color_rgb=False).score == 1.0
 
 
-@needs_soffice
 def test_slide_numbers_and_transitions_survive_impress(impress_saved):
     """Impress writes slide numbers as fields showing "<number>" and keeps the transition."""
     once, _ = impress_saved

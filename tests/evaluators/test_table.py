@@ -6,7 +6,6 @@ import datetime
 import itertools
 import json
 import shutil
-import subprocess
 import zipfile
 from pathlib import Path
 from typing import Literal
@@ -130,18 +129,10 @@ def save(wb: openpyxl.Workbook, path: Path) -> str:
     return str(path)
 
 
-def soffice(profile: Path, outdir: Path, target: str, *files: Path) -> None:
-    subprocess.run(["soffice", f"-env:UserInstallation={profile.as_uri()}", "--headless",
-                    "--convert-to", target, "--outdir", str(outdir), *map(str, files)],
-                   check=True, capture_output=True, timeout=180)
-
-
 @pytest.fixture(scope="module")
-def calc(tmp_path_factory):
+def calc(tmp_path_factory, libreoffice):
     """Files saved by LibreOffice Calc: csv and openpyxl workbooks opened and saved as xlsx,
     and the saved report exported to csv as OSWorld's tasks do."""
-    if shutil.which("soffice") is None:
-        pytest.skip("LibreOffice (soffice) is not installed")
     root = tmp_path_factory.mktemp("calc")
     sources = root / "sources"
     sources.mkdir()
@@ -149,9 +140,8 @@ def calc(tmp_path_factory):
     save(report_book(), sources / "report.xlsx")
     save(pivot_book(), sources / "orders.xlsx")
     saved = root / "saved"
-    profile = root / "profile"
-    soffice(profile, saved, "xlsx", sources / "grades.csv", sources / "report.xlsx", sources / "orders.xlsx")
-    soffice(profile, saved, CSV_EXPORT, saved / "report.xlsx")
+    libreoffice.convert([sources / "grades.csv", sources / "report.xlsx", sources / "orders.xlsx"], "xlsx", saved)
+    libreoffice.convert([saved / "report.xlsx"], CSV_EXPORT, saved)
     return saved
 
 

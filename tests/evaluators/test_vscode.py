@@ -1,7 +1,6 @@
 """VS Code metrics on settings/keybindings files as VS Code writes them, text files, zips, tests."""
 from __future__ import annotations
 
-import subprocess
 import zipfile
 
 import pytest
@@ -155,13 +154,11 @@ def test_is_extension_installed_on_list_extensions_output():
 
 
 @pytest.fixture(scope="module")
-def essay_pdfs(tmp_path_factory) -> dict[str, bytes]:
+def essay_pdfs(tmp_path_factory, libreoffice) -> dict[str, bytes]:
     folder = tmp_path_factory.mktemp("essay")
     (folder / "essay.txt").write_text("Recruitment and retention of health professionals across Europe.\n" * 5)
     (folder / "draft.txt").write_text("A completely different first draft about something else.\n")
-    subprocess.run(["soffice", f"-env:UserInstallation=file://{folder}/profile", "--headless", "--convert-to", "pdf",
-                    "--outdir", str(folder), str(folder / "essay.txt"), str(folder / "draft.txt")],
-                   check=True, capture_output=True, timeout=120)
+    libreoffice.convert([folder / "essay.txt", folder / "draft.txt"], "pdf", folder)
     return {name: (folder / f"{name}.pdf").read_bytes() for name in ("essay", "draft")}
 
 

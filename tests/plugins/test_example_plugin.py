@@ -45,6 +45,7 @@ def osworld(*args: str, site: Path | None = None, cwd: Path | None = None,
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # pip-installs the plugin
 def test_the_installed_metric_makes_the_task_valid_and_is_unknown_without_it(site):
     without = osworld("tasks", "validate", str(TASKS))
     assert without.returncode == 1
@@ -54,6 +55,7 @@ def test_the_installed_metric_makes_the_task_valid_and_is_unknown_without_it(sit
     assert "unknown metric" not in installed.stdout
 
 
+@pytest.mark.slow  # pip-installs the plugin
 def test_osworld_plugins_lists_what_the_distribution_adds(site):
     listed = osworld("plugins", "--external", site=site)
     assert listed.returncode == 0, listed.stderr
@@ -66,6 +68,7 @@ def test_osworld_plugins_lists_what_the_distribution_adds(site):
     assert osworld("plugins", "--external").stdout.count("none") == len(KINDS)  # not installed: nothing
 
 
+@pytest.mark.slow  # pip-installs the plugin
 def test_the_installed_model_client_answers_through_its_entry_point(site):
     server = OpenAIWireServer()
     server.script(reply_text("hello from the example service"))

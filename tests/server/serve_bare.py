@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import sys
 from pathlib import Path
 
@@ -36,7 +37,10 @@ def main() -> None:
     # routes_windows needs python-xlib when it registers, which the system Python has
     for module in (routes_observe, routes_exec, routes_files, routes_windows):
         module.register(router, state)
-    server = make_server(router, host="127.0.0.1", port=0, public=args.public, token=args.token,
+    # Listening as the desktop's own listeners do (the harness hands it sockets with a backlog of 128):
+    # with socketserver's default of 5, a burst of connections waits out the kernel's 1 s SYN retries.
+    listener = socket.create_server(("127.0.0.1", 0), backlog=128)
+    server = make_server(router, sock=listener, public=args.public, token=args.token,
                          max_connections=args.max_connections, idle_timeout=args.idle_timeout,
                          **({"head_timeout": args.head_timeout} if args.head_timeout is not None else {}))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
