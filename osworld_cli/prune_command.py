@@ -19,7 +19,9 @@ console = Console()
 @click.option("--no-vms", is_flag=True, help="Do not list running VMware / VirtualBox VMs.")
 @click.option("--docker", default="docker", show_default=True, help="The docker CLI to use.")
 def prune_command(dry_run: bool, as_json: bool, no_vms: bool, docker: str) -> None:
-    """Remove osworld containers whose owner process is gone; list the ones in use and running VMs."""
+    """Remove what killed runs left behind: each provider's leftovers (containers, local env folders
+    and sandboxes whose owner process is gone) and dead processes' port reservations; list the
+    containers in use and running VMs."""
     result = prune(dry_run=dry_run, docker=docker, include_vms=not no_vms)
     if as_json:
         click.echo(json.dumps({"dry_run": dry_run, **result.to_dict()}, indent=2))
