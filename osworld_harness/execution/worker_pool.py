@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing as mp
+import os
 import queue
 import signal
 import sys
@@ -182,12 +183,17 @@ class WorkerPool:
 
 # -- worker processes -------------------------------------------------------------------------------
 def _die_with_parent() -> None:
-    """Asks the kernel to SIGTERM this worker when the run's main process dies (even by kill -9)."""
+    """Asks the kernel to SIGTERM this worker when the run's main process dies (even by kill -9); exits at
+    once if it died already: a spawned worker takes a second or more to get here, and a parent killed
+    meanwhile sends no signal (the worker is then init's child and would boot a desktop for nobody)."""
+    parent = mp.parent_process()
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except OSError:
         pass
+    if parent is not None and parent.pid is not None and os.getppid() != parent.pid:
+        sys.exit(143)
 
 
 def _process_main(worker_id: int, config: Any, tasks: mp.Queue[Any], events: mp.Queue[Any]) -> None:

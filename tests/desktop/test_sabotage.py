@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -36,16 +37,6 @@ def config(result_dir: Path, agent: str, task_ids: list[str]) -> RunConfig:
     return RunConfig(agent=agent, model=agent.rsplit(":", 1)[-1].lower(), observation_type="screenshot",
                      domains=["os"], task_ids=task_ids, result_dir=str(result_dir),
                      cache_dir=str(result_dir / "cache"), desktop_memory="2G", desktop_disk="1G")
-
-
-def owner_alive(env_dir: Path) -> bool:
-    try:
-        os.kill(int((env_dir / "owner.pid").read_text()), 0)
-    except PermissionError:
-        return True  # another user's process
-    except (OSError, ValueError):
-        return False
-    return True
 
 
 def orphaned_desktops(grace_s: float = 15.0) -> list[int]:
@@ -83,17 +74,54 @@ def _desktops_without_folder() -> list[int]:
     return found
 
 
+def parent_of(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class OwnEnvDirs:
+    """Env folders made by this process or its children (the run's worker processes), seen while the run
+    goes: another test worker's harness, killed with -9 by its own test, leaves folders with a dead owner
+    too, and those are not this run's to clean."""
+
+    def __init__(self) -> None:
+        self.seen: set[Path] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        me = os.getpid()
+        while not self._stop.wait(0.5):
+            for env_dir in runtime_root().glob("env-*"):
+                try:
+                    owner = int((env_dir / "owner.pid").read_text())
+                except (OSError, ValueError):
+                    continue
+                if owner == me or parent_of(owner) == me:
+                    self.seen.add(env_dir)
+
+    def __enter__(self) -> OwnEnvDirs:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 @pytest.fixture(scope="module")
 def hostile_run(tmp_path_factory):
     result_dir = tmp_path_factory.mktemp("hostile")
-    env_dirs = set(runtime_root().glob("env-*"))
     disk_before = shutil.disk_usage(result_dir).used
     started = time.monotonic()
-    summary = run_benchmark(config(result_dir, SABOTEUR, [*WRECKED, *SOLVED]))
+    with OwnEnvDirs() as own:
+        summary = run_benchmark(config(result_dir, SABOTEUR, [*WRECKED, *SOLVED]))
     seconds = time.monotonic() - started
     disk_growth = shutil.disk_usage(result_dir).used - disk_before
     folder = result_dir / "pyautogui" / "screenshot" / "saboteur" / "os"
-    return result_dir, folder, summary, seconds, disk_growth, env_dirs
+    return result_dir, folder, summary, seconds, disk_growth, own.seen
 
 
 def test_every_task_has_its_result_and_the_wrecked_ones_score_zero_with_the_reason(hostile_run):
@@ -132,10 +160,8 @@ def test_nothing_reached_the_hosts_disk_and_the_next_run_is_clean(hostile_run, t
     result_dir, _, _, _, disk_growth, env_dirs = hostile_run
     assert disk_growth < HOME_CAP  # the home's 3 GiB stayed in the desktop's capped memory
     assert sum(f.stat().st_size for f in result_dir.rglob("*") if f.is_file()) < 64 << 20
-    # env folders of live processes belong to other harnesses (another test worker's desktop); the run's
-    # own workers are gone, and so must be every folder they made
-    left = [d for d in set(runtime_root().glob("env-*")) - env_dirs if not owner_alive(d)]
-    assert left == []
+    # the run made desktops in its worker processes, and every folder they made is gone
+    assert env_dirs and [d for d in env_dirs if d.exists()] == []
     orphans = orphaned_desktops()
     assert orphans == [], {pid: describe_process(pid) for pid in orphans}
     again = run_benchmark(config(tmp_path, "oracle", ["os-find-copy-lease"]))  # the fork bomb's task, done honestly
