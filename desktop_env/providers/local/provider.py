@@ -169,6 +169,8 @@ class LocalProvider(Provider):
                 shutil.rmtree(desktop.env_dir, ignore_errors=True)
                 if desktop.identity is not None:
                     desktop.identity.release()
+            if self.env_dir is not None:  # made, but its desktop was never set up (create() failed after it)
+                shutil.rmtree(self.env_dir, ignore_errors=True)
             self.env_dir = None
             _live.discard(self)
 
