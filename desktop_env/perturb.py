@@ -188,12 +188,19 @@ def wait_until_normal(desktop, wid, timeout, still=0.2):
         if time.monotonic() > deadline:
             raise TimeoutError(f"window {hex(wid)} stayed maximized or full screen for {timeout:g} s")
         time.sleep(0.025)
-    seen, since = desktop.geometry(window), time.monotonic()
+    held_still(lambda: desktop.geometry(window), deadline, still)
+
+
+def held_still(read, deadline, still):
+    """What `read()` returns once it has not changed for `still` seconds (or at `deadline`, a monotonic time)."""
+    import time
+    seen, since = read(), time.monotonic()
     while time.monotonic() - since < still and time.monotonic() < deadline:
         time.sleep(0.025)
-        now = desktop.geometry(window)
+        now = read()
         if now != seen:
             seen, since = now, time.monotonic()
+    return seen
 
 
 def misses_target(desktop, window, frame, target):
@@ -210,14 +217,7 @@ def settled_windows(desktop, timeout=5.0, still=0.2):
     """The normal windows once none has changed for `still` seconds (at most `timeout`): a window the
     setup just opened may still be maximizing, or its toolkit still setting its frame extents."""
     import time
-    deadline = time.monotonic() + timeout
-    seen, since = desktop.normal_windows(), time.monotonic()
-    while time.monotonic() - since < still and time.monotonic() < deadline:
-        time.sleep(0.025)
-        now = desktop.normal_windows()
-        if now != seen:
-            seen, since = now, time.monotonic()
-    return seen
+    return held_still(desktop.normal_windows, time.monotonic() + timeout, still)
 
 
 def describe_desktop(params):
@@ -319,8 +319,8 @@ def open_clutter(params):
         desktop.close()
 
 
-DESKTOP_CODE = (XDesktop, wait_until_placed, wait_until_normal, misses_target, settled_windows, describe_desktop,
-                apply_layout, open_clutter)
+DESKTOP_CODE = (XDesktop, wait_until_placed, wait_until_normal, held_still, misses_target, settled_windows,
+                describe_desktop, apply_layout, open_clutter)
 
 
 # -- on the harness side ----------------------------------------------------------------------

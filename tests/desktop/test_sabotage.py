@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from desktop_env.providers.local.boot.server_process import _stat_fields
 from desktop_env.providers.local.paths import runtime_root
 from desktop_env.tasks import load_task_set
 from osworld_cli.main import cli
@@ -75,10 +76,8 @@ def _desktops_without_folder() -> list[int]:
 
 
 def parent_of(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
+    fields = _stat_fields(f"/proc/{pid}/stat")  # state, then the parent's pid
+    return int(fields[1]) if fields and len(fields) > 1 else None
 
 
 class OwnEnvDirs:

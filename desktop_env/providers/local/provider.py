@@ -163,14 +163,13 @@ class LocalProvider(Provider):
             self._reapers.clear()
             close_listeners(self._listeners)
             desktop, self._desktop = self._desktop, None
-            if desktop is not None:
-                if desktop.cgroup is not None:
-                    desktop.cgroup.remove()
-                shutil.rmtree(desktop.env_dir, ignore_errors=True)
-                if desktop.identity is not None:
-                    desktop.identity.release()
-            if self.env_dir is not None:  # made, but its desktop was never set up (create() failed after it)
+            if desktop is not None and desktop.cgroup is not None:
+                desktop.cgroup.remove()
+            # self.env_dir, not the desktop's: the same folder, also when create() failed after making it
+            if self.env_dir is not None:
                 shutil.rmtree(self.env_dir, ignore_errors=True)
+            if desktop is not None and desktop.identity is not None:
+                desktop.identity.release()
             self.env_dir = None
             _live.discard(self)
 
