@@ -142,6 +142,9 @@ class DesktopEnv:
         self.settle_waits = []
         self.readiness = {"steps": self.settle_waits}
         self.evaluation_context = None
+        # whether a reset follows this one (a run's last task: none) is the caller's to say; the default is
+        # that one does
+        self.provider.expect_another_reset(bool((options or {}).get("another_reset_follows", True)))
         if not self._fresh or self._server_known_gone():  # a desktop whose first actions broke it
             self.provider.revert_to_snapshot(self.path_to_vm, self.snapshot_name)
             self.controller.close()  # its kept-alive connection was to the old server

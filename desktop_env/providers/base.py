@@ -111,6 +111,11 @@ class Provider(ABC):
     def revert_to_snapshot(self, path_to_vm: str | None, snapshot_name: str) -> str | None:
         """Returns the desktop to its initial state and waits until it is ready."""
 
+    def expect_another_reset(self, expected: bool) -> None:
+        """Said before a reset: whether another reset is expected after it. A provider that readies the
+        next desktop ahead (the local one's warm spare) skips that when none is; the others ignore it."""
+        return None
+
     @abstractmethod
     def stop_emulator(self, path_to_vm: str | None) -> None:
         """Stops the desktop and removes everything it created."""

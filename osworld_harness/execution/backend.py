@@ -27,6 +27,10 @@ class Assignment:
     previous_errors: list[PreviousError] = field(default_factory=list)
     attempt: int = 1
     trial: int = 1
+    # Whether tasks were still waiting when this one was handed out: a desktop readies the next task's
+    # desktop while this one runs (the local provider's warm spare) only then. A hint: a task retried
+    # later still runs, on a desktop booted for it.
+    more_to_come: bool = True
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -65,7 +69,7 @@ class TaskRunner(Protocol):
     (osworld_harness.execution.task_worker.DesktopWorker)."""
 
     def run_task(self, domain: str, task_id: str, task_dir: Path, previous_errors: list[PreviousError],
-                 on_step: Callable[[int], None] = ..., trial: int = 1) -> TaskResult: ...
+                 on_step: Callable[[int], None] = ..., trial: int = 1, more_to_come: bool = ...) -> TaskResult: ...
 
     def close(self) -> None: ...
 

@@ -184,7 +184,8 @@ class Episode:
         self.acted = False  # an action of the agent (not DONE, FAIL or WAIT) was sent to the desktop
 
     def reset(self, task_config: dict[str, Any], instruction: str, task: Any = None,
-              task_dir_for_files: str | None = None, trial: int = 1) -> dict[str, Any]:
+              task_dir_for_files: str | None = None, trial: int = 1,
+              another_reset_follows: bool = True) -> dict[str, Any]:
         """The agent and the desktop made ready for the task; returns the first observation."""
         with self.recorder.timed("reset"):
             self.agent.reset(self.log)
@@ -192,7 +193,10 @@ class Episode:
             if task is not None and callable(start_task):
                 # An agent that seeds its sampling per trial asks for the trial by name (mm_agents/base.py).
                 start_task(task, trial=trial) if takes_argument(start_task, "trial") else start_task(task)
-            obs = self.env.reset(task_config, options={"task_dir": task_dir_for_files} if task_dir_for_files else None)
+            options: dict[str, Any] = {"task_dir": task_dir_for_files} if task_dir_for_files else {}
+            if not another_reset_follows:  # only then: an env of a caller's own may not know the option
+                options["another_reset_follows"] = False
+            obs = self.env.reset(task_config, options=options or None)
             if self.config.wait_after_reset:
                 time.sleep(self.config.wait_after_reset)
                 obs = self.env.observe()
@@ -329,9 +333,11 @@ class Episode:
 def run_episode(agent: Any, env: EpisodeEnv, task_config: dict[str, Any], instruction: str, task_dir: Path,
                 config: EpisodeConfig, task: Any = None, task_dir_for_files: str | None = None,
                 previous_errors: list[PreviousError] | None = None,
-                on_step: Callable[[int], None] = lambda n: None, trial: int = 1) -> EpisodeOutcome:
+                on_step: Callable[[int], None] = lambda n: None, trial: int = 1,
+                another_reset_follows: bool = True) -> EpisodeOutcome:
     """Runs `task_config` (trial `trial` of it) with `agent` on `env` into `task_dir`; every failure is a
-    recorded error, or a 0 when the agent broke its desktop."""
+    recorded error, or a 0 when the agent broke its desktop. `another_reset_follows` is passed to the
+    env's reset (DesktopEnv: whether to ready the next task's desktop meanwhile)."""
     recorder = EpisodeRecorder(task_dir, task_config.get("id"), previous_errors, trial=trial,
                                task_sha256=getattr(task, "sha256", None), instruction=instruction)
     episode = Episode(agent, env, config, recorder, on_step)
@@ -339,7 +345,7 @@ def run_episode(agent: Any, env: EpisodeEnv, task_config: dict[str, Any], instru
     failure: Exception | None = None
     try:
         try:
-            obs = episode.reset(task_config, instruction, task, task_dir_for_files, trial)
+            obs = episode.reset(task_config, instruction, task, task_dir_for_files, trial, another_reset_follows)
             obs = episode.perturb(obs, str(task_config.get("id")))
             episode.act(instruction, obs)
             score = episode.score(task_config)

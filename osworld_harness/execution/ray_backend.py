@@ -55,10 +55,11 @@ class RayDesktopWorker:
             "host": socket.gethostname(), "ray_node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
 
     def run_task(self, domain: str, task_id: str, previous_errors: list[PreviousError],
-                 trial: int = 1) -> dict[str, Any]:
+                 trial: int = 1, more_to_come: bool = True) -> dict[str, Any]:
         scratch = Path(tempfile.mkdtemp(prefix="osworld-ray-task-"))
         try:
-            result = self.worker.run_task(domain, task_id, scratch, previous_errors, trial=trial)
+            result = self.worker.run_task(domain, task_id, scratch, previous_errors, trial=trial,
+                                          more_to_come=more_to_come)
             files = {str(path.relative_to(scratch)): path.read_bytes()
                      for path in sorted(scratch.rglob("*")) if path.is_file()}
             return {"result": result, "files": files, "node": self.node}
@@ -162,7 +163,8 @@ class RayBackend:
 
     def submit(self, task: Assignment) -> int:
         actor_id = self.idle.pop()
-        ref = self.actors[actor_id].run_task.remote(task.domain, task.task_id, task.previous_errors, task.trial)
+        ref = self.actors[actor_id].run_task.remote(task.domain, task.task_id, task.previous_errors, task.trial,
+                                                    task.more_to_come)
         self.busy[ref] = (actor_id, task)
         return actor_id
 

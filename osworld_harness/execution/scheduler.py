@@ -46,7 +46,7 @@ def run_tasks(to_run: Iterable[PlannedTask], layout: RunLayout, backend: Backend
                 attempts[key] = attempts.get(key, 0) + 1
                 task_dir = layout.task_dir(domain, task_id, trial)
                 previous = start_task(task_dir, task_id, attempts[key], trial)
-                task = Assignment(domain, task_id, task_dir, previous, attempts[key], trial)
+                task = Assignment(domain, task_id, task_dir, previous, attempts[key], trial, more_to_come=bool(pending))
                 running[key] = task
                 report(Started(backend.submit(task), domain, task_id, trial))
             outcome = backend.wait(POLL_S, waiting=len(pending))

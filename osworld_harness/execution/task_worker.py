@@ -51,8 +51,10 @@ class DesktopWorker:
         return self.env
 
     def run_task(self, domain: str, task_id: str, task_dir: Path, previous_errors: list[PreviousError],
-                 on_step: Callable[[int], None] = lambda n: None, trial: int = 1) -> TaskResult:
-        """Runs one trial of a task into `task_dir` (an empty folder); says how it ended."""
+                 on_step: Callable[[int], None] = lambda n: None, trial: int = 1,
+                 more_to_come: bool = True) -> TaskResult:
+        """Runs one trial of a task into `task_dir` (an empty folder); says how it ended. `more_to_come`:
+        whether another task is expected after this one (the desktop then readies the next one meanwhile)."""
         started = now_iso()
         durations: dict[str, float] = {}
         task_sha256 = None
@@ -70,7 +72,8 @@ class DesktopWorker:
             env = self.env
             outcome = run_episode(self.agent, env, task.config, task.instruction, task_dir,
                                   episode_config(self.config), task=task, task_dir_for_files=str(task.task_dir),
-                                  previous_errors=previous_errors, on_step=on_step, trial=trial)
+                                  previous_errors=previous_errors, on_step=on_step, trial=trial,
+                                  another_reset_follows=more_to_come)
             if outcome.error and outcome.error.type == AgentOverBudget.__name__:
                 self.agent = None  # its predict() may still be running in the thread left behind
             return TaskResult(outcome.status, outcome.score, outcome.steps,

@@ -58,7 +58,8 @@ def serve(worker_id: int, make_runner: Callable[[], TaskRunner], tasks: Any, eve
                 return
             events.put(Began(worker_id))
             result = runner.run_task(task.domain, task.task_id, task.task_dir, task.previous_errors,
-                                     on_step=step_reporter(worker_id, task, events), trial=task.trial)
+                                     on_step=step_reporter(worker_id, task, events), trial=task.trial,
+                                     more_to_come=task.more_to_come)
             events.put(Done(worker_id, result))
     finally:
         runner.close()

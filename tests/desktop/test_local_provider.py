@@ -18,8 +18,11 @@ import pytest
 from desktop_env.controllers.python import PythonController
 from desktop_env.errors import ProviderError, SandboxStartError
 from desktop_env.providers.local import LocalDesktopConfig, LocalProvider
+from desktop_env.providers.local.boot.desktop_storage import copy_home_caches
 from desktop_env.providers.local.boot.env_dir import prune_stale_env_dirs
 from desktop_env.providers.local.boot.orphans import is_namespace_init, sandboxes_of
+from desktop_env.providers.local.build.prepare import desktop_parts
+from desktop_env.providers.local.build.seeded_home import CACHES
 from desktop_env.providers.local.paths import runtime_root
 from desktop_env.server.session import DESKTOP_COMPONENTS
 
@@ -41,6 +44,29 @@ def controller_of(provider: LocalProvider) -> PythonController:
 def test_desktop_runs_as_user_in_its_own_home(provider):
     result = controller_of(provider).run_command("id -un; echo $HOME; hostname", shell=True)
     assert result["output"].split() == ["user", "/home/user", "osworld"]
+
+
+def test_a_boot_starts_from_the_seeded_caches_and_copying_caches_out_takes_plain_files_only(provider, tmp_path):
+    seeded = desktop_parts().home_template
+    if not seeded.name.startswith("home-seeded-"):
+        pytest.skip("no seeded home template here: `osworld env setup` builds it (make test does)")
+    controller = controller_of(provider)
+    fonts = sorted(p.name for p in (seeded / ".cache" / "fontconfig").iterdir())
+    listed = controller.run_command("ls ~/.cache/fontconfig", shell=True)["output"].split()
+    assert fonts and set(fonts) <= set(listed)  # nothing to index again at boot
+
+    controller.run_command("mkdir -p ~/.cache/fontconfig/sub && echo inside > ~/.cache/fontconfig/sub/kept && "
+                           "ln -s /etc/passwd ~/.cache/fontconfig/link && mkfifo ~/.cache/fontconfig/fifo && "
+                           "ln -s /etc ~/.cache/fontconfig/linked-folder && "
+                           "mkdir -p ~/.cache/other && echo no > ~/.cache/other/f", shell=True)
+    copied = copy_home_caches(provider._sandbox.child_pid, CACHES, tmp_path, 1 << 30)
+    assert (tmp_path / "fontconfig" / "sub" / "kept").read_text() == "inside\n"
+    assert not any(p.is_symlink() for p in tmp_path.rglob("*"))
+    assert {"link", "fifo", "linked-folder"}.isdisjoint(p.name for p in tmp_path.rglob("*"))
+    assert not (tmp_path / "other").exists()
+    assert copied == sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file())
+    with pytest.raises(ValueError, match="larger than a start-up's"):
+        copy_home_caches(provider._sandbox.child_pid, CACHES, tmp_path / "small", 10)
 
 
 def test_reset_restores_the_home_folder(provider):
@@ -212,6 +238,17 @@ def test_a_lazy_spare_is_booted_only_once_the_desktop_has_been_reverted():
         spare_pids = provider.spare_process_ids()
         provider.revert_to_snapshot()
         assert set(spare_pids) <= set(provider.process_ids())
+        # the run's last task: the spare takes over and no new one boots for nobody
+        spare_pids = provider.spare_process_ids()
+        provider.expect_another_reset(False)
+        provider.revert_to_snapshot()
+        assert set(spare_pids) <= set(provider.process_ids()) and provider.spare_process_ids() == []
+        provider.expect_another_reset(False)
+        provider.revert_to_snapshot()  # a task retried after all: a cold boot, and still no spare
+        assert provider.process_ids() and provider.spare_process_ids() == []
+        provider.expect_another_reset(True)
+        provider.revert_to_snapshot()
+        assert provider.spare_process_ids()
     finally:
         provider.stop_emulator()
 

@@ -25,9 +25,10 @@ from ...controllers.transport import Endpoint
 from ...desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
 from ...errors import MissingDependency, ProviderError, SandboxStartError
 from ...server.access_policy import is_loopback
+from ...waiting import poll_until
 from ..base import Built, DesktopOptions, Progress, Provider, progress_to_stderr
 from ..leftovers import PruneResult
-from .boot.desktop_storage import home_full
+from .boot.desktop_storage import copy_home_caches, home_full
 from .boot.env_dir import create_env_dir, prune_stale_env_dirs
 from .boot.listeners import close_listeners
 from .boot.logs import saved_logs
@@ -37,10 +38,14 @@ from .boot.sandbox_process import Sandbox, namespace_pids
 from .boot.sequence import Boot, Desktop, boot_desktop, discard, kill_boot, start_boot, wait_until_ready
 from .boot.warm_spare import WarmSpare
 from .build.prepare import desktop_parts, prepare
+from .build.seeded_home import CACHES, MAX_SEED_BYTES
 from .config import LocalDesktopConfig
 from .limits import DesktopCgroup, DesktopLimits, LimitEvents, LimitOptions
 
 log = logging.getLogger("osworld.local")
+
+# How long the clean boot that seeds the start-up caches may take to stop writing them (2-3 s here).
+START_UP_SETTLE_TIMEOUT_S = 20.0
 
 _live: weakref.WeakSet[LocalProvider] = weakref.WeakSet()
 
@@ -73,7 +78,7 @@ class LocalProvider(Provider):
         installed does not stop a run: each task that runs `code` then ends as an error record whose message
         says VS Code is not installed, Chrome's tasks run on the system's Chromium and desktops on its
         Settings."""
-        return prepare(tasks, extras, retry, progress)
+        return prepare(tasks, extras, retry, progress, fill_caches=_start_up_caches_of_a_clean_boot)
 
     @classmethod
     def prune(cls, dry_run: bool = False, tool: str | None = None) -> PruneResult:
@@ -100,6 +105,7 @@ class LocalProvider(Provider):
         self._relays = Relays(self.socket_path, self._lock)
         self._spare = WarmSpare()
         self._spare_wanted = config.warm_spare is True  # "lazy" turns it on at the first revert
+        self._another_reset_expected = True  # none after a run's last task: no spare boots for nobody
         self._reapers: list[threading.Thread] = []
         self.last_ready_s: float | None = None   # how long the current desktop took to boot
         self.last_reset_s: float | None = None   # how long the last reset took as its caller saw it
@@ -196,8 +202,11 @@ class LocalProvider(Provider):
         if self._desktop is not None and self._desktop.cgroup is not None:
             self._limit_baseline = self._desktop.cgroup.events()
 
+    def expect_another_reset(self, expected: bool) -> None:
+        self._another_reset_expected = expected
+
     def _start_spare(self) -> None:
-        if self._spare_wanted and self._desktop is not None:
+        if self._spare_wanted and self._another_reset_expected and self._desktop is not None:
             desktop, generation = self._desktop, self._take_generation()
             self._spare.start(lambda: start_boot(desktop, generation), lambda boot: wait_until_ready(desktop, boot))
 
@@ -296,3 +305,25 @@ class LocalProvider(Provider):
 
     def is_running(self) -> bool:
         return self._sandbox is not None and self._sandbox.running()
+
+
+def _start_up_caches_of_a_clean_boot(into: Path) -> None:
+    """Boots a desktop from the plain home template, with no task and no agent, and copies the caches its
+    start-up wrote into `into`, once they stop growing: GNOME Shell compiles shaders as it first draws its
+    panel, dock and the desktop's icons, which can go on for a moment after the desktop says it is ready."""
+    provider = LocalProvider()
+    try:
+        provider.create()
+        pid = provider._sandbox.child_pid if provider._sandbox is not None else None
+        if pid is None:
+            raise SandboxStartError("the desktop booted to seed the start-up caches has no process to read")
+        sizes: list[int] = []
+
+        def steady() -> bool:
+            shutil.rmtree(into, ignore_errors=True)
+            sizes.append(copy_home_caches(pid, CACHES, into, MAX_SEED_BYTES))
+            return len(sizes) >= 3 and sizes[-1] == sizes[-2] == sizes[-3] > 0
+
+        poll_until(steady, START_UP_SETTLE_TIMEOUT_S, 1.0)
+    finally:
+        provider.stop_emulator()

@@ -98,3 +98,18 @@ def test_a_desktop_that_does_not_come_up_records_its_boot_time(tmp_path):
     assert result.status == "error" and "Xvfb died" in status["error"]["message"]
     assert result.error == status["error"]["message"]
     assert status["durations"]["reset"] >= 0.3 and status["started"] and status["steps"] == 0
+
+
+def test_the_env_hears_at_reset_whether_another_task_follows_and_nothing_new_when_one_does(tmp_path):
+    heard = []
+
+    class Listening(Env):
+        def reset(self, task_config, options=None):
+            heard.append(options)
+            return super().reset(task_config, options)
+
+    run_episode(Agent(), Listening(), {"id": "t"}, "do it", tmp_path / "a", EpisodeConfig(record=False, max_steps=1),
+                task_dir_for_files="/tasks/t")
+    run_episode(Agent(), Listening(), {"id": "t"}, "do it", tmp_path / "b", EpisodeConfig(record=False, max_steps=1),
+                another_reset_follows=False)
+    assert heard == [{"task_dir": "/tasks/t"}, {"another_reset_follows": False}]

@@ -36,7 +36,8 @@ class ScriptedRunner:
         self.script, self.seen = script, seen
         self.trials = [] if trials is None else trials
 
-    def run_task(self, domain, task_id, task_dir: Path, previous_errors, on_step=lambda n: None, trial=1):
+    def run_task(self, domain, task_id, task_dir: Path, previous_errors, on_step=lambda n: None, trial=1,
+                 more_to_come=True):
         self.seen.append((task_id, read_status(task_dir), list(previous_errors)))
         self.trials.append((task_id, trial, task_dir))
         what = self.script.get(task_id, 1.0)
@@ -65,6 +66,26 @@ def run(tmp_path, script=None, num_envs=1, report=lambda e: None, make_runner=No
                        num_envs=num_envs, result_dir=str(tmp_path), **options)
     backend = ThreadBackend(make_runner or (lambda: ScriptedRunner(script or {}, seen)))
     return run_benchmark(config, report, backend), config, seen
+
+
+class HintedRunner(ScriptedRunner):
+    def __init__(self, hints: list):
+        super().__init__({}, [])
+        self.hints = hints
+
+    def run_task(self, domain, task_id, task_dir, previous_errors, on_step=lambda n: None, trial=1,
+                 more_to_come=True):
+        self.hints.append((task_id, more_to_come))
+        return super().run_task(domain, task_id, task_dir, previous_errors, on_step, trial)
+
+
+@pytest.mark.parametrize("num_envs", [1, 2])
+def test_only_the_last_task_handed_out_says_that_no_more_are_coming(tmp_path, num_envs):
+    hints: list = []
+    run(tmp_path, num_envs=num_envs, make_runner=lambda: HintedRunner(hints))
+    # a desktop readies the next task's desktop (local: the warm spare) only while tasks wait: the last
+    # one handed out says none is coming (the plan's order, whatever the number of desktops)
+    assert sorted(hints) == sorted([(t, True) for t in TASKS[:-1]] + [(TASKS[-1], False)])
 
 
 def test_tasks_run_in_the_plans_order_each_marked_running_before_its_worker_gets_it(tmp_path):

@@ -32,7 +32,8 @@ class TrialRunner:
     def __init__(self, ran: list, fail: dict | None = None):
         self.ran, self.fail = ran, fail or {}
 
-    def run_task(self, domain, task_id, task_dir: Path, previous_errors, on_step=lambda n: None, trial=1):
+    def run_task(self, domain, task_id, task_dir: Path, previous_errors, on_step=lambda n: None, trial=1,
+                 more_to_come=True):
         self.ran.append((task_id, trial))
         status = TaskStatus("ok", task_id=task_id, trial=trial, steps=1, previous_errors=list(previous_errors))
         if (task_id, trial) in self.fail:

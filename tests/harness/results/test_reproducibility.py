@@ -55,7 +55,8 @@ def test_a_default_run_says_only_what_it_is():
 class ObservedRunner:
     """Writes each trial as the episode does, with the agent's model calls and the screen it saw."""
 
-    def run_task(self, domain, task_id, task_dir: Path, previous_errors, on_step=lambda n: None, trial=1):
+    def run_task(self, domain, task_id, task_dir: Path, previous_errors, on_step=lambda n: None, trial=1,
+                 more_to_come=True):
         calls = {"calls": 2, "sent": [{"max_tokens": 1500, "temperature": 1.0, "top_p": 0.9}],
                  "served": ["gpt-4o-2024-08-06"]}
         write_score(task_dir, 1.0)
@@ -85,7 +86,8 @@ def test_the_hash_args_json_records_is_the_one_summaries_compute_from_the_trials
     task_set = load_task_set(None)
 
     class Runner(ObservedRunner):
-        def run_task(self, domain, task_id, task_dir, previous_errors, on_step=lambda n: None, trial=1):
+        def run_task(self, domain, task_id, task_dir, previous_errors, on_step=lambda n: None, trial=1,
+                     more_to_come=True):
             write_score(task_dir, 0.0)
             write_status(task_dir, TaskStatus("ok", task_id=task_id, trial=trial, steps=1,
                                               task_sha256=task_set.load(domain, task_id).sha256))

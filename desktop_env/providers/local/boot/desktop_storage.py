@@ -134,6 +134,45 @@ def log_tails(pid: int, limit: int = LOG_TAIL_BYTES, max_files: int = 64) -> dic
         os.close(fd)
 
 
+def copy_home_caches(pid: int, names: tuple[str, ...], into: Path, limit: int) -> int:
+    """Copies ~/.cache/<name> of sandbox process `pid` into `into`/<name> for each of `names` that exists:
+    folders and regular files only (a symlink or anything else is left out), at most `limit` bytes in
+    all (ValueError past it). The bytes copied."""
+    copied = 0
+    for name in names:
+        try:
+            top = _open_inside(pid, f"{SANDBOX_HOME}/.cache/{name}", os.O_RDONLY)
+        except OSError:  # missing, or not a folder (a symlink in its place: ELOOP)
+            continue
+        try:
+            for folder, _, files, folder_fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
+                target = into / name / folder
+                target.mkdir(parents=True, exist_ok=True)
+                for file in files:
+                    copied += _copy_regular(file, folder_fd, target / file, limit - copied)
+        finally:
+            os.close(top)
+    return copied
+
+
+def _copy_regular(name: str, dir_fd: int, target: Path, room: int) -> int:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:  # a symlink (ELOOP), or gone meanwhile
+        return 0
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return 0
+        if info.st_size > room:
+            raise ValueError(f"the desktop's caches are larger than a start-up's ({target.name}: {info.st_size} bytes)")
+        data = os.read(fd, info.st_size)
+    finally:
+        os.close(fd)
+    target.write_bytes(data)
+    return len(data)
+
+
 class OutputTail:
     """A pipe for a child's stdout and stderr, drained by a thread that keeps the last `limit`
     bytes: whatever the child writes, the host keeps no more than that."""

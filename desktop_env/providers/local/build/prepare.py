@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ....errors import MissingDependency
+from ....errors import DesktopEnvError, MissingDependency
 from ...base import Built, Progress
 from .desktop_view import ensure_desktop_view
 from .home_template import ensure_home_template
+from .seeded_home import FillCaches, ensure_seeded_home, installed_seeded_home
 from .server_code import ensure_server_code
 from .server_venv import ensure_server_venv
 from .vm_chromium import ensure_chromium, ensure_chromium_for, installed_chromium
@@ -44,16 +45,20 @@ def every_desktop_mounts() -> list[Built]:
 def desktop_parts() -> DesktopParts:
     venv, code, view, home = (built.path for built in every_desktop_mounts())
     assert venv and code and view and home  # each ensure_* returns its folder or raises
-    return DesktopParts(venv, code, view, home, vscode=installed_vscode(), chromium=installed_chromium(),
-                        settings=installed_settings())
+    return DesktopParts(venv, code, view, installed_seeded_home(home, view) or home, vscode=installed_vscode(),
+                        chromium=installed_chromium(), settings=installed_settings())
 
 
 def prepare(tasks: Sequence[dict[str, Any]] | None, extras: Collection[str], retry: bool,
-            progress: Progress) -> list[Built]:
+            progress: Progress, fill_caches: FillCaches | None = None) -> list[Built]:
     """Everything the local desktop builds once. With `tasks`, an app is built when one of them uses it
     (GNOME Settings always: any task may open it from the system menu); without, Chromium and Settings
-    are, and VS Code when `extras` names it. An app that cannot be built is said in its Built."""
+    are, and VS Code when `extras` names it. Last, with `fill_caches` (one clean boot's), the home template
+    with the caches each boot would otherwise make anew (seeded_home.py). What cannot be built is said in
+    its Built."""
     built = every_desktop_mounts()
+    view, home = built[2].path, built[3].path
+    assert view and home
     built.append(_app("Chromium 120", lambda: ensure_chromium(progress) if tasks is None
                       else ensure_chromium_for(tasks, progress),
                       "Chrome's tasks will run on the system's Chromium, whose menus and Settings pages are not "
@@ -64,7 +69,18 @@ def prepare(tasks: Sequence[dict[str, Any]] | None, extras: Collection[str], ret
     built.append(_app("GNOME Settings 41", lambda: ensure_settings(progress, retry=retry),
                       "desktops will run the system's Settings, whose pages are not laid out as the VM's",
                       required=False))
+    if fill_caches is not None:
+        built.append(_start_up_caches(home, view, fill_caches))
     return built
+
+
+def _start_up_caches(home: Path, view: Path, fill_caches: FillCaches) -> Built:
+    without = "each boot compiles its shaders and indexes its fonts anew (about a second of CPU)"
+    try:
+        return Built("start-up caches", ensure_seeded_home(home, view, fill_caches), without=without,
+                     required=False)
+    except (OSError, ValueError, DesktopEnvError) as e:  # a desktop that cannot boot says so at the run's first boot
+        return Built("start-up caches", error=str(e), without=without, required=False)
 
 
 def _app(name: str, build: Callable[[], Path | None], without: str, required: bool = True) -> Built:
