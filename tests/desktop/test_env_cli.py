@@ -39,9 +39,10 @@ def test_setup_prints_each_build_of_the_local_desktops_one_list_in_order():
     proc = osworld("env", "setup")
     output, _ = proc.communicate(timeout=1800)
     assert proc.returncode == 0, output
-    names = [line.split(":")[0] for line in output.splitlines() if re.match(r"[\w ]+\d*: +/", line)]
+    names = [line.split(":")[0] for line in output.splitlines() if re.match(r"[\w -]+\d*: +/", line)]
     settings = [] if "GNOME Settings 41 could not be installed" in output else ["GNOME Settings 41"]  # a warning
-    assert names == ["server venv", "server code", "desktop view", "home template", "Chromium 120", *settings]
+    assert names == ["server venv", "server code", "desktop view", "home template", "Chromium 120", *settings,
+                     "start-up caches"]
 
 
 def test_doctor_reports_every_check_and_passes_on_an_installed_machine():
