@@ -9,7 +9,7 @@ install:
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/install.sh
 
 # The lint gates and the tests; all of them run, and any failure fails the target. The desktop tests run on 2
-# workers, one desktop per core, and take the time (about 20 minutes); beside them, from the start, the gates
+# workers, one desktop per core, and take the time (about 21 minutes); beside them, from the start, the gates
 # and then the tests that start no desktop, on 2 workers of their own (these mostly wait: alone they took
 # 98 s on 4 workers; beside the desktops they use what CPU the desktops leave idle). Their output is kept in
 # results/no-desktop-tier.log and printed after the desktop tests'. worksteal: a worker that runs out of tests

@@ -19,11 +19,10 @@ from desktop_env.controllers.python import PythonController
 from desktop_env.errors import ProviderError, SandboxStartError
 from desktop_env.providers.local import LocalDesktopConfig, LocalProvider
 from desktop_env.providers.local.boot.desktop_storage import copy_home_caches
-from desktop_env.providers.local.boot.env_dir import prune_stale_env_dirs
+from desktop_env.providers.local.boot.env_dir import prune_stale_env_dirs, runtime_root
 from desktop_env.providers.local.boot.orphans import is_namespace_init, sandboxes_of
 from desktop_env.providers.local.build.prepare import desktop_parts
 from desktop_env.providers.local.build.seeded_home import CACHES
-from desktop_env.providers.local.paths import runtime_root
 from desktop_env.server.session import DESKTOP_COMPONENTS
 
 pytestmark = pytest.mark.desktop

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from desktop_env.desktop_env import DesktopEnv
-from desktop_env.providers.local.paths import runtime_root
+from desktop_env.providers.local.boot.env_dir import runtime_root
 from desktop_env.tasks.loader import BUILTIN_ROOT
 from osworld_cli.errors import RUN_STOPPED
 from osworld_cli.main import cli

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from desktop_env.providers.local.boot.env_dir import runtime_root
 from desktop_env.providers.local.boot.server_process import _stat_fields
-from desktop_env.providers.local.paths import runtime_root
 from desktop_env.tasks import load_task_set
 from osworld_cli.main import cli
 from osworld_harness.execution.run import run_benchmark

@@ -9,7 +9,7 @@ from desktop_env.providers import provider_class, provider_names
 from desktop_env.providers.base import Built, Provider
 from desktop_env.providers.leftovers import PruneResult
 from desktop_env.providers.local import LocalProvider
-from desktop_env.providers.local.paths import runtime_root
+from desktop_env.providers.local.boot.env_dir import runtime_root
 from desktop_env.providers.remote import RemoteProvider
 
 from .test_prune import dead_pid

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from desktop_env.providers.docker import docker_leftovers, parse_labels
 from desktop_env.providers.leftovers import IN_USE, STALE, UNKNOWN
-from desktop_env.providers.local.paths import runtime_root
+from desktop_env.providers.local.boot.env_dir import runtime_root
 from desktop_env.providers.ports import PortAllocator, process_start_time
 from desktop_env.providers.prune import prune
 from desktop_env.providers.virtualbox import running_virtualbox_vms

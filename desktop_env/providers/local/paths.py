@@ -19,7 +19,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...errors import UnsafeRuntimeDir
-from .boot.host_ids import sandbox_id_range
 
 
 def build_aside(target: Path, fill: Callable[[Path], None]) -> Path:
@@ -87,9 +86,3 @@ def private_dir(path: Path, group: int | None = None) -> Path:
         os.chmod(path, mode)  # checked above to be our own folder, not a symlink
     return path
 
-
-def runtime_root() -> Path:
-    """Per-environment folders: short paths (Unix socket paths are limited to 107 bytes),
-    owned by this user, mode 0700 (0710 with the desktops' group for a root harness)."""
-    base = os.environ.get("OSWORLD_RUNTIME_DIR") or f"/tmp/osworld-{os.geteuid()}"
-    return private_dir(Path(base), sandbox_id_range().group if os.geteuid() == 0 else None)

@@ -9,11 +9,18 @@ import tempfile
 from pathlib import Path
 
 from ..limits import prune_stale_cgroups
-from ..paths import runtime_root
-from .host_ids import SandboxIdentity, acquire_identity
+from ..paths import private_dir
+from .host_ids import SandboxIdentity, acquire_identity, sandbox_id_range
 from .orphans import kill_sandboxes_of, kill_sandboxes_without_env_dir
 
 log = logging.getLogger("osworld.local")
+
+
+def runtime_root() -> Path:
+    """Per-environment folders: short paths (Unix socket paths are limited to 107 bytes),
+    owned by this user, mode 0700 (0710 with the desktops' group for a root harness)."""
+    base = os.environ.get("OSWORLD_RUNTIME_DIR") or f"/tmp/osworld-{os.geteuid()}"
+    return private_dir(Path(base), sandbox_id_range().group if os.geteuid() == 0 else None)
 
 
 def sockets_dir(env_dir: Path) -> Path:

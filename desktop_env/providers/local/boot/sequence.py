@@ -37,10 +37,10 @@ from ....waiting import poll_until
 from ..build.prepare import DesktopParts
 from ..config import LocalDesktopConfig
 from ..limits import DesktopCgroup
-from ..paths import runtime_root
 from ..sandbox_layout import SANDBOX_DESKTOP, SANDBOX_RUNTIME, SANDBOX_VENV
 from . import seccomp
 from .desktop_storage import OutputTail, start_command
+from .env_dir import runtime_root
 from .host_ids import SandboxIdentity
 from .listeners import bind_listeners, close_listeners, listen_fds, socket_path
 from .logs import log_tail
