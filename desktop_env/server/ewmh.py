@@ -11,6 +11,7 @@ OSWorld desktop's Python, a VM's too.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -42,18 +43,56 @@ class Window:
     wm_class: tuple[str, str]  # (instance, class), empty strings when unset
 
 
-@contextlib.contextmanager
-def connect(display: str | None = None) -> Iterator[Display]:
-    """A short X connection to `display` ($DISPLAY when None), closed on leaving."""
+def open_display(display: str | None = None) -> Display:
+    """An X connection to `display` ($DISPLAY when None); the caller closes it."""
     try:
-        connection = Display(display)
+        return Display(display)
     except (xerror.DisplayError, xerror.ConnectionClosedError, xerror.XauthError, OSError) as problem:
         raise WindowControlError(f"cannot open X display {display or '$DISPLAY'}: {problem}") \
             from problem
+
+
+@contextlib.contextmanager
+def connect(display: str | None = None) -> Iterator[Display]:
+    """A short X connection to `display` ($DISPLAY when None), closed on leaving."""
+    connection = open_display(display)
     try:
         yield connection
     finally:
         connection.close()
+
+
+class KeptConnection:
+    """One X connection kept open for what asks many times a second (the readiness polls): opening one
+    costs python-xlib ~5 ms of CPU, far more than the few requests each poll makes. One caller at a time
+    uses it; it is opened on first use and dropped, to be opened anew, when the display has closed it."""
+
+    def __init__(self, display: str | None = None):
+        self.display = display
+        self._lock = threading.Lock()
+        self._connection: Display | None = None
+
+    @contextlib.contextmanager
+    def use(self) -> Iterator[Display]:
+        with self._lock:
+            if self._connection is None:
+                self._connection = open_display(self.display)
+            try:
+                yield self._connection
+            except (xerror.ConnectionClosedError, OSError) as problem:
+                self._drop()
+                raise WindowControlError(f"the X display {self.display or '$DISPLAY'} closed the connection: "
+                                         f"{problem}") from problem
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    def _drop(self) -> None:
+        if self._connection is not None:
+            with contextlib.suppress(Exception):  # the display may be gone: nothing left to close
+                self._connection.close()
+            self._connection = None
 
 
 def text(value: bytes | str | None) -> str:

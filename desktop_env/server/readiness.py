@@ -53,7 +53,7 @@ def desktop_status(state: ServerState) -> tuple[bool, set[str], tuple[int, ...]]
     from . import ewmh
 
     try:
-        with ewmh.connect(state.display) as connection:
+        with state.readiness_connection.use() as connection:
             classes: set[str] = set()
             for window_id in ewmh.client_list(connection) or []:
                 try:

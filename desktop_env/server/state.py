@@ -34,6 +34,7 @@ class ServerState:
     _interpreter: Any = None
     _recorder: Any = None
     _settler: Any = None
+    _readiness_connection: Any = None
     relays: list[Any] = field(default_factory=list)
     _recording_dir: str | None = None
     _workarea: tuple[int, ...] = ()
@@ -54,6 +55,16 @@ class ServerState:
     @property
     def display(self) -> str:
         return self.env.get("DISPLAY", ":0")
+
+    @property
+    def readiness_connection(self):
+        """The X connection /health reads the window manager's state through (ewmh.KeptConnection)."""
+        from . import ewmh  # python-xlib is the desktop's: the harness imports this module without it
+
+        with self._lock:
+            if self._readiness_connection is None:
+                self._readiness_connection = ewmh.KeptConnection(self.display)
+            return self._readiness_connection
 
     @property
     def screen(self):
@@ -127,3 +138,5 @@ class ServerState:
             self._interpreter.close()
         if self._screen is not None:
             self._screen.close()
+        if self._readiness_connection is not None:
+            self._readiness_connection.close()

@@ -18,7 +18,7 @@ SMALL = BUILTIN_ROOT / "test_small.json"
 def test_every_test_small_task_is_sound(tmp_path):
     task_set = load_task_set(SMALL)
     heard = []
-    verdicts = verify(str(SMALL), VerifyOptions(num_envs=1, cache_dir=str(tmp_path / "cache"),
+    verdicts = verify(str(SMALL), VerifyOptions(num_envs=2, cache_dir=str(tmp_path / "cache"),
                                                 result_dir=str(tmp_path / "results")), on_verdict=heard.append)
     unsound = {f"{v.domain}/{v.task_id}": (v.reference_score, v.noop_score, v.error) for v in verdicts if not v.sound}
     assert unsound == {}

@@ -147,8 +147,11 @@ def test_no_checkout_task_file_cache_or_result_is_visible(provider, tmp_path):
                             "-o -name '*.git' -o -name results \\) -not -path '/proc/*' 2>/dev/null")
     assert found["output"].split() == []
     code = shell(provider, "cd /run/osworld-lib/src && find . -type f | sort")["output"].split()
-    shipped = ("./desktop_env/server/", *(f"./desktop_env/{name}" for name in SHARED_MODULES))
+    # the server's package and the shared modules, each with its byte code
+    shipped = ("./desktop_env/server/", *(f"./desktop_env/{name}" for name in SHARED_MODULES),
+               *(f"./desktop_env/__pycache__/{name.removesuffix('.py')}.cpython-" for name in SHARED_MODULES))
     assert code and all(path.startswith(shipped) for path in code), code
+    assert any(path.startswith("./desktop_env/server/__pycache__/session.cpython-") for path in code), code
 
 
 def test_the_system_is_read_only_and_hidden_config_stays_hidden(provider):

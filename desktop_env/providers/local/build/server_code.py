@@ -12,13 +12,18 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
+from ....errors import SandboxStartError
 from ..paths import build_aside, sandbox_share_dir
+from .server_venv import SYSTEM_PYTHON
 
 PACKAGE_DIR = Path(__file__).resolve().parents[3]  # desktop_env/
 SHARED_MODULES = ("__init__.py", "a11y_namespaces.py", "desktop_defaults.py")
 SERVER_PACKAGE = "server"
+# Part of the folder's key: bumped when what is built beside the files changes (v2: their byte code).
+LAYOUT = b"byte-code-v2"
 
 
 def server_files() -> list[Path]:
@@ -31,7 +36,7 @@ def server_files() -> list[Path]:
 
 
 def _digest(files: list[Path]) -> str:
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(LAYOUT + b"\0")
     for relative in files:
         digest.update(str(relative).encode() + b"\0")
         digest.update((PACKAGE_DIR.parent / relative).read_bytes() + b"\0")
@@ -52,8 +57,22 @@ def _copy_files(staging: Path, files: list[Path]) -> None:
         destination = staging / relative
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(PACKAGE_DIR.parent / relative, destination)
+    _compile(staging)
     for folder, _dirs, names in os.walk(staging):
         os.chmod(folder, 0o755)  # mkdtemp made it 0700; the desktops' uid must read it
         for name in names:
             path = os.path.join(folder, name)
             os.chmod(path, 0o755 if os.stat(path).st_mode & 0o100 else 0o644)
+
+
+def _compile(staging: Path) -> None:
+    """Byte code beside the copies, made by the Python the server runs on: the folder is mounted read-only
+    and the desktops do not write byte code, so without it every boot compiles the server anew. The
+    copies keep their modification times (copy2), which is what the byte code is checked against."""
+    try:
+        subprocess.run([SYSTEM_PYTHON, "-m", "compileall", "-q", str(staging)], check=True, capture_output=True,
+                       text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as e:
+        detail = getattr(e, "stderr", None) or e
+        raise SandboxStartError(f"cannot compile the env server's code in {staging} with {SYSTEM_PYTHON}: "
+                                f"{str(detail).strip()[-500:]}") from None
