@@ -81,7 +81,7 @@ def test_reference_agent_scores_one_on_every_task(reference_run):
 
 
 def test_noop_agent_scores_zero(meta, tmp_path):
-    run_benchmark(config(meta, tmp_path, agent="noop", model="noop"))
+    run_benchmark(config(meta, tmp_path, agent="noop", model="noop", num_envs=2))
     results = results_of(tmp_path, "noop")
     assert {t: r["score"] for t, r in results.items()} == {t: "0.0" for t in OS_TASKS}
     # A failed task keeps what the desktop's own parts said while it ran.
@@ -133,7 +133,7 @@ def test_a_setup_step_that_cannot_start_its_program_is_an_error_even_when_the_ag
             "command": "touch ~/tool && ~/tool", "shell": True}}),
         "exits-1": with_setup_step({"type": "execute", "parameters": {"command": "grep -q needle /dev/null",
                                                                       "shell": True}})})
-    summary = run_benchmark(config(meta, tmp_path))
+    summary = run_benchmark(config(meta, tmp_path, num_envs=2))
     results = {}
     for folder in (tmp_path / "pyautogui" / "screenshot" / "reference" / "os").iterdir():
         status = json.loads((folder / "status.json").read_text())
