@@ -37,6 +37,10 @@ class SandboxStartError(ProviderError):
     """The sandboxed desktop did not come up; the message carries its log tail."""
 
 
+class DesktopPartDied(SandboxStartError):
+    """A part of the desktop (GNOME Shell, Xvfb, ...) exited while the desktop started."""
+
+
 class ServiceUnreachable(ProviderError):
     """A port of the desktop that a getter or setup step needs (Chrome's DevTools 9222, VLC's HTTP
     8080) does not answer at the desktop's address although its app runs: the task is an error,

@@ -42,6 +42,7 @@ class Readiness:
     window_manager: bool
     waiting_for: list[str]      # started components not yet up, and "work area" while it moves
     dead_processes: list[str]   # started components that exited
+    exit_codes: dict[str, int]  # theirs (negative: the signal that ended it)
 
 
 def desktop_status(state: ServerState) -> tuple[bool, set[str], tuple[int, ...]]:
@@ -66,7 +67,8 @@ def desktop_status(state: ServerState) -> tuple[bool, set[str], tuple[int, ...]]
 
 
 def readiness(state: ServerState) -> Readiness:
-    dead = sorted(name for name, proc in state.children.items() if proc.poll() is not None)
+    exit_codes = {name: code for name, proc in state.children.items() if (code := proc.poll()) is not None}
+    dead = sorted(exit_codes)
     wm, classes, workarea = desktop_status(state)
     waiting_for = sorted({name for name, wm_class in COMPONENT_WINDOW_CLASSES.items()
                           if name in state.children and wm_class not in classes}
@@ -75,4 +77,4 @@ def readiness(state: ServerState) -> Readiness:
     if wm and not waiting_for and not state.workarea_settled(workarea, WORKAREA_SETTLED_S):
         waiting_for.append("work area")
     return Readiness(ready=wm and not waiting_for and "Xvfb" not in dead, window_manager=wm,
-                     waiting_for=waiting_for, dead_processes=dead)
+                     waiting_for=waiting_for, dead_processes=dead, exit_codes=exit_codes)

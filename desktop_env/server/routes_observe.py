@@ -79,6 +79,7 @@ def register(router: Router, state: ServerState) -> None:
             "window_manager": now.window_manager,
             "waiting_for": now.waiting_for,
             "dead_processes": now.dead_processes,
+            "exit_codes": now.exit_codes,
             "uptime_s": round(time.monotonic() - state.started, 3),
             "pid": os.getpid(),
         })

@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -31,7 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ....controllers.transport import Endpoint, Transport
-from ....errors import SandboxStartError
+from ....errors import DesktopPartDied, SandboxStartError
 from ....server.session import SessionConfig
 from ....waiting import poll_until
 from ..build.prepare import DesktopParts
@@ -241,7 +242,9 @@ def wait_until_ready(desktop: Desktop, boot: Boot) -> None:
             health = {}
         dead = health.get("dead_processes") if isinstance(health, dict) else None
         if dead:  # nothing restarts a part of the desktop: waiting longer cannot make it ready
-            raise SandboxStartError(f"the desktop's {', '.join(map(str, dead))} died while it started "
+            codes = health.get("exit_codes") or {}
+            raise DesktopPartDied(f"the desktop's {', '.join(how_it_ended(name, codes.get(name)) for name in dead)} "
+                                  f"died while it started "
                                     f"({time.monotonic() - sandbox.started:.1f} s in; last: {last_error})."
                                     f"\n{log_tail(sandbox)}")
         return False
@@ -253,6 +256,18 @@ def wait_until_ready(desktop: Desktop, boot: Boot) -> None:
         transport.close()
     raise SandboxStartError(f"the desktop was not ready after {timeout:.0f} s "
                             f"(last: {last_error}).\n{log_tail(sandbox)}")
+
+
+def how_it_ended(name: object, code: object) -> str:
+    """"gnome-shell (killed by SIGSEGV)", "Xvfb (exit code 1)", or the bare name when the code is unknown."""
+    if not isinstance(code, int) or isinstance(code, bool):
+        return str(name)
+    if code < 0:
+        try:
+            return f"{name} (killed by {signal.Signals(-code).name})"
+        except ValueError:
+            return f"{name} (killed by signal {-code})"
+    return f"{name} (exit code {code})"
 
 
 def find_server(sandbox: Sandbox, inner_pid: object) -> None:
