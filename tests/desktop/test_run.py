@@ -52,8 +52,9 @@ def results_of(result_dir: Path, model: str) -> dict[str, dict]:
 
 
 def config(meta: str, result_dir: Path, **overrides) -> RunConfig:
+    # No screen recording (its ffmpeg is a few percent of the CPU these tests use) but where a test looks at it.
     options: dict[str, Any] = dict(agent="oracle", model="reference", observation_type="screenshot", tasks=meta,
-                                   result_dir=str(result_dir), cache_dir=str(result_dir / "cache"))
+                                   result_dir=str(result_dir), cache_dir=str(result_dir / "cache"), record=False)
     options.update(overrides)
     return RunConfig(**options)
 
@@ -61,7 +62,7 @@ def config(meta: str, result_dir: Path, **overrides) -> RunConfig:
 @pytest.fixture(scope="module")
 def reference_run(meta, tmp_path_factory):
     result_dir = tmp_path_factory.mktemp("reference")
-    summary = run_benchmark(config(meta, result_dir))
+    summary = run_benchmark(config(meta, result_dir, record=True))
     return result_dir, summary
 
 
@@ -175,7 +176,7 @@ def test_an_agent_that_raises_leaves_an_error_record_not_a_score(meta, tmp_path)
     agent_file = tmp_path / "raising_agent.py"
     agent_file.write_text(RAISING_AGENT)
     summary = run_benchmark(config(meta, tmp_path, agent=f"{agent_file}:Agent", model="raiser",
-                                   task_ids=["os-organize-invoices"]))
+                                   task_ids=["os-organize-invoices"], record=True))
     assert summary.errors == 1 and summary.ok == 0
     folder = tmp_path / "pyautogui" / "screenshot" / "raiser" / "os" / "os-organize-invoices"
     status = json.loads((folder / "status.json").read_text())
@@ -185,10 +186,10 @@ def test_an_agent_that_raises_leaves_an_error_record_not_a_score(meta, tmp_path)
     assert (folder / "recording.mp4").stat().st_size > 0  # closed despite the error
     # a resumed run keeps the record; --retry-errors runs it again and keeps the history
     again = run_benchmark(config(meta, tmp_path, agent=f"{agent_file}:Agent", model="raiser",
-                                 task_ids=["os-organize-invoices"]))
+                                 task_ids=["os-organize-invoices"], record=True))
     assert again.ran == 0 and again.skipped_errors == 1
     retried = run_benchmark(config(meta, tmp_path, agent=f"{agent_file}:Agent", model="raiser",
-                                   task_ids=["os-organize-invoices"], retry_errors=True))
+                                   task_ids=["os-organize-invoices"], retry_errors=True, record=True))
     assert retried.ran == 1
     assert len(json.loads((folder / "status.json").read_text())["previous_errors"]) == 1
 
@@ -329,7 +330,7 @@ def test_a_clean_run_leaves_no_env_folder_behind(meta, tmp_path):
         if isinstance(event, Started):
             workers.update(child.pid for child in multiprocessing.active_children())
 
-    run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]], record=False), report)
+    run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]]), report)
     assert workers
     left = [d for d in runtime_root().glob("env-*")
             if (d / "owner.pid").is_file() and int((d / "owner.pid").read_text()) in workers]
@@ -337,7 +338,7 @@ def test_a_clean_run_leaves_no_env_folder_behind(meta, tmp_path):
 
 
 def test_resuming_with_options_that_change_results_is_refused(meta, tmp_path):
-    run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]], record=False))
+    run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]]))
     with pytest.raises(ResumeMismatch, match="--max-steps was 15, now 1"):
         run_benchmark(config(meta, tmp_path, agent="noop", model="noop", task_ids=[OS_TASKS[0]], max_steps=1))
 
@@ -350,7 +351,7 @@ def test_a_python_caller_runs_tasks_on_its_own_environments_in_threads(meta, tmp
                                require_a11y_tree=False, cache_dir=str(tmp_path / "cache")))
         return made[-1]
 
-    run_config = config(meta, tmp_path, record=False)
+    run_config = config(meta, tmp_path)
     summary = run_benchmark(run_config, backend=ThreadBackend.with_env_factory(run_config, make_env))
     assert (summary.ran, summary.ok, summary.score_sum) == (2, 2, 2.0)
     assert len(made) == 1  # one worker, one desktop, both tasks
