@@ -551,8 +551,12 @@ def start_task(task_dir: Path, task_id: str, attempt: int = 1, trial: int = 1) -
 
 def record_cut_off(task_dir: Path, task_id: str, reason: str, previous_errors: Sequence[PreviousError] = ()) -> None:
     """A task a stopped run cut off: still "running" (a resumed run runs it again) and saying why,
-    with the history it had when it started (the episode's own record may not have it yet)."""
+    with the history it had when it started (the episode's own record may not have it yet). A task whose
+    worker wrote its final record before the run heard it had finished (Ctrl-C between the two) was not
+    cut off: its record stays as it is."""
     status = read_status(task_dir) or TaskStatus()
+    if status.status in ("ok", "error"):
+        return
     status.status, status.task_id, status.cut_off = "running", task_id, reason
     status.previous_errors = status.previous_errors or list(previous_errors)
     write_status(task_dir, status)

@@ -94,6 +94,21 @@ def test_an_osworld_folder_reads_with_its_steps_and_last_action(tmp_path):
         "step_1_20240101@000000000000.png", None]
 
 
+def test_a_task_that_finished_before_the_run_heard_of_it_keeps_its_record_when_the_run_stops(tmp_path):
+    """Ctrl-C after a worker wrote a task's final record and before the scheduler took its outcome: the
+    task is done (a Ray run once lost a finished task's score this way, to a "running" record)."""
+    for status in ("ok", "error"):
+        folder = tmp_path / "os" / status
+        start_task(folder, status)
+        write_status(folder, TaskStatus(status, task_id=status, steps=1))
+        if status == "ok":
+            (folder / "result.txt").write_text("1.0\n")
+        record_cut_off(folder, status, "the run was interrupted (Ctrl-C) while this task ran")
+        assert read_status(folder).status == status and read_status(folder).cut_off is None
+    assert task_state(tmp_path / "os" / "ok") is TaskState.DONE
+    assert task_state(tmp_path / "os" / "error") is TaskState.ERROR
+
+
 def test_a_cut_off_task_is_rerun_with_the_reason_in_its_history(tmp_path):
     folder = tmp_path / "os" / "t1"
     start_task(folder, "t1")
