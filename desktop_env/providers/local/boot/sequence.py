@@ -245,8 +245,8 @@ def wait_until_ready(desktop: Desktop, boot: Boot) -> None:
             codes = health.get("exit_codes") or {}
             raise DesktopPartDied(f"the desktop's {', '.join(how_it_ended(name, codes.get(name)) for name in dead)} "
                                   f"died while it started "
-                                    f"({time.monotonic() - sandbox.started:.1f} s in; last: {last_error})."
-                                    f"\n{log_tail(sandbox)}")
+                                  f"({time.monotonic() - sandbox.started:.1f} s in; last: {last_error})."
+                                  f"\n{log_tail(sandbox)}")
         return False
 
     try:
