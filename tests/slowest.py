@@ -30,11 +30,16 @@ class SlowestReport:
         self.args = args
         self.seconds: dict[str, float] = defaultdict(float)
         self.outcomes: dict[str, str] = {}
+        # when each xdist worker's last report came in: a worker that ran out of tests long before the
+        # other finished is wall time the suite's order, not its tests, cost
+        self.last_report_at: dict[str, float] = {}
         self.started = time.monotonic()
         self.load_at_start = os.getloadavg()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.seconds[report.nodeid] += report.duration
+        worker = getattr(getattr(report, "node", None), "gateway", None)
+        self.last_report_at[getattr(worker, "id", "main")] = time.monotonic() - self.started
         if report.when == "call" or report.outcome != "passed":
             self.outcomes.setdefault(report.nodeid, report.outcome)
 
@@ -55,6 +60,9 @@ class SlowestReport:
             f"`pytest {' '.join(self.args)}`, {time.strftime('%Y-%m-%d %H:%M %Z')}: {len(self.seconds)} tests, "
             f"{wall:.0f} s wall, {total:.0f} s of test time (setup + call + teardown, all workers). "
             f"Load average {self.load_at_start[0]:.1f} at the start, {load_at_end[0]:.1f} at the end.",
+            "",
+            "Each worker's last test ended at: "
+            + ", ".join(f"{worker} {at:.0f} s" for worker, at in sorted(self.last_report_at.items())) + ".",
             "",
             f"## The {self.count} slowest tests",
             "",
