@@ -200,7 +200,15 @@ def _die_with_parent() -> None:
 def _process_main(worker_id: int, config: Any, tasks: mp.Queue[Any], events: mp.Queue[Any]) -> None:
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and tells us to stop
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+    def terminated(*_: object) -> None:
+        # Stopped by the pool, or the run's main process died (kill -9 included): nobody waits for this worker's
+        # last events. Without this its exit waited for their feeder thread, and a worker of a killed run
+        # stayed alive (idle, its desktop closed) until the machine rebooted.
+        events.cancel_join_thread()
+        sys.exit(143)
+
+    signal.signal(signal.SIGTERM, terminated)
 
     serve(worker_id, lambda: DesktopWorker(config), tasks, events)
 

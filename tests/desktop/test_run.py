@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from desktop_env.desktop_env import DesktopEnv
 from desktop_env.providers.local.boot.env_dir import runtime_root
 from desktop_env.tasks.loader import BUILTIN_ROOT
+from desktop_env.waiting import wait_until
 from osworld_cli.errors import RUN_STOPPED
 from osworld_cli.main import cli
 from osworld_harness.execution.events import Started
@@ -229,6 +230,19 @@ class SlowOracle(OracleAgent):
 '''
 
 
+def child_pids(pid: int) -> list[int]:
+    return [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()]
+
+
+def alive(pid: int) -> bool:
+    """Running: neither gone nor a zombie (this machine's init may not reap an orphan's zombie)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
 def test_a_run_killed_with_sigkill_resumes_without_losing_or_rerunning_finished_tasks(meta, tmp_path):
     agent_file = tmp_path / "slow_oracle.py"
     agent_file.write_text(SLOW_ORACLE)
@@ -242,8 +256,12 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_rerunning_finished_
     while not (second_dir / "status.json").exists():  # the first task finished, the second started
         assert time.monotonic() < deadline and runner.poll() is None
         time.sleep(0.2)
+    workers = child_pids(runner.pid)
     os.kill(runner.pid, signal.SIGKILL)
     runner.wait()
+    # its worker process ends too (the kernel tells it its parent died), closing its desktop
+    wait_until(lambda: not [pid for pid in workers if alive(pid)], 60, 0.2, "the killed run's worker process to end")
+    assert workers
     assert json.loads((first_dir / "status.json").read_text())["status"] == "ok"
     assert json.loads((second_dir / "status.json").read_text())["status"] == "running"
     finished_at = (first_dir / "status.json").stat().st_mtime

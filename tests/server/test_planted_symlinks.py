@@ -29,6 +29,9 @@ def test_the_interpreter_remakes_a_capture_folder_swapped_for_a_symlink(tmp_path
     elsewhere.mkdir()
     with PersistentInterpreter(sys.executable, preload="import os\n") as interpreter:
         capture_dir = Path(interpreter._capture_dir)
+        # The child runs its preload as it starts, which makes the folder; on a busy machine that can come after
+        # the swap below, so the swap waits for a first call: the folder is swapped between two calls.
+        assert interpreter.run("pass").returncode == 0
         os.rmdir(capture_dir)
         os.symlink(elsewhere, capture_dir)
         assert interpreter.run("print('still captured')").output == "still captured\n"
