@@ -250,14 +250,17 @@ def test_settings_opens_where_the_vms_was_and_its_sidebar_clicks_reach_the_vms_p
 def test_the_vms_clicks_through_privacy_turn_on_automatic_screen_lock_in_settings_41(desktop,
                                                                                    settings_from_the_menu):
     desktop.shell("gsettings set org.gnome.desktop.screensaver lock-enabled false")
-    click(desktop, PRIVACY_ROW)
-    desktop.wait_for(lambda: last_panel(desktop) == "connectivity", timeout=WAIT_S, what="Privacy's first row")
-    desktop.wait_for(lambda: any(box.holds(PRIVACY_SCREEN_ROW) for box in settings_rows(desktop, "Screen")),
-                     timeout=WAIT_S, what=f"Privacy's list slid in, its Screen row under {PRIVACY_SCREEN_ROW}")
-    click(desktop, PRIVACY_SCREEN_ROW)
-    desktop.wait_for(lambda: last_panel(desktop) == "lock", timeout=WAIT_S, what="Privacy's Screen row")
-    desktop.wait_for(lambda: '<label name="Screen Lock"' in desktop.get("/accessibility").json()["AT"],
-                     timeout=WAIT_S, what="the Screen panel's heading")
-    click(desktop, AUTOMATIC_SCREEN_LOCK)
-    desktop.wait_for(lambda: desktop.shell("gsettings get org.gnome.desktop.screensaver lock-enabled")["output"]
-                     .strip() == "true", timeout=WAIT_S, what="Automatic Screen Lock turned on")
+    try:
+        click(desktop, PRIVACY_ROW)
+        desktop.wait_for(lambda: last_panel(desktop) == "connectivity", timeout=WAIT_S, what="Privacy's first row")
+        desktop.wait_for(lambda: any(box.holds(PRIVACY_SCREEN_ROW) for box in settings_rows(desktop, "Screen")),
+                         timeout=WAIT_S, what=f"Privacy's list slid in, its Screen row under {PRIVACY_SCREEN_ROW}")
+        click(desktop, PRIVACY_SCREEN_ROW)
+        desktop.wait_for(lambda: last_panel(desktop) == "lock", timeout=WAIT_S, what="Privacy's Screen row")
+        desktop.wait_for(lambda: '<label name="Screen Lock"' in desktop.get("/accessibility").json()["AT"],
+                         timeout=WAIT_S, what="the Screen panel's heading")
+        click(desktop, AUTOMATIC_SCREEN_LOCK)
+        desktop.wait_for(lambda: desktop.shell("gsettings get org.gnome.desktop.screensaver lock-enabled")["output"]
+                         .strip() == "true", timeout=WAIT_S, what="Automatic Screen Lock turned on")
+    finally:  # the session's desktop is shared: the VM's value goes back (tests/desktop/test_initial_state.py)
+        desktop.shell("gsettings set org.gnome.desktop.screensaver lock-enabled false")
