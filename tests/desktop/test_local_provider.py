@@ -24,6 +24,7 @@ from desktop_env.providers.local.boot.orphans import is_namespace_init, sandboxe
 from desktop_env.providers.local.build.prepare import desktop_parts
 from desktop_env.providers.local.build.seeded_home import CACHES
 from desktop_env.server.session import DESKTOP_COMPONENTS
+from tests.processes import ended
 
 pytestmark = pytest.mark.desktop
 
@@ -235,8 +236,7 @@ def test_a_warm_spare_makes_a_reset_a_switch_to_a_fresh_ready_desktop():
         all_pids = provider.process_ids() + provider.spare_process_ids()
     finally:
         provider.stop_emulator()
-    alive = [pid for pid in all_pids
-             if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
+    alive = [pid for pid in all_pids if not ended(pid)]
     assert alive == []
 
 
@@ -279,8 +279,7 @@ def test_close_leaves_no_process_or_folder_behind():
     env_dir = provider.env_dir
     assert len(pids) > 5 and env_dir.is_dir()
     provider.stop_emulator()
-    alive = [pid for pid in pids
-             if os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
+    alive = [pid for pid in pids if not ended(pid)]
     assert alive == []
     assert not env_dir.exists()
 

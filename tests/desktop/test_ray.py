@@ -28,6 +28,7 @@ from desktop_env.tasks.loader import BUILTIN_ROOT
 from osworld_harness.execution.run import run_benchmark
 from osworld_harness.results.config import RunConfig
 from osworld_harness.results.task_folder import TaskState, task_state
+from tests.processes import child_pids
 from tests.serve_cli import free_port
 
 pytest.importorskip("ray")
@@ -136,8 +137,7 @@ def start_worker_node(cluster: RayCluster) -> None:
 def stop_cluster(temp_dir: str) -> None:
     """Stops this cluster only (`ray stop` would stop every Ray on the machine)."""
     daemons = processes_matching(temp_dir)
-    children = [int(p) for pid in daemons
-                for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()]
+    children = [child for pid in daemons for child in child_pids(pid)]
     for pid in daemons + children:
         try:
             os.kill(pid, signal.SIGKILL)

@@ -26,6 +26,7 @@ from osworld_harness.execution.run import run_benchmark
 from osworld_harness.execution.worker_pool import ThreadBackend
 from osworld_harness.results.config import ResumeMismatch, RunConfig
 from tests.agents.wire_servers import reply_after, reply_error, reply_text
+from tests.processes import child_pids, ended
 
 pytestmark = pytest.mark.desktop
 
@@ -230,19 +231,6 @@ class SlowOracle(OracleAgent):
 '''
 
 
-def child_pids(pid: int) -> list[int]:
-    return [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()]
-
-
-def alive(pid: int) -> bool:
-    """Running: neither gone nor a zombie (this machine's init may not reap an orphan's zombie)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2] != "Z"
-
-
 def test_a_run_killed_with_sigkill_resumes_without_losing_or_rerunning_finished_tasks(meta, tmp_path):
     agent_file = tmp_path / "slow_oracle.py"
     agent_file.write_text(SLOW_ORACLE)
@@ -260,7 +248,7 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_rerunning_finished_
     os.kill(runner.pid, signal.SIGKILL)
     runner.wait()
     # its worker process ends too (the kernel tells it its parent died), closing its desktop
-    wait_until(lambda: not [pid for pid in workers if alive(pid)], 60, 0.2, "the killed run's worker process to end")
+    wait_until(lambda: all(ended(pid) for pid in workers), 60, 0.2, "the killed run's worker process to end")
     assert workers
     assert json.loads((first_dir / "status.json").read_text())["status"] == "ok"
     assert json.loads((second_dir / "status.json").read_text())["status"] == "running"

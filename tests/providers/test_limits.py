@@ -32,6 +32,7 @@ from desktop_env.providers.local.limits import (
     parse_size,
     prune_stale_cgroups,
 )
+from tests.processes import ended
 
 SUPPORT = cgroup_support()
 needs_cgroups = pytest.mark.skipif(
@@ -79,15 +80,6 @@ def spawn(make_group, group: DesktopCgroup, argv: list[str], **kwargs) -> subpro
     process = subprocess.Popen(argv, preexec_fn=group.enter_fn(), **kwargs)
     make_group.processes.append(process)
     return process
-
-
-def dead(pid: int) -> bool:
-    """Gone, or a zombie nobody has reaped yet."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat[stat.rindex(")") + 2] == "Z"
 
 
 def own_cgroups() -> dict[str, str]:
@@ -209,7 +201,7 @@ def test_kill_all_kills_every_member(make_group, how):
     assert shell.wait(timeout=30) == -9 and added.wait(timeout=30) == -9
     assert group.pids() == set()
     for pid in members - {shell.pid, added.pid}:  # the shell's children, orphans now
-        wait_until(lambda pid=pid: dead(pid), what=f"process {pid} to die")
+        wait_until(lambda pid=pid: ended(pid), what=f"process {pid} to die")
 
 
 @needs_cgroups
