@@ -27,6 +27,7 @@ IDLE_LOOKS = 2           # consecutive looks that find every watched app idle
 WAIT_BOUND_S = 2.0       # the most one press waits
 ALWAYS_BUSY_S = 1.0      # busy this long: not waited for again in this action
 SHELL_NAMES = (b"gnome-shell",)
+_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def running(pid: int, proc: str = "/proc") -> bool:
@@ -44,6 +45,16 @@ def running(pid: int, proc: str = "/proc") -> bool:
         if state == b"R":
             return True
     return False
+
+
+def cpu_seconds(pid: int, proc: str = "/proc") -> float:
+    """The CPU time the process's threads have used (user and system), 0 when it is gone."""
+    try:
+        with open(f"{proc}/{pid}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / _TICKS  # stat's fields 14 and 15: utime and stime, in ticks
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def find_processes(names: Iterable[bytes], proc: str = "/proc") -> list[int]:
@@ -65,7 +76,6 @@ def find_processes(names: Iterable[bytes], proc: str = "/proc") -> list[int]:
 YOUNG_S = 10.0
 # Busy by their nature while a task runs: the screen recorder.
 BACKGROUND_NAMES = ("ffmpeg",)
-_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def processes_to_watch(own_pids: set[int], proc: str = "/proc") -> list[tuple[int, str]]:

@@ -17,7 +17,9 @@ a second and a busy machine can take longer than those sleeps, so the harness as
   GNOME Shell (menus, the overview, the apps it starts) or in a process started in the last few
   seconds (input_pacing.processes_to_watch: an app a click is starting, before it has a window): an
   app starved by a busy machine draws nothing and would pass a still screen. One that stays busy long
-  after the windows held still (a player decoding a video) is not waited for.
+  after the windows held still, and has had the CPU time to do real work meanwhile (a player decoding a
+  video), is not waited for; one that stays busy because it gets almost no CPU (keys a setup typed,
+  queued behind other desktops' work) is, for the VM would have handled them within its fixed sleeps.
 
 Everything is bounded by the caller's timeout; the answer says what was still awaited.
 """
@@ -38,7 +40,7 @@ from Xlib import error as xerror
 from Xlib.display import Display
 
 from . import ewmh
-from .input_pacing import processes_to_watch
+from .input_pacing import cpu_seconds, processes_to_watch
 from .input_pacing import running as threads_running
 from .waiting import poll_until
 
@@ -51,8 +53,10 @@ EXITED_GRACE_S = 5.0
 STILL_PIXELS = 2400
 # A region changing in place this long, with every window holding still, is an animation or a video.
 STEADY_ANIMATION_S = 3.0
-# An app still busy this long after its window held still is working on something that does not end.
+# An app still busy this long after its window held still is working on something that does not end...
 STEADY_BUSY_S = 5.0
+# ...once it has also used this much CPU time meanwhile: busy without it, it is starved, not endless.
+STEADY_BUSY_CPU_S = 1.0
 SPLASH = "_NET_WM_WINDOW_TYPE_SPLASH"
 # Window types that are part of an app's main window set; menus, tooltips and notifications are not.
 MAIN_TYPES = frozenset({"_NET_WM_WINDOW_TYPE_NORMAL", "_NET_WM_WINDOW_TYPE_DIALOG"})
@@ -215,6 +219,7 @@ class _Watch:
     moving: tuple[int, int, int, int] | None = None   # where the screen keeps changing while windows hold still
     moving_grew: float = 0.0
     busy_seen: dict[int, bool] = field(default_factory=dict)
+    cpu_at_first_look: dict[int, float] = field(default_factory=dict)
 
 
 class Settler:
@@ -373,7 +378,9 @@ class Settler:
             running = threads_running(pid, self._proc)
             was = watch.busy_seen.get(pid, False)
             watch.busy_seen[pid] = running
-            if running and was and now - watch.geometry_since < STEADY_BUSY_S:
+            used = cpu_seconds(pid, self._proc)
+            first = watch.cpu_at_first_look.setdefault(pid, used)
+            if running and was and (now - watch.geometry_since < STEADY_BUSY_S or used - first < STEADY_BUSY_CPU_S):
                 busy.append(repr(name))
         return busy
 

@@ -74,7 +74,8 @@ def test_keys_a_setup_sends_soon_after_a_launch_reach_the_app_under_cpu_load(env
             "python", "-c", f"import pyautogui, time; time.sleep(1); pyautogui.typewrite('{typed}', interval=0.02)"]}},
     ]})
     tree = env.controller.get_accessibility_tree()
-    assert typed in tree, "the keys did not reach LibreOffice Writer"
+    # what the waits saw says whether the keys came too early or the first observation was taken too soon
+    assert typed in tree, f"the keys did not reach LibreOffice Writer; the waits: {env.readiness}"
     assert env.readiness["steps"][0]["before"] == "config[1]" and env.readiness["steps"][0]["settled"]
 
 

@@ -10,6 +10,7 @@ from desktop_env.server.input_pacing import (
     ALWAYS_BUSY_S,
     WAIT_BOUND_S,
     InputPacer,
+    cpu_seconds,
     find_processes,
     processes_to_watch,
     running,
@@ -68,6 +69,26 @@ def test_running_tells_a_spinning_process_from_a_sleeping_one():
         for process in (spinner, sleeper):
             process.kill()
             process.wait()
+
+
+def test_cpu_seconds_grow_while_a_process_spins_not_while_it_sleeps():
+    # what tells an app starved by a busy machine (runnable, using next to no CPU) from one busy for good
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; print('asleep', flush=True); time.sleep(60)"],
+                               stdout=subprocess.PIPE)
+    try:
+        assert sleeper.stdout is not None and sleeper.stdout.readline() == b"asleep\n"
+        spun, slept = cpu_seconds(spinner.pid), cpu_seconds(sleeper.pid)
+        deadline = time.monotonic() + 30
+        while cpu_seconds(spinner.pid) - spun < 0.2:  # counted in clock ticks, a hundredth of a second
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert cpu_seconds(sleeper.pid) - slept < 0.05
+    finally:
+        for process in (spinner, sleeper):
+            process.kill()
+            process.wait()
+    assert cpu_seconds(spinner.pid) == 0.0  # gone
 
 
 def test_settle_watches_processes_just_started_but_not_its_own_nor_old_ones():
