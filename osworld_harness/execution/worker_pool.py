@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from multiprocessing.connection import wait as wait_for_ready
 from multiprocessing.process import BaseProcess
 from typing import Any
 
@@ -184,17 +185,30 @@ class WorkerPool:
 
 # -- worker processes -------------------------------------------------------------------------------
 def _die_with_parent() -> None:
-    """Asks the kernel to SIGTERM this worker when the run's main process dies (even by kill -9); exits at
-    once if it died already: a spawned worker takes a second or more to get here, and a parent killed
-    meanwhile sends no signal (the worker is then init's child and would boot a desktop for nobody)."""
+    """Makes this worker SIGTERM itself when the run's main process dies (even by kill -9), two ways, and exits
+    at once if it died already: a spawned worker takes a second or more to get here, and a parent killed
+    meanwhile sends no signal (the worker is then init's child and would boot a desktop for nobody).
+
+    The kernel's parent-death signal comes at once, but a worker of a run killed in make test once never got
+    it: it finished its task and waited for the next for good, its desktop up. So a thread also waits on the
+    pipe spawn left between the two processes, whose far end only the parent holds: it ends when the parent
+    does, however the parent died."""
     parent = mp.parent_process()
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except OSError:
         pass
-    if parent is not None and parent.pid is not None and os.getppid() != parent.pid:
+    if parent is None:
+        return
+    if parent.pid is not None and os.getppid() != parent.pid:
         sys.exit(143)
+
+    def parent_gone() -> None:
+        wait_for_ready([parent.sentinel])  # readable (at its end) once the parent is gone
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=parent_gone, name="osworld-parent-watch", daemon=True).start()
 
 
 def _process_main(worker_id: int, config: Any, tasks: mp.Queue[Any], events: mp.Queue[Any]) -> None:

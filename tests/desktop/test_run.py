@@ -247,12 +247,11 @@ def test_a_run_killed_with_sigkill_resumes_without_losing_or_rerunning_finished_
     workers = child_pids(runner.pid)
     os.kill(runner.pid, signal.SIGKILL)
     runner.wait()
-    # Its worker process ends too (the kernel tells it its parent died), closing its desktop: within seconds
-    # here, but the bound leaves room for a machine as loaded as make test's on a slow hour (a worker left
-    # alive is left for good). A failure says what each process left was doing.
+    # Its worker process ends too, closing its desktop (within 1-7 s here, also beside 6 spinning loops; one
+    # that was never told stays for good). A failure says what each process left was doing.
     assert workers
-    assert poll_until(lambda: all(ended(pid) for pid in workers), 180, 0.2), \
-        "the killed run's processes did not end within 180 s:\n" + "\n".join(
+    assert poll_until(lambda: all(ended(pid) for pid in workers), 60, 0.2), \
+        "the killed run's processes did not end within 60 s:\n" + "\n".join(
             what_it_is_doing(pid) for pid in workers if not ended(pid))
     assert json.loads((first_dir / "status.json").read_text())["status"] == "ok"
     assert json.loads((second_dir / "status.json").read_text())["status"] == "running"

@@ -2,6 +2,8 @@
 for nobody: the kernel's parent-death signal only covers a parent that dies after the worker asked for it."""
 from __future__ import annotations
 
+import ctypes
+import signal
 import subprocess
 import sys
 import time
@@ -52,3 +54,29 @@ def test_a_worker_whose_run_is_alive_goes_on(tmp_path):
     script = RUN.replace("os._exit(0)", "worker.join()")
     subprocess.run([sys.executable, "-c", script, str(tmp_path), "0"], cwd=REPO, check=True, timeout=60)
     assert (tmp_path / "started").exists() and (tmp_path / "went on").exists()
+
+
+
+# A run whose worker is going (as under a task) when the run dies, the kernel's parent-death signal taken away.
+RUN_THAT_DIES_LATER = """
+import multiprocessing as mp, os, pathlib, sys, time
+from tests.harness.execution.test_worker_parent import worker_without_the_kernels_signal
+if __name__ == "__main__":
+    mp.get_context("spawn").Process(target=worker_without_the_kernels_signal, args=(sys.argv[1],)).start()
+    while not pathlib.Path(sys.argv[1], "went on").exists():
+        time.sleep(0.05)
+    os._exit(0)
+"""
+
+
+def worker_without_the_kernels_signal(folder: str) -> None:
+    _die_with_parent()
+    ctypes.CDLL("libc.so.6").prctl(1, 0)  # PR_SET_PDEATHSIG 0: as when that signal never came
+    signal.signal(signal.SIGTERM, lambda *_: (Path(folder, "terminated").write_text(""), sys.exit(143)))
+    Path(folder, "went on").write_text("")
+    time.sleep(120)  # a task in progress, or the wait for the next
+
+
+def test_a_worker_whose_run_dies_later_is_terminated_even_without_the_kernels_signal(tmp_path):
+    subprocess.run([sys.executable, "-c", RUN_THAT_DIES_LATER, str(tmp_path)], cwd=REPO, check=True, timeout=60)
+    assert wait_for(tmp_path / "terminated", 30)
