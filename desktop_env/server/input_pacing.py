@@ -30,6 +30,17 @@ SHELL_NAMES = (b"gnome-shell",)
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
+def _read_stat(path: str) -> tuple[bytes, list[bytes]] | None:
+    """A /proc stat file as (the name, the fields after it), None when it cannot be read. The fields are split
+    after the name's last ")", for a name may hold spaces and ")": fields[0] is stat's field 3 (the state)."""
+    try:
+        with open(path, "rb") as stat:
+            head, _, rest = stat.read().rpartition(b")")
+    except OSError:
+        return None
+    return head.split(b"(", 1)[-1], rest.split()
+
+
 def running(pid: int, proc: str = "/proc") -> bool:
     """Whether a thread of the process is running or waiting for a CPU (state R)."""
     try:
@@ -37,23 +48,19 @@ def running(pid: int, proc: str = "/proc") -> bool:
     except OSError:
         return False
     for task in tasks:
-        try:
-            with open(f"{proc}/{pid}/task/{task}/stat", "rb") as stat:
-                state = stat.read().rsplit(b")", 1)[1].split(None, 1)[0]
-        except (OSError, IndexError):
-            continue
-        if state == b"R":
+        stat = _read_stat(f"{proc}/{pid}/task/{task}/stat")
+        if stat is not None and stat[1][:1] == [b"R"]:
             return True
     return False
 
 
 def cpu_seconds(pid: int, proc: str = "/proc") -> float:
     """The CPU time the process's threads have used (user and system), 0 when it is gone."""
+    stat = _read_stat(f"{proc}/{pid}/stat")
     try:
-        with open(f"{proc}/{pid}/stat", "rb") as stat:
-            fields = stat.read().rpartition(b")")[2].split()
+        fields = stat[1] if stat is not None else []
         return (int(fields[11]) + int(fields[12])) / _TICKS  # stat's fields 14 and 15: utime and stime, in ticks
-    except (OSError, IndexError, ValueError):
+    except (IndexError, ValueError):
         return 0.0
 
 
@@ -86,13 +93,10 @@ def processes_to_watch(own_pids: set[int], proc: str = "/proc") -> list[tuple[in
     for entry in os.listdir(proc):
         if not entry.isdigit() or int(entry) in own_pids:
             continue
-        try:
-            with open(f"{proc}/{entry}/stat", "rb") as stat:
-                head, _, rest = stat.read().rpartition(b")")
-        except OSError:
+        stat = _read_stat(f"{proc}/{entry}/stat")
+        if stat is None:
             continue
-        name = head.split(b"(", 1)[-1]
-        fields = rest.split()
+        name, fields = stat
         started = int(fields[19]) if len(fields) > 19 else 0  # stat's field 22: start time, in ticks since boot
         if name in SHELL_NAMES or (now_ticks - started < YOUNG_S * _TICKS and name.decode() not in BACKGROUND_NAMES):
             found.append((int(entry), name.decode(errors="replace")))

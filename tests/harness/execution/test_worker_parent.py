@@ -56,7 +56,6 @@ def test_a_worker_whose_run_is_alive_goes_on(tmp_path):
     assert (tmp_path / "started").exists() and (tmp_path / "went on").exists()
 
 
-
 # A run whose worker is going (as under a task) when the run dies, the kernel's parent-death signal taken away.
 RUN_THAT_DIES_LATER = """
 import multiprocessing as mp, os, pathlib, sys, time
