@@ -7,8 +7,8 @@ mean over its tasks of each task's mean over its trials (pass@1 averaged over tr
 
 Which interval, when (docs/RESULTS.md says the same):
 - every task's mean is 0 or 1 (one trial per task with binary scores, or trials that all agree): the
-  score is a proportion of tasks, and its interval is Wilson's score interval (scipy's
-  `binomtest(...).proportion_ci(method="wilson")`), which stays honest at 0% and 100% and on a dozen
+  score is a proportion of tasks, and its interval is Wilson's score interval (as scipy's
+  `binomtest(...).proportion_ci(method="wilson")` gives it), which stays honest at 0% and 100% and on a dozen
   tasks (9 of 9 solved: 70.1% to 100%, not 100% to 100%);
 - otherwise (partial scores, trials that disagree): a bootstrap over tasks that keeps each task's trials
   together (a clustered bootstrap, `scipy.stats.bootstrap`, BCa, from a fixed seed);
@@ -26,6 +26,7 @@ import math
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import astuple, dataclass
+from statistics import NormalDist
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -104,11 +105,16 @@ def bootstrap_interval(values: Sequence[float], confidence: float = CONFIDENCE, 
 
 
 def wilson_interval(successes: int, n: int, confidence: float = CONFIDENCE) -> Interval:
-    """Wilson's score interval of the proportion successes/n, as scipy computes it."""
-    from scipy import stats as scipy_stats
-
-    ci = scipy_stats.binomtest(successes, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return Interval(float(ci.low), float(ci.high))
+    """Wilson's score interval of the proportion successes/n, in closed form as scipy's
+    `binomtest(successes, n).proportion_ci(method="wilson")` computes it (Newcombe 1998), bounds pinned
+    to 0 and 1 at no and all successes. Written out because importing scipy.stats costs about a CPU-second,
+    and every `osworld run` prints a summary with this interval."""
+    z = NormalDist().inv_cdf(0.5 + 0.5 * confidence)
+    p = successes / n
+    denominator = 2 * (n + z * z)
+    center = (2 * n * p + z * z) / denominator
+    half_width = z / denominator * math.sqrt(4 * n * p * (1 - p) + z * z)
+    return Interval(0.0 if successes == 0 else center - half_width, 1.0 if successes == n else center + half_width)
 
 
 def binary(values: Sequence[float]) -> bool:
