@@ -4,8 +4,12 @@
 #     vscode_build_packages.txt, which building VS Code needs (not with --demo: the demo has no VS Code task);
 #  2. at the same time, this package into a project venv (.venv; Debian's own Python refuses global pip
 #     installs), with its test tools unless --demo, by uv (from PyPI, into the venv: it fetches in parallel,
-#     a few times faster than pip here), or pip when uv cannot be had;
-#     then, still beside apt, the env server's venv (Debian's Python and its python3-* packages come first);
+#     a few times faster than pip here), or pip when uv cannot be had; byte code compiled as they install
+#     (uv would leave it to each test process to compile what it imports, while the desktops need the CPU);
+#     then, still beside apt, the env server's venv (Debian's Python and its python3-* packages come first),
+#     and unless --demo VS Code (`osworld env setup --vscode`'s build: its build packages come first too):
+#     about 90 s of compiling that fills the CPU apt leaves idle, where the first test to need VS Code
+#     would otherwise build it while the desktop tests use both cores;
 #  3. the desktop's view, home template and Chromium 120 (`osworld env setup`), once both are done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,8 +40,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   # The venvs need Debian's Python first (the env server's its python3-* modules too); the rest of apt
   # runs while they are built.
-  mapfile -t python_first < <(printf '%s\n' python3 python3-venv python3-pip python3-xlib python3-pil \
-    python3-pyatspi gir1.2-atspi-2.0 | grep -Fx -f <(printf '%s\n' "${missing[@]}") || true)
+  first=(python3 python3-venv python3-pip python3-xlib python3-pil python3-pyatspi gir1.2-atspi-2.0)
+  [ "$DEMO" = 1 ] || first+=($(grep -v '^\s*#' desktop_env/providers/local/vscode_build_packages.txt | grep -v '^\s*$'))
+  mapfile -t python_first < <(printf '%s\n' "${first[@]}" | grep -Fx -f <(printf '%s\n' "${missing[@]}") || true)
   [ ${#python_first[@]} -gt 0 ] && apt_install "${python_first[@]}"
 fi
 
@@ -47,12 +52,19 @@ pip_log=$(mktemp)
   [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
   extras=".[test]"; [ "$DEMO" = 1 ] && extras="."
   if [ -x "$VENV/bin/uv" ] || "$VENV/bin/python" -m pip install -q --disable-pip-version-check uv; then
-    "$VENV/bin/uv" pip install -q --python "$VENV/bin/python" -e "$extras"
+    "$VENV/bin/uv" pip install -q --compile-bytecode --python "$VENV/bin/python" -e "$extras"
   else
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e "$extras"
   fi
   "$VENV/bin/python" -c "from desktop_env.providers.local.build.server_venv import ensure_server_venv as e; print(e())"
   echo "$(( $(date +%s) - pip_started ))" > "$pip_log.seconds"
+  if [ "$DEMO" = 0 ]; then
+    vscode_started=$(date +%s)
+    if "$VENV/bin/python" -c "from desktop_env.providers.local.build.vscode import ensure_vscode as e; e()" \
+        > "$pip_log.vscode" 2>&1; then
+      echo "$(( $(date +%s) - vscode_started ))" > "$pip_log.vscode-seconds"
+    fi
+  fi
 ) > "$pip_log" 2>&1 &
 pip_pid=$!
 
@@ -67,10 +79,20 @@ if ! wait "$pip_pid"; then
   exit 1
 fi
 pip_s=$(cat "$pip_log.seconds")
-rm -f "$pip_log" "$pip_log.seconds"
+vscode_note=""
+if [ "$DEMO" = 0 ]; then
+  if [ -f "$pip_log.vscode-seconds" ]; then
+    vscode_note="; VS Code $(cat "$pip_log.vscode-seconds") s (beside them)"
+  else
+    # Not fatal here: what needs VS Code builds it again when it runs, and fails naming the step.
+    tail -n 20 "$pip_log.vscode" >&2
+    echo "warning: building VS Code failed (above); the tasks and tests that use it will try again" >&2
+  fi
+fi
+rm -f "$pip_log" "$pip_log.seconds" "$pip_log.vscode" "$pip_log.vscode-seconds"
 
 setup_started=$(date +%s)
 "$VENV/bin/osworld" env setup
 setup_s=$(( $(date +%s) - setup_started ))
 echo "install took $(( $(date +%s) - started )) s: Debian packages ${apt_s} s; Python packages and the env" \
-  "server's venv ${pip_s} s (at the same time); desktop setup ${setup_s} s"
+  "server's venv ${pip_s} s (at the same time)${vscode_note}; desktop setup ${setup_s} s"
