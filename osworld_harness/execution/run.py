@@ -255,13 +255,14 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
         prefetch_downloads(preview, report)
     prepare_desktops(config, to_run)
     backend = backend or make_backend(config)
-    backend.start(min(config.num_envs, len(to_run)), report)  # first: one that cannot start leaves no trace
+    workers = min(config.num_envs, len(to_run))
+    backend.start(workers, report)  # first: one that cannot start leaves no trace
     try:
         record_start(config, forced, plan, preview.facts)
     except BaseException:
         backend.stop(clean=False)
         raise
-    run_tasks(to_run, config.layout, backend, summary, report)
+    run_tasks(to_run, config.layout, backend, summary, report, workers)
     record_observed(config, to_run)
     return summary
 

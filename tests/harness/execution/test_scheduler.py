@@ -79,13 +79,15 @@ class HintedRunner(ScriptedRunner):
         return super().run_task(domain, task_id, task_dir, previous_errors, on_step, trial)
 
 
-@pytest.mark.parametrize("num_envs", [1, 2])
-def test_only_the_last_task_handed_out_says_that_no_more_are_coming(tmp_path, num_envs):
+@pytest.mark.parametrize("num_envs, hinted", [(1, 3), (2, 2), (4, 0)])
+def test_a_task_says_another_is_coming_only_while_one_waits_for_each_desktop(tmp_path, num_envs, hinted):
     hints: list = []
     run(tmp_path, num_envs=num_envs, make_runner=lambda: HintedRunner(hints))
-    # a desktop readies the next task's desktop (local: the warm spare) only while tasks wait: the last
-    # one handed out says none is coming (the plan's order, whatever the number of desktops)
-    assert sorted(hints) == sorted([(t, True) for t in TASKS[:-1]] + [(TASKS[-1], False)])
+    # a desktop readies the next task's desktop (local: the warm spare) only while a task waits for each
+    # desktop: on one desktop every task but the last; on two, the first two of four (the last two go to
+    # whichever desktops finish first, and a spare of the other would be booted for nothing); on four
+    # desktops with four tasks, none
+    assert sorted(hints) == sorted([(t, True) for t in TASKS[:hinted]] + [(t, False) for t in TASKS[hinted:]])
 
 
 def test_tasks_run_in_the_plans_order_each_marked_running_before_its_worker_gets_it(tmp_path):
