@@ -12,8 +12,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from openpyxl import load_workbook
-
 from ...resources import CONFERENCE_CSV, cache_name, fetch
 from ...safe_paths import check_basename
 from ..archives import check_zip_file
@@ -127,6 +125,7 @@ def cache_file(ctx: EvalContext, config: dict) -> str:
 @requires("path")
 def content_from_vm_file(ctx: EvalContext, config: dict) -> list | None:
     """A piece of a desktop file's content; OSWorld defines xlsx + last_row (values as strings)."""
+    from openpyxl import load_workbook
     check_basename(config["path"], f"{getter_field(ctx, config)}.path", ctx.task_file)
     local = desktop_file(ctx, config["path"], os.path.basename(config["path"]))
     if local is None:

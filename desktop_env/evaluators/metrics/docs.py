@@ -22,9 +22,6 @@ from io import BytesIO
 from typing import Any
 
 import numpy as np
-from docx import Document
-from docx.enum.text import WD_PARAGRAPH_ALIGNMENT, WD_TAB_ALIGNMENT
-from docx.opc.exceptions import PackageNotFoundError
 from lxml import etree
 from PIL import Image, UnidentifiedImageError
 from rapidfuzz import fuzz
@@ -56,12 +53,14 @@ ODF_NS = {
 # --------------------------------------------------------------------------- loading
 
 def _parse_errors() -> tuple[type[BaseException], ...]:
+    from docx.opc.exceptions import PackageNotFoundError
     return (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, OSError,
             etree.XMLSyntaxError)
 
 
 def open_docx(path: Any):
     """The python-docx Document at `path`, or None when there is no readable .docx there."""
+    from docx import Document
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         return None
     try:
@@ -518,6 +517,7 @@ def has_page_numbers_in_footers(result: Any, *_unused) -> MetricResult:
 @metric("is_first_line_centered")
 def is_first_line_centered(result: Any, *_unused) -> MetricResult:
     """The first paragraph is centred (directly or through its style)."""
+    from docx.enum.text import WD_PARAGRAPH_ALIGNMENT
     doc = open_docx(result)
     if doc is None or not doc.paragraphs:
         return failed(_unreadable(result) if doc is None else "the document has no paragraphs")
@@ -546,6 +546,7 @@ def check_tabstops(result: Any, expected: Any = None, word_number_split_by_tabst
     Options: word_number_split_by_tabstop=N requires the text before tab number `index`
     (default 0) of every paragraph of the result to have exactly N words.
     """
+    from docx.enum.text import WD_TAB_ALIGNMENT
     doc1, doc2 = open_docx(result), open_docx(expected)
     if doc1 is None or doc2 is None:
         return failed(_unreadable(result if doc1 is None else expected, "result" if doc1 is None else "expected"))

@@ -26,10 +26,8 @@ import sqlite3
 import zipfile
 from typing import Any
 
-import docx
 import lxml.etree
 import yaml
-from docx.opc.exceptions import OpcError
 from lxml.cssselect import CSSSelector
 from rapidfuzz import fuzz
 
@@ -517,6 +515,8 @@ def fuzzy_place_math(result: Any, rules: dict | None = None) -> MetricResult:
     """A .docx that should list exactly 3 places (whitespace-separated words) from
     rules["expected"]: the mean over its words of the best fuzzy ratio against the list;
     0 unless the document holds exactly 3 words."""
+    import docx
+    from docx.opc.exceptions import OpcError
     if rules is None or not isinstance(result, (str, os.PathLike)) or not os.path.isfile(result):
         return failed(missing_file(result) if rules is not None else "no rules given")
     try:

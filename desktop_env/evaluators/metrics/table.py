@@ -29,21 +29,10 @@ import zipfile
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, time, timedelta
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree
 
 import numpy
-import openpyxl
-import pandas as pd
-from openpyxl.cell.cell import MergedCell
-from openpyxl.styles.colors import COLOR_INDEX
-from openpyxl.utils import get_column_letter
-from openpyxl.utils.cell import range_boundaries
-from openpyxl.utils.datetime import to_excel
-from openpyxl.utils.exceptions import InvalidFileException
-from openpyxl.worksheet.cell_range import CellRange, MultiCellRange
-from openpyxl.worksheet.dimensions import ColumnDimension, RowDimension
-from openpyxl.worksheet.worksheet import Worksheet
 from rapidfuzz import fuzz
 
 from ... import extensions
@@ -52,11 +41,22 @@ from ..outcome import MetricResult, failed, first_difference, passed, show
 from ..registry import OptionIssue, declare_option_check, metric
 from .general import match_value_to_rule
 
+# pandas and openpyxl are imported by the functions that use them: together 0.3 s at import, paid by every
+# process that loads the metrics (each run's main process validates its tasks' evaluators, each worker scores),
+# most of which never open a spreadsheet.
+if TYPE_CHECKING:
+    import pandas as pd
+    from openpyxl.worksheet.cell_range import MultiCellRange
+    from openpyxl.worksheet.worksheet import Worksheet
+
 log = logging.getLogger(__name__)
 
-# What a damaged or foreign file makes openpyxl / pandas raise while reading it.
-_UNREADABLE = (OSError, zipfile.BadZipFile, InvalidFileException, KeyError, ValueError,
-               TypeError, IndexError, ElementTree.ParseError)
+
+def _unreadable() -> tuple[type[BaseException], ...]:
+    """What a damaged or foreign file makes openpyxl / pandas raise while reading it."""
+    from openpyxl.utils.exceptions import InvalidFileException
+    return (OSError, zipfile.BadZipFile, InvalidFileException, KeyError, ValueError,
+            TypeError, IndexError, ElementTree.ParseError)
 
 
 # --------------------------------------------------------------------------------------------
@@ -67,6 +67,7 @@ class _Book:
     """One xlsx file, read once with openpyxl (saved values) and lazily with pandas."""
 
     def __init__(self, path: str, companion_paths: Iterable[str] = ()):
+        import openpyxl
         self.path = path
         check_zip_file(path)
         with warnings.catch_warnings():
@@ -87,13 +88,14 @@ class _Book:
 
     def frame(self, name: str | None) -> pd.DataFrame | None:
         """The sheet as pandas reads it by default: first row as header, trailing blanks cut."""
+        import pandas as pd
         if name is None or name not in self.sheet_names:
             return None
         try:
             if self._excel is None:
                 self._excel = pd.ExcelFile(self.path, engine="openpyxl")
             return pd.read_excel(self._excel, sheet_name=name)
-        except _UNREADABLE as error:
+        except _unreadable() as error:
             log.info("pandas could not read sheet %r of %s: %s", name, self.path, error)
             return None
 
@@ -137,7 +139,7 @@ def _open_book(source: Any) -> _Book | None:
         return None
     try:
         return _Book(str(source), companions)
-    except _UNREADABLE as error:
+    except _unreadable() as error:
         log.info("cannot read workbook %s: %s", source, error)
         return None
 
@@ -189,6 +191,7 @@ def _column_row(coordinate: str) -> tuple[int, int]:
 
 def _cell_position(coordinate: str) -> tuple[int, int] | None:
     """(column, row) of a cell's coordinate; None for a whole column or row ("A", "3")."""
+    from openpyxl.utils.cell import range_boundaries
     min_col, min_row, _, _ = range_boundaries(f"{coordinate}:{coordinate}")
     return None if min_col is None or min_row is None else (min_col, min_row)
 
@@ -199,6 +202,7 @@ def _existing_cell(ws: Worksheet, row: int, col: int):
 
 
 def _stored_value(cell, epoch) -> Any:
+    from openpyxl.utils.datetime import to_excel
     if cell is None:
         return None
     value = cell.value
@@ -241,6 +245,7 @@ def _ranges_within(inner: MultiCellRange, outer: MultiCellRange) -> bool:
 
 
 def _as_ranges(value: Any) -> MultiCellRange:
+    from openpyxl.worksheet.cell_range import MultiCellRange
     return value if isinstance(value, MultiCellRange) else MultiCellRange(str(value))
 
 
@@ -248,6 +253,7 @@ def _matches(value: Any, rule: dict) -> bool:
     """OSWorld's `{"method", "ref"}` matching (see general.match_value_to_rule) plus the
     spreadsheet method `spreadsheet_range`: ref = [inner, outer], the value's ranges must
     cover `inner` and lie within `outer`."""
+    from openpyxl.worksheet.cell_range import MultiCellRange
     if rule["method"] != "spreadsheet_range":
         return match_value_to_rule(value, rule)
     if value is None:
@@ -298,6 +304,7 @@ def _tinted(rgb: str, tint: float) -> str:
 def _color(color, palette: list[str] | None = None) -> str | None:
     """aRGB text, e.g. FFFF0000 for red. Indexed and theme colours are resolved (the theme
     through the book's palette), so an Excel file's theme colour equals LibreOffice's rgb."""
+    from openpyxl.styles.colors import COLOR_INDEX
     if color is None:
         return None
     if color.type == "rgb":
@@ -331,6 +338,7 @@ def _read_style(prop: str, cell, dxf=None, palette: list[str] | None = None) -> 
     """One style property of a cell, as OSWorld names them; `dxf` is an active conditional
     format, whose settings override the cell's own. Font properties and number_format are
     None on empty cells, as upstream."""
+    from openpyxl.cell.cell import MergedCell
     has_value = cell.value is not None
     if prop in _FONT_STYLES or prop == "font_color":
         if not has_value:
@@ -418,6 +426,7 @@ class _ConditionalFormats:
 
     def active_styles(self) -> dict[str, Any]:
         """coordinate -> the dxf of the winning rule (lowest priority number) on that cell."""
+        from openpyxl.utils import get_column_letter
         winners: dict[str, tuple[int, Any]] = {}
         for formatting in self.ws.conditional_formatting:
             cells = self._used_cells(formatting.sqref)
@@ -541,6 +550,7 @@ class _ConditionalFormats:
 
     def _input(self, name: str, fixed: frozenset[str], d_row: int, d_col: int) -> Any:
         import schedula
+        from openpyxl.utils.cell import range_boundaries
 
         sheet_name, _, area = name.rpartition("!")
         sheet: Worksheet | None = self.ws
@@ -598,6 +608,7 @@ def _sheet_styles(book: _Book, ws: Worksheet, props: list[str]) -> dict[str, tup
 # --------------------------------------------------------------------------------------------
 
 def _is_missing(value: Any) -> bool:
+    import pandas as pd
     try:
         return value is None or bool(pd.isna(value))
     except (TypeError, ValueError):
@@ -613,6 +624,7 @@ def _is_number(value: Any) -> bool:
 
 
 def _values_equal(a: Any, b: Any, precision: int) -> bool:
+    import pandas as pd
     if _is_missing(a) or _is_missing(b):
         return _is_missing(a) and _is_missing(b)
     if _is_bool(a) or _is_bool(b):
@@ -629,6 +641,7 @@ def _frames_difference(a: pd.DataFrame, b: pd.DataFrame, precision: int) -> str 
     rounding to `precision` decimals (OSWorld: DataFrame.round + equals; unlike DataFrame.equals,
     an int column equals a float column holding the same numbers); else the first difference:
     the shape, a header, or the first differing cell (row by row) with both values."""
+    from openpyxl.utils import get_column_letter
     if a.shape != b.shape:
         return f"{a.shape[0] + 1} rows x {a.shape[1]} columns vs expected {b.shape[0] + 1} x {b.shape[1]}"
     for column, (x, y) in enumerate(zip(a.columns, b.columns, strict=True)):
@@ -724,6 +737,7 @@ def _pivot_tables(ws: Worksheet, props: Iterable[str]) -> dict[str, dict] | None
     """Pivot tables keyed by their source. Source columns no field uses are cut from both
     ends, and field numbers counted from the first used one, so a pivot over A:F and one over
     B:E that use the same columns compare equal (as in OSWorld)."""
+    from openpyxl.utils.cell import range_boundaries
     wanted = set(props)
     pivots: dict[str, dict] = {}
     for pivot in ws._pivots:  # type: ignore[attr-defined]  # set by openpyxl's reader; its stubs omit it
@@ -834,7 +848,7 @@ def _sparklines(path: str, sheet_name: str) -> dict[str | None, str | None] | No
                 return None
             member = target.lstrip("/") if target.startswith("/") else str(PurePosixPath("xl") / target)
             sheet = ElementTree.fromstring(archive.read(member))
-    except _UNREADABLE as error:
+    except _unreadable() as error:
         log.info("cannot read sparklines of %s/%s: %s", path, sheet_name, error)
         return None
     found: dict[str | None, str | None] = {}
@@ -848,6 +862,8 @@ def _sparklines(path: str, sheet_name: str) -> dict[str | None, str | None] | No
 def _dimensions(ws: Worksheet, kind: str, props: list[str]) -> dict[Any, dict[str, Any]]:
     """Row (by number) or column (by letter) properties. A column entry LibreOffice or Excel
     stores for a span of columns (min..max) counts for each column in it."""
+    from openpyxl.utils import get_column_letter
+    from openpyxl.worksheet.dimensions import ColumnDimension
     holder = ws.row_dimensions if kind == "row" else ws.column_dimensions
     described: dict[Any, dict[str, Any]] = {}
     for key, dimension in list(holder.items()):
@@ -862,6 +878,7 @@ def _dimensions(ws: Worksheet, kind: str, props: list[str]) -> dict[Any, dict[st
 
 
 def _default_dimension(ws: Worksheet, kind: str, key: Any, props: list[str]) -> dict[str, Any]:
+    from openpyxl.worksheet.dimensions import ColumnDimension, RowDimension
     dimension = RowDimension(ws, index=key) if kind == "row" else ColumnDimension(ws, index=key)
     return {prop: getattr(dimension, prop, None) for prop in props}
 
@@ -963,6 +980,8 @@ def _texts_match(first: str, second: str, rule: dict) -> bool:
 def _check_sheet_fuzzy(rule: dict, books: _Books) -> str | None:
     """Cell-by-cell text matching over ranges. An empty cell is the empty text, which an
     `includes` match accepts only in an empty cell (upstream compares the text "None")."""
+    from openpyxl.utils import get_column_letter
+    from openpyxl.worksheet.cell_range import CellRange
     (book0, name0), (book1, name1) = books.resolve(rule["sheet_idx0"]), books.resolve(rule["sheet_idx1"])
     if book0 is None or book1 is None or book0.worksheet(name0) is None or book1.worksheet(name1) is None:
         return _missing_sheets(rule, books) or "no expected workbook"
@@ -1311,6 +1330,7 @@ def compare_conference_city_in_order(result: Any, expected: Any) -> MetricResult
     ones in order. `expected` is the rule dict {"expected": [city or [alternatives], ...]}.
     Upstream always reads C2:C22 and fails when the list is shorter; here the list's length
     decides how many rows are checked."""
+    from openpyxl.worksheet.worksheet import Worksheet
     if not isinstance(expected, dict) or not isinstance(expected.get("expected"), list):
         raise ValueError("compare_conference_city_in_order: expected must be "
                          "{'expected': [city, ...]}")
