@@ -37,6 +37,8 @@ NOTES_FILE = "/tmp/osworld-clutter/groceries.txt"  # outside the home folder, wh
 NOTES_TEXT = "Groceries\n- oat milk\n- rye bread\n- apples\n\nCall the dentist on Thursday.\n"
 SETTLE_TIMEOUT_S = 10.0
 WINDOW_TIMEOUT_S = 30.0
+# How long the clutter windows must hold still before they are recorded.
+CLUTTER_STILL_S = 0.5
 EWMH_MODULE = Path(__file__).with_name("server") / "ewmh.py"
 
 
@@ -314,7 +316,11 @@ def open_clutter(params):
         unplaced = [w for w in desktop.normal_windows() if w["id"] not in task_windows and w["id"] not in opened]
         if unplaced:
             raise RuntimeError(f"windows opened that were not asked for, so the record would miss them: {unplaced}")
-        return {"opened": [desktop.describe(wid) for wid in opened]}
+        # Recorded once every window it opened has held still: a window that loses the focus to the next
+        # one is redrawn without the focused shadow, and its toolkit then moves and resizes its frame
+        # (by 13 px, seen on a loaded desktop after the frame had been recorded).
+        return {"opened": held_still(lambda: [desktop.describe(wid) for wid in opened],
+                                     time.monotonic() + params["timeout"], params["still"])}
     finally:
         desktop.close()
 
@@ -421,7 +427,7 @@ def perturb_clutter(env: Any, rng: random.Random, desktop: dict) -> dict:
     plans = [{"command": list(app.command), "classes": list(app.classes), "target": target}
              for app, target in zip(picked, targets, strict=True)]
     params = {"windows": plans, "notes_file": NOTES_FILE, "notes_text": NOTES_TEXT,
-              "timeout": SETTLE_TIMEOUT_S, "window_timeout": WINDOW_TIMEOUT_S}
+              "timeout": SETTLE_TIMEOUT_S, "window_timeout": WINDOW_TIMEOUT_S, "still": CLUTTER_STILL_S}
     budget = len(plans) * (WINDOW_TIMEOUT_S + SETTLE_TIMEOUT_S) + SETTLE_TIMEOUT_S + 30
     opened = run_on_desktop(env, "open_clutter", params, timeout=budget)["opened"]
     task_windows = sorted(desktop["windows"], key=window_order)
