@@ -13,8 +13,8 @@ install:
 	PYTHON=$(PYTHON) VENV=$(VENV) bash scripts/install.sh
 
 # The lint gates and the tests; all of them run, and any failure fails the target. The desktop tests run on
-# DESKTOP_WORKERS workers and take the time (18-20 minutes on this 2-core machine; 25-28 in hours when the
-# machine itself runs about 20% slower, docs/MEASURED.md); beside them, from the start, the gates and then the
+# DESKTOP_WORKERS workers and take the time (about 18 minutes on this 2-core machine, from a clean clone too;
+# 22 and more in hours when the machine itself runs slower, docs/MEASURED.md); beside them, from the start, the gates and then the
 # tests that start no desktop, on 2 workers of their own (these mostly wait: alone they took 98 s on 4 workers;
 # beside the desktops they use what CPU the desktops leave idle). Their output is kept in
 # results/no-desktop-tier.log and printed after the desktop tests'. worksteal: a worker that runs out of tests
