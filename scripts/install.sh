@@ -20,9 +20,13 @@ DEMO=0
 started=$(date +%s)
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 
+packages_in() {  # the package names of the given lists (no comments, no blank lines)
+  cat "$@" | grep -v '^\s*#' | grep -v '^\s*$'
+}
+
 missing_of() {  # the packages of the given lists that dpkg does not have installed
   local p
-  for p in $(cat "$@" | grep -v '^\s*#' | grep -v '^\s*$'); do
+  for p in $(packages_in "$@"); do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
   done
 }
@@ -41,7 +45,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   # The venvs need Debian's Python first (the env server's its python3-* modules too); the rest of apt
   # runs while they are built.
   first=(python3 python3-venv python3-pip python3-xlib python3-pil python3-pyatspi gir1.2-atspi-2.0)
-  [ "$DEMO" = 1 ] || first+=($(grep -v '^\s*#' desktop_env/providers/local/vscode_build_packages.txt | grep -v '^\s*$'))
+  [ "$DEMO" = 1 ] || first+=($(packages_in desktop_env/providers/local/vscode_build_packages.txt))
   mapfile -t python_first < <(printf '%s\n' "${first[@]}" | grep -Fx -f <(printf '%s\n' "${missing[@]}") || true)
   [ ${#python_first[@]} -gt 0 ] && apt_install "${python_first[@]}"
 fi

@@ -27,9 +27,10 @@ class Assignment:
     previous_errors: list[PreviousError] = field(default_factory=list)
     attempt: int = 1
     trial: int = 1
-    # Whether tasks were still waiting when this one was handed out: a desktop readies the next task's
-    # desktop while this one runs (the local provider's warm spare) only then. A hint: a task retried
-    # later still runs, on a desktop booted for it.
+    # Whether this worker can count on another task after this one (scheduler.another_task_likely: a task
+    # still waited for each worker when this one was handed out): a desktop readies the next task's desktop
+    # while this one runs (the local provider's warm spare) only then. A hint: a task retried later, or
+    # one taken by a worker that was told no, still runs, on a desktop booted for it.
     more_to_come: bool = True
 
     @property
