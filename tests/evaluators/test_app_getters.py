@@ -101,17 +101,33 @@ def env(tmp_path_factory):
     desktop.close()
 
 
+# Where the shim's stderr and exit status go, so that a failure says how Chromium ended.
+CHROMIUM_LOG = "/tmp/chromium.log"
+CHROMIUM_STATUS = "/tmp/chromium.status"
+# How long Chromium runs before `pkill chrome` at the least. OSWorld's tasks stop Chrome after an agent's
+# steps, never in its first seconds; by then Chromium has made its periodic commits (History every 10 s).
+# Without this wait, a test run that hands this module's last tests to another worker (xdist's work
+# stealing) stops a Chromium that is a second old: on CI, under load, one such Chromium was found to
+# have written neither History nor its Preferences.
+CHROMIUM_LIFETIME_S = 12.0
+
+
 @pytest.fixture(scope="module")
-def browser(env):
-    """Chromium started by the shim on the debugging port, showing pages A then B (A active)."""
+def browser(env) -> float:
+    """Chromium started by the shim on the debugging port, showing pages A then B (A active); gives the
+    time.monotonic() it was launched at."""
     controller = env.controller
     controller.upload_file("/home/user/site/a.html", PAGE_A)
     controller.upload_file("/home/user/site/b.html", PAGE_B)
     controller.upload_file("/home/user/.config/chromium/Default/Preferences", json.dumps(PREFERENCES).encode())
     controller.upload_file("/home/user/.config/chromium/Default/Bookmarks", json.dumps(BOOKMARKS).encode())
     controller.launch(["python3", "-m", "http.server", "8000", "--bind", "127.0.0.1", "--directory", "/home/user/site"])
-    controller.launch([SHIM, "--remote-debugging-port=9222", f"{SITE}/a.html", f"{SITE}/b.html?q=cats&sort=new"])
+    launched = time.monotonic()
+    # sh runs the shim as a child, so the shim's process is still named google-chrome for `pkill chrome`.
+    controller.launch(["sh", "-c", f'"$0" "$@" 2>{CHROMIUM_LOG}; echo "$?" >{CHROMIUM_STATUS}',
+                       SHIM, "--remote-debugging-port=9222", f"{SITE}/a.html", f"{SITE}/b.html?q=cats&sort=new"])
     wait_for(lambda: tab_titles(env) == ["Page A", "Page B"], 30, "Chromium to show both pages")
+    return launched
 
 
 def tab_titles(env) -> list[str]:
@@ -131,10 +147,17 @@ def activate(env, url_part: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def browser_closed(env, browser):
-    """After OSWorld's postconfig `pkill chrome`: Chromium has exited and written its profile."""
+def browser_closed(env, browser) -> str:
+    """After OSWorld's postconfig `pkill chrome`: Chromium has exited and written its profile. Gives how
+    it ended (the shim's exit status and the end of Chromium's stderr), for the tests' messages."""
+    time.sleep(max(0.0, browser + CHROMIUM_LIFETIME_S - time.monotonic()))
     env.controller.run_command(["pkill", "chrome"])
-    wait_for(lambda: not shell(env, "pgrep -x chromium || true").strip(), 15, "Chromium to exit")
+    # The shim exits once Chromium's browser process has: its status is written last.
+    status = wait_for(lambda: shell(env, f"cat {CHROMIUM_STATUS} 2>/dev/null || true").strip(), 15,
+                      "Chromium to exit")
+    wait_for(lambda: not shell(env, "pgrep -x chromium || true").strip(), 15, "Chromium's processes to exit")
+    return f"the shim exited with {status}; Chromium's stderr ended with:\n" + \
+        shell(env, f"tail -n 15 {CHROMIUM_LOG} 2>/dev/null || true")
 
 
 # -- the shim -----------------------------------------------------------------------------------
@@ -268,7 +291,7 @@ def test_preferences_getters_read_the_settings_chrome_kept(env, browser_closed):
     assert chrome.chrome_appearance_mode_ui(LiveContext(env), {}) == "dark"
     assert chrome.chrome_language(LiveContext(env), {}) == "en-US"
     assert chrome.enabled_experiments(LiveContext(env), {}) == []
-    assert "Chromium PDF Viewer" in chrome.find_installed_extension_name(LiveContext(env), {})
+    assert "Chromium PDF Viewer" in chrome.find_installed_extension_name(LiveContext(env), {}), browser_closed
     # the PDF viewer's folder in whichever Chromium the desktop runs (Chromium 120's is mounted under /run)
     assert any(path.endswith("/usr/lib/chromium/resources/pdf")
                for path in chrome.find_unpacked_extension_path(LiveContext(env), {}))
@@ -284,7 +307,7 @@ def test_bookmarks_gives_the_roots_of_chromes_bookmarks_file(env, browser_closed
 @pytest.mark.desktop
 def test_history_and_cookies_hold_the_visits_once_pkill_chrome_closed_chromium(env, browser_closed):
     visited = {url: title for url, title, _ in chrome.history(LiveContext(env), {"dest": "history.sqlite"})}
-    assert visited[f"{SITE}/a.html"] == "Page A"
+    assert visited.get(f"{SITE}/a.html") == "Page A", browser_closed
     assert visited[f"{SITE}/b.html?q=cats&sort=new"] == "Page B"
     assert (Path(env.cache_dir) / "history.sqlite").is_file()
     cookies = chrome.cookie_data(LiveContext(env), {"dest": "cookies.sqlite"})
