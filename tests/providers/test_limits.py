@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from desktop_env.providers.local import limits
+from desktop_env.providers.local.boot.sequence import limits_hit
 from desktop_env.providers.local.doctor import check_limits
 from desktop_env.providers.local.limits import (
     CgroupSupport,
@@ -171,6 +172,7 @@ FORKER = textwrap.dedent("""
 @needs_cgroups
 def test_the_pids_limit_stops_a_fork_bomb_and_is_reported(make_group):
     group = make_group(DesktopLimits(pids=20))
+    assert limits_hit(group) == ""
     child = spawn(make_group, group, [sys.executable, "-c", FORKER], stdout=subprocess.PIPE)
     out, _ = child.communicate(timeout=120)
     assert child.returncode == 0, out
@@ -180,6 +182,9 @@ def test_the_pids_limit_stops_a_fork_bomb_and_is_reported(make_group):
     assert events.pids_max_hits >= 1 and events.oom_kills == 0
     assert events.describe() == f"the desktop hit its process limit of 20 ({events.pids_max_hits} fork" + \
         ("s" if events.pids_max_hits != 1 else "") + " refused)"
+    # and a boot that was not ready in time says so after its last health answer
+    assert limits_hit(group) == f" Since its group was made, {events.describe()}."
+    assert limits_hit(None) == ""
 
 
 @pytest.mark.parametrize("how", ["planned", "signals"])

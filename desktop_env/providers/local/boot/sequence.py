@@ -255,7 +255,15 @@ def wait_until_ready(desktop: Desktop, boot: Boot) -> None:
     finally:
         transport.close()
     raise SandboxStartError(f"the desktop was not ready after {timeout:.0f} s "
-                            f"(last: {last_error}).\n{log_tail(sandbox)}")
+                            f"(last: {last_error}).{limits_hit(desktop.cgroup)}\n{log_tail(sandbox)}")
+
+
+def limits_hit(cgroup: DesktopCgroup | None) -> str:
+    """" Since its group was made, the desktop hit its memory limit of 1.0 GiB (no OOM kill)." when a limit
+    was hit in any of the group's boots, else "": a part short of memory or of processes can stall a start-up
+    without dying, and the logs do not say so."""
+    events = cgroup.events() if cgroup is not None else None
+    return f" Since its group was made, {events.describe()}." if events is not None and events.hit else ""
 
 
 def how_it_ended(name: object, code: object) -> str:
