@@ -41,6 +41,10 @@ class DesktopPartDied(SandboxStartError):
     """A part of the desktop (GNOME Shell, Xvfb, ...) exited while the desktop started."""
 
 
+class DesktopNotReady(SandboxStartError):
+    """The desktop was not ready within its start timeout, every part of it still running."""
+
+
 class ServiceUnreachable(ProviderError):
     """A port of the desktop that a getter or setup step needs (Chrome's DevTools 9222, VLC's HTTP
     8080) does not answer at the desktop's address although its app runs: the task is an error,

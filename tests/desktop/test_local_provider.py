@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from desktop_env.controllers.python import PythonController
-from desktop_env.errors import DesktopPartDied, ProviderError
+from desktop_env.errors import DesktopNotReady, DesktopPartDied, ProviderError
 from desktop_env.providers.local import LocalDesktopConfig, LocalProvider
 from desktop_env.providers.local.boot.desktop_storage import copy_home_caches
 from desktop_env.providers.local.boot.env_dir import prune_stale_env_dirs, runtime_root
@@ -351,3 +351,15 @@ def requests_get(url: str) -> bytes | None:
             return response.read()
     except OSError:
         return None
+
+
+def test_a_desktop_not_ready_in_time_is_booted_once_more_then_the_error_is_raised(caplog):
+    config = LocalDesktopConfig(screen_size=(800, 600), start_timeout=0.5)
+    provider = LocalProvider(config=config)
+    try:
+        with pytest.raises(DesktopNotReady, match=r"the desktop was not ready after 0 s"):
+            provider.start_emulator()
+        retries = [r.getMessage() for r in caplog.records if "booting the desktop once more" in r.getMessage()]
+        assert len(retries) == 1 and "not ready after" in retries[0]
+    finally:
+        provider.stop_emulator()

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from ...controllers.transport import Endpoint
 from ...desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
-from ...errors import DesktopPartDied, MissingDependency, ProviderError, SandboxStartError
+from ...errors import DesktopNotReady, DesktopPartDied, MissingDependency, ProviderError, SandboxStartError
 from ...server.access_policy import is_loopback
 from ...waiting import poll_until
 from ..base import Built, DesktopOptions, Progress, Provider, progress_to_stderr
@@ -185,12 +185,13 @@ class LocalProvider(Provider):
     # -- boots ------------------------------------------------------------------------------
     def _boot(self) -> None:
         """Boots a desktop and makes it the current one (then starts the next one's spare). A boot that a part
-        of the desktop died in is tried once more: GNOME Shell has crashed in its first second about once in
-        a thousand boots here, and the next boot came up. A second such failure is raised."""
+        of the desktop died in, or that was not ready in time, is tried once more: GNOME Shell has crashed in
+        its first second about once in a thousand boots here (the next boot came up), and once stalled for the
+        whole start timeout with nothing in its log. A second such failure is raised."""
         assert self._desktop is not None
         try:
             boot = boot_desktop(self._desktop, self._take_generation(), self._reapers)
-        except DesktopPartDied as first:
+        except (DesktopPartDied, DesktopNotReady) as first:
             log.warning("booting the desktop once more: %s", str(first).partition("\n")[0])
             boot = boot_desktop(self._desktop, self._take_generation(), self._reapers)
         self._make_current(boot)

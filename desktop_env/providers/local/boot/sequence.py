@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ....controllers.transport import Endpoint, Transport
-from ....errors import DesktopPartDied, SandboxStartError
+from ....errors import DesktopNotReady, DesktopPartDied, SandboxStartError
 from ....server.session import SessionConfig
 from ....waiting import poll_until
 from ..build.prepare import DesktopParts
@@ -254,7 +254,7 @@ def wait_until_ready(desktop: Desktop, boot: Boot) -> None:
             return
     finally:
         transport.close()
-    raise SandboxStartError(f"the desktop was not ready after {timeout:.0f} s "
+    raise DesktopNotReady(f"the desktop was not ready after {timeout:.0f} s "
                             f"(last: {last_error}).{limits_hit(desktop.cgroup)}\n{log_tail(sandbox)}")
 
 
