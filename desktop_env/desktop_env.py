@@ -191,7 +191,12 @@ class DesktopEnv:
                 if result.get("returncode", 0) != 0:
                     info["action_error"] = (result.get("error") or "").strip()[-2000:]
             self._pause_after_action(pause, info)
-        return self.observe(), 0.0, done, info
+        observation = self.observe()
+        if self._step_no == 1:
+            # the task's setup and the agent's first action are done: a provider that readies the next desktop
+            # ahead starts now, while the agent thinks, not beside the setup's timed steps
+            self.provider.agent_started()
+        return observation, 0.0, done, info
 
     def _pause_after_action(self, pause: float, info: dict[str, Any]) -> None:
         """`pause` seconds, as OSWorld gives an action, or longer while the desktop is still answering it (bounded):

@@ -116,6 +116,11 @@ class Provider(ABC):
         next desktop ahead (the local one's warm spare) skips that when none is; the others ignore it."""
         return None
 
+    def agent_started(self) -> None:
+        """Said once the agent's first action after a reset was carried out: the task's setup is over. A
+        provider that readies the next desktop ahead may start on it now; the others ignore it."""
+        return None
+
     @abstractmethod
     def stop_emulator(self, path_to_vm: str | None) -> None:
         """Stops the desktop and removes everything it created."""

@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from desktop_env.controllers.python import PythonController
+from desktop_env.desktop_env import DesktopEnv
 from desktop_env.errors import DesktopNotReady, DesktopPartDied, ProviderError
 from desktop_env.providers.local import LocalDesktopConfig, LocalProvider
 from desktop_env.providers.local.boot.desktop_storage import copy_home_caches
@@ -243,9 +244,9 @@ def test_a_warm_spare_makes_a_reset_a_switch_to_a_fresh_ready_desktop():
     assert alive == []
 
 
-def test_a_lazy_spare_is_booted_only_once_the_desktop_has_been_reverted():
+def test_a_lazy_spare_is_booted_once_the_desktop_was_reverted_and_the_agent_has_acted():
     provider = LocalProvider(screen_size=(800, 600), warm_spare="lazy")
-    provider.start_emulator()
+    env = DesktopEnv(provider=provider, require_a11y_tree=False)
 
     def spare_sandbox() -> int:
         """The spare's sandbox process (its first and longest-lived: a booting spare also has short-lived
@@ -253,25 +254,35 @@ def test_a_lazy_spare_is_booted_only_once_the_desktop_has_been_reverted():
         return min(provider.spare_process_ids())
 
     try:
+        env.reset()
+        env.step("WAIT", pause=0)
         assert provider.spare_process_ids() == []  # a one-task desktop boots no spare
-        provider.revert_to_snapshot()  # the first revert boots cold ...
-        assert provider.spare_process_ids()  # ... and from then on the next one is on its way
+        env.reset()  # the first revert boots cold ...
+        assert provider.spare_process_ids() == []  # ... and no spare while the task is set up and observed
+        env.step("import time", pause=0)
+        assert provider.spare_process_ids()  # the agent has acted: the next desktop is on its way
+        env.step("import time", pause=0)
         spare = spare_sandbox()
         provider.revert_to_snapshot()
         assert spare in provider.process_ids()
+        provider.agent_started()
         # the run's last task: the spare takes over and no new one boots for nobody
         spare = spare_sandbox()
         provider.expect_another_reset(False)
         provider.revert_to_snapshot()
+        provider.agent_started()
         assert spare in provider.process_ids() and provider.spare_process_ids() == []
         provider.expect_another_reset(False)
         provider.revert_to_snapshot()  # a task retried after all: a cold boot, and still no spare
+        provider.agent_started()
         assert provider.process_ids() and provider.spare_process_ids() == []
         provider.expect_another_reset(True)
         provider.revert_to_snapshot()
+        assert provider.spare_process_ids() == []
+        provider.agent_started()
         assert provider.spare_process_ids()
     finally:
-        provider.stop_emulator()
+        env.close()
 
 
 def test_close_leaves_no_process_or_folder_behind():

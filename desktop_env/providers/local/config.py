@@ -20,9 +20,12 @@ class LocalDesktopConfig:
     start_timeout: float = 60.0
     # Boot the next desktop while a task runs on this one, so that a reset is a switch to a
     # ready desktop (GNOME Shell takes seconds to start). Costs one idle desktop's memory and
-    # a boot's CPU. True: from the start; "lazy": from the first revert on, so that a desktop
+    # a boot's CPU. True: from the start, and again at each revert; "lazy": from the first revert
+    # on, and only once the agent's first action was carried out (agent_started), so that a desktop
     # used for one task only (a one-task run, a test) never pays for a spare it would not use,
-    # while a run's worker pays one cold boot (its second task's) per run. DesktopEnv,
+    # nor one whose task was set up and scored without an action, while a run's worker pays one
+    # cold boot (its second task's) per run; the spare's boot then runs while the agent thinks,
+    # never beside the task's setup, whose steps OSWorld times with fixed sleeps. DesktopEnv,
     # which resets once per task, asks for "lazy".
     warm_spare: bool | Literal["lazy"] = False
     limits: DesktopLimits = field(default_factory=DesktopLimits)

@@ -146,7 +146,7 @@ class LocalProvider(Provider):
             spare = self._spare.take()
             if spare is not None and spare.error is None and spare.sandbox.running():
                 self._make_current(spare)
-                self._start_spare()
+                self._start_spare(eager_only=True)
             else:
                 if spare is not None:
                     why = spare.error or f"its sandbox exited with code {spare.sandbox.process.returncode}"
@@ -195,7 +195,7 @@ class LocalProvider(Provider):
             log.warning("booting the desktop once more: %s", str(first).partition("\n")[0])
             boot = boot_desktop(self._desktop, self._take_generation(), self._reapers)
         self._make_current(boot)
-        self._start_spare()
+        self._start_spare(eager_only=True)
 
     def _take_generation(self) -> int:
         generation, self._next_generation = self._next_generation, self._next_generation + 1
@@ -213,7 +213,17 @@ class LocalProvider(Provider):
     def expect_another_reset(self, expected: bool) -> None:
         self._another_reset_expected = expected
 
-    def _start_spare(self) -> None:
+    def agent_started(self) -> None:
+        """A lazy spare boots now, while the agent thinks (see LocalDesktopConfig.warm_spare)."""
+        with self._lock:
+            if self._spare.boot is None and self._sandbox is not None:
+                self._start_spare()
+
+    def _start_spare(self, eager_only: bool = False) -> None:
+        """Boots the spare if one is wanted; with `eager_only`, only when it is wanted from the start
+        (warm_spare=True): a lazy one waits for agent_started."""
+        if eager_only and self.config.warm_spare is not True:
+            return
         if self._spare_wanted and self._another_reset_expected and self._desktop is not None:
             desktop, generation = self._desktop, self._take_generation()
             self._spare.start(lambda: start_boot(desktop, generation), lambda boot: wait_until_ready(desktop, boot))
