@@ -255,7 +255,7 @@ def wait_until_ready(desktop: Desktop, boot: Boot) -> None:
     finally:
         transport.close()
     raise DesktopNotReady(f"the desktop was not ready after {timeout:.0f} s "
-                            f"(last: {last_error}).{limits_hit(desktop.cgroup)}\n{log_tail(sandbox)}")
+                          f"(last: {last_error}).{limits_hit(desktop.cgroup)}\n{log_tail(sandbox)}")
 
 
 def limits_hit(cgroup: DesktopCgroup | None) -> str:
