@@ -49,6 +49,8 @@ class SetupContext:
     # How long each launch or open step waited for its app (status.json's `readiness.steps`).
     settle_waits: list[dict] = field(default_factory=list)
     env: Any = field(default=None, repr=False)  # for steps written the old way
+    # "setup" (the task's `config`, before the agent acts) or "postconfig" (after it, before the getters).
+    phase: str = "setup"
 
     @classmethod
     def of(cls, env: Any) -> SetupContext:
