@@ -153,6 +153,27 @@ def test_a_setup_step_that_cannot_start_its_program_is_an_error_even_when_the_ag
                                                 "returncode": 1, "field": "config[0]", "type": "execute"}]
 
 
+def test_a_postconfig_step_osworld_logs_is_recorded_and_the_task_is_scored_as_osworld_scores_it(tmp_path):
+    """OSWorld's controller logs an activate_window the server could not do and goes on to the getters: a task
+    whose postconfig names a window that is not there scores what its evaluator gives (here 1, the reference
+    agent having done the work), with the failed step in status.json; the same in the task's own setup."""
+    missing_window = {"type": "activate_window", "parameters": {"window_name": "GNU Image Manipulation Program"}}
+    meta = variants_of_a_task(tmp_path / "tasks", ["postconfig-missing-window", "setup-missing-window"], **{
+        "postconfig-missing-window": lambda task: {**task, "evaluator": {**task["evaluator"],
+                                                                         "postconfig": [missing_window]}},
+        "setup-missing-window": with_setup_step(missing_window)})
+    summary = run_benchmark(config(meta, tmp_path, num_envs=2))
+    assert (summary.ran, summary.ok, summary.errors) == (2, 2, 0)
+    folder = tmp_path / "pyautogui" / "screenshot" / "reference" / "os"
+    for task_id, field, phase, waited in (("postconfig-missing-window", "evaluator.postconfig[0]", "postconfig", 5),
+                                          ("setup-missing-window", "config[0]", "setup", 30)):
+        assert (folder / task_id / "result.txt").read_text() == "1.0\n"
+        status = json.loads((folder / task_id / "status.json").read_text())
+        assert status["status"] == "ok" and status["warnings"] == [{
+            "message": f"timed out after {waited} s waiting for a window matching 'GNU Image Manipulation Program'",
+            "failed": True, "phase": phase, "field": field, "type": "activate_window"}]
+
+
 def test_two_desktops_give_the_same_results_as_one(meta, tmp_path, reference_run):
     summary = run_benchmark(config(meta, tmp_path, num_envs=2))
     assert summary.ran == 2 and summary.errors == 0
