@@ -3,7 +3,8 @@
 end as they ended there (osworld_harness/experiments/vm_parity.py says why this measures the desktop as agents meet it).
 
     python scripts/vm_parity.py --trajectories ../shared/vm_trajectories/uitars_osworld_verified.jsonl \\
-        --osworld ../shared/osworld_examples [--num-envs 2] [--pacing 3] [--which successes] [--out results/parity]
+        --osworld ../shared/osworld_examples [--cache-dir ../shared/osworld_cache] [--num-envs 2] [--pacing 3] \\
+        [--which successes] [--out results/parity]
 
 Writes parity.md and parity.json to --out (the runs themselves below it). Exit status 0 when every
 replayed trajectory ended as on the VM, 1 otherwise, 2 for a wrong option.
@@ -29,6 +30,9 @@ CAUSES = Path(__file__).with_name("vm_parity_causes.json")
                    "results folder in OSWorld's layout.")
 @click.option("--osworld", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="An OSWorld checkout (or a folder with test_all.json beside examples/) holding the tasks.")
+@click.option("--cache-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A cache as OSWorld's runs leave it (<cache>/<task id>/<name>): the tasks whose downloads it holds "
+                   "are replayed too, on a copy of it under --out.")
 @click.option("--num-envs", default=2, show_default=True, type=click.IntRange(1), help="Desktops at once.")
 @click.option("--pacing", default=3.0, show_default=True, type=click.FloatRange(0, 600, max_open=True),
               help="Seconds after each action (OSWorld's --sleep_after_execution in its UI-TARS runs).")
@@ -40,11 +44,11 @@ CAUSES = Path(__file__).with_name("vm_parity_causes.json")
 @click.option("--out", default="results/parity", show_default=True, type=click.Path(path_type=Path),
               help="Folder for parity.md, parity.json and the run's results.")
 @click.option("--list", "list_only", is_flag=True, help="Print what would be replayed; run nothing.")
-def main(trajectories: Path, osworld: Path, num_envs: int, pacing: float, which: str, only: tuple[str, ...],
-         causes: Path, out: Path, list_only: bool) -> None:
+def main(trajectories: Path, osworld: Path, cache_dir: Path | None, num_envs: int, pacing: float, which: str,
+         only: tuple[str, ...], causes: Path, out: Path, list_only: bool) -> None:
     """Replay recorded trajectories whose tasks run offline here and compare their scores with the VM's."""
     try:
-        plan = plan_parity(trajectories, osworld, list(only), which)
+        plan = plan_parity(trajectories, osworld, list(only), which, cache_dir)
     except (FileNotFoundError, TrajectoryFileError) as e:
         raise click.BadParameter(str(e)) from None
     if list_only:
@@ -57,7 +61,7 @@ def main(trajectories: Path, osworld: Path, num_envs: int, pacing: float, which:
         return
     click.echo(f"replaying {len(plan.selected)} trajectories on {num_envs} desktop(s), {pacing:g} s apart")
     report = run_parity(trajectories, osworld, out / "runs", num_envs=num_envs, pacing=pacing, only=list(only),
-                        which=which, causes=causes)
+                        which=which, causes=causes, cache_dir=cache_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "parity.md").write_text(report.to_markdown())
     (out / "parity.json").write_text(report.to_json())

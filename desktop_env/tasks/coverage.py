@@ -168,6 +168,12 @@ def files_in_cache(files: list[RemoteFile], cache_dir: str | os.PathLike[str]) -
     return True
 
 
+def files_present(files: list[RemoteFile], cache_dir: str | os.PathLike[str]) -> bool:
+    """Whether every file is at its cache name in `cache_dir` (`<cache>/<task id>/<name>`), as OSWorld's own runs
+    leave their cache: a copy of such a cache has no prefetch manifest, and a run reads a file found there."""
+    return all((Path(cache_dir) / file.task_id / file.name).is_file() for file in files)
+
+
 def default_missing_apps() -> dict[str, str]:
     from ..providers.local.apps import missing_apps  # noqa: PLC0415  (loads the local provider only when a check needs it)
     return missing_apps()

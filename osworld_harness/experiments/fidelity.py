@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_env.tasks import Task, TaskSet, load_task_set, validate_task
-from desktop_env.tasks.coverage import default_missing_apps, lacking_apps, web_reasons
+from desktop_env.tasks.coverage import default_missing_apps, files_present, lacking_apps, web_reasons
 from desktop_env.tasks.remote_files import remote_files
 from osworld_harness.execution.run import RunConfig, run_benchmark
 from osworld_harness.results.task_folder import error_text, read_status, read_task
@@ -50,10 +50,14 @@ def find_meta_file(osworld: Path) -> Path:
                             "test_all.json with examples/ beside it is there")
 
 
-def network_reasons(task: Task, missing_apps: Callable[[], dict[str, str]] = default_missing_apps) -> list[str]:
-    """Why the task cannot run offline here: an app the desktop lacks, a file it downloads, a live website
-    it needs to be set up, done or scored (desktop_env.tasks.coverage); [] when nothing."""
+def network_reasons(task: Task, missing_apps: Callable[[], dict[str, str]] = default_missing_apps,
+                    cache_dir: Path | None = None) -> list[str]:
+    """Why the task cannot run offline here: an app the desktop lacks, a file it downloads (and `cache_dir`, a
+    cache as OSWorld's runs leave it, does not hold), a live website it needs to be set up, done or scored
+    (desktop_env.tasks.coverage); [] when nothing."""
     files, _ = remote_files(task)
+    if cache_dir is not None and files_present(files, cache_dir):
+        files = []
     return (list(lacking_apps(task, missing_apps()).values()) + [f"{file.field} downloads {file.url}" for file in files]
             + web_reasons(task))
 
@@ -64,8 +68,9 @@ def unsupported_reasons(task: Task) -> list[str]:
     return [str(problem) for problem in validate_task(task) if problem.unsupported]
 
 
-def select_tasks(osworld: Path, only: list[str] | None = None) -> Selection:
-    """The checkout's tasks (those with an id in `only`, when given) split into selected and excluded."""
+def select_tasks(osworld: Path, only: list[str] | None = None, cache_dir: Path | None = None) -> Selection:
+    """The checkout's tasks (those with an id in `only`, when given) split into selected and excluded; a task
+    whose downloads `cache_dir` holds counts as offline."""
     meta = find_meta_file(osworld)
     task_set: TaskSet = load_task_set(meta)
     selection = Selection([], [], meta)
@@ -74,7 +79,7 @@ def select_tasks(osworld: Path, only: list[str] | None = None) -> Selection:
             selection.selected.append((domain, task_id))  # the run records it as an error, naming the file
             continue
         task = task_set.load(domain, task_id, check_paths=False)
-        reasons = network_reasons(task) or unsupported_reasons(task)
+        reasons = network_reasons(task, cache_dir=cache_dir) or unsupported_reasons(task)
         if reasons:
             selection.excluded.append(Excluded(domain, task_id, reasons))
         else:

@@ -9,13 +9,16 @@ replaying the VM's recorded runs (`--agent replay`) measures the desktop as agen
 - of those that scored below 1 there, how many score below 1 here (a 1 here: this desktop or its
   evaluator is more lenient than the VM's).
 
-Only tasks that run offline here are replayed (`fidelity.select_tasks`). Each disagreement can carry its
+Only tasks that run offline here are replayed (`fidelity.select_tasks`): with `cache_dir`, a cache as
+OSWorld's own runs left it (`../shared/osworld_cache`), also the tasks whose downloads it holds; the run
+reads a copy of it, so the folder given is never written. Each disagreement can carry its
 cause, read from the step screenshots and kept in a causes file (task id -> sentence).
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -146,15 +149,16 @@ class ParityPlan:
 
 
 def plan_parity(trajectories: Path, osworld: Path, only: list[str] | None = None,
-                which: str = "all") -> ParityPlan:
-    """The recorded trajectories whose tasks run offline here; `which`: all, successes or failures."""
+                which: str = "all", cache_dir: Path | None = None) -> ParityPlan:
+    """The recorded trajectories whose tasks run offline here (their downloads in `cache_dir`, if given);
+    `which`: all, successes or failures."""
     recorded = load_trajectories(trajectories)
     meta = find_meta_file(osworld)
     in_set = {task_id for _, task_id in load_task_set(meta).select()}
     wanted = [task_id for task_id in recorded if not only or task_id in only]
     if which != "all":
         wanted = [t for t in wanted if succeeded(recorded[t].score) is (which == "successes")]
-    selection = select_tasks(osworld, [t for t in wanted if t in in_set]) if wanted else None
+    selection = select_tasks(osworld, [t for t in wanted if t in in_set], cache_dir) if wanted else None
     if selection is None:
         return ParityPlan([], recorded, [], [], meta)
     return ParityPlan(selection.selected, recorded, selection.excluded, sorted(set(wanted) - in_set), meta)
@@ -162,10 +166,17 @@ def plan_parity(trajectories: Path, osworld: Path, only: list[str] | None = None
 
 def run_parity(trajectories: Path, osworld: Path, result_dir: Path, num_envs: int = 2, pacing: float = 3.0,
                only: list[str] | None = None, which: str = "all", causes: Path | None = None,
-               **options: Any) -> ParityReport:
-    """Replays the plan's trajectories through an ordinary run (a fresh one: nothing resumed)."""
+               cache_dir: Path | None = None, **options: Any) -> ParityReport:
+    """Replays the plan's trajectories through an ordinary run (a fresh one: nothing resumed); the run's cache
+    is a copy of `cache_dir`'s folders for the replayed tasks, beside `result_dir`."""
 
-    plan = plan_parity(trajectories, osworld, only, which)
+    plan = plan_parity(trajectories, osworld, only, which, cache_dir)
+    if cache_dir is not None:
+        run_cache = result_dir.parent / "cache"
+        for _, task_id in plan.selected:
+            if (cache_dir / task_id).is_dir():
+                shutil.copytree(cache_dir / task_id, run_cache / task_id, dirs_exist_ok=True)
+        options["cache_dir"] = str(run_cache)
     longest = max((len(plan.trajectories[t].actions) for _, t in plan.selected), default=1)
     config = RunConfig(agent="replay", agent_args={"trajectories": str(trajectories), "pacing": pacing},
                        model="replay", observation_type="screenshot", tasks=str(plan.meta_path),

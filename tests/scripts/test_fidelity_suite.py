@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from desktop_env.resources import cache_name
 from osworld_harness.experiments.fidelity import find_meta_file, select_tasks
 
 REPO = Path(__file__).resolve().parents[2]
@@ -119,3 +120,21 @@ def test_a_handful_of_osworld_tasks_give_no_error_and_no_free_pass(tmp_path):
     assert result.returncode == 0
     assert {o["task_id"]: (o["status"], o["score"]) for o in report["outcomes"]} == {t: ("ok", 0.0) for t in HANDFUL}
     assert "| 5 | 0 | 0 |" in (out / "fidelity.md").read_text()
+
+
+def test_a_task_whose_downloads_a_cache_holds_runs_offline_and_one_missing_a_file_does_not(tmp_path):
+    """A cache as OSWorld's runs leave it (`<cache>/<task id>/<uuid5(url)>_<name>`, no prefetch manifest), as
+    ../shared/osworld_cache is: the parity suite replays the tasks whose every file it holds."""
+    two_files = {"config": [{"type": "download", "parameters": {"files": [
+        {"url": "https://example.com/a.xlsx", "path": "/home/user/a.xlsx"},
+        {"url": "https://example.com/b.xlsx", "path": "/home/user/b.xlsx"}]}}]}
+    root = checkout(tmp_path / "osworld", {"libreoffice_calc/cached": two_files, "libreoffice_calc/half": two_files})
+    cache = tmp_path / "cache"
+    for task_id, urls in (("cached", ["a", "b"]), ("half", ["a"])):
+        (cache / task_id).mkdir(parents=True)
+        for stem in urls:
+            (cache / task_id / cache_name(f"https://example.com/{stem}.xlsx", f"{stem}.xlsx")).write_bytes(b"PK")
+    assert [t for _, t in select_tasks(root).selected] == []
+    with_cache = select_tasks(root, cache_dir=cache)
+    assert with_cache.selected == [("libreoffice_calc", "cached")]
+    assert with_cache.excluded[0].task_id == "half" and len(with_cache.excluded[0].reasons) == 2
