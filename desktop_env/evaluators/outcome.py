@@ -92,12 +92,14 @@ def as_metric_result(value: Any, metric_name: str) -> MetricResult:
 
 @dataclass(frozen=True)
 class MetricPart:
-    """One metric of a task's evaluator as it ran: its name, score and explanation.
-    `skipped` says it never ran (an earlier metric decided the "and"/"or")."""
+    """One metric of a task's evaluator as it ran: its name, score and explanation, and what its getters gave
+    (`values`: {"result": ..., "expected": ...}, each a fingerprint.fingerprint). `skipped` says it never ran (an
+    earlier metric decided the "and"/"or")."""
     func: str
     score: float | None
     explanation: str
     skipped: bool = False
+    values: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,8 @@ class Evaluation:
 
     def to_json(self) -> dict:
         return {"score": self.score, "explanation": self.explanation,
-                "metrics": [asdict(p) for p in self.parts]}
+                "metrics": [{k: v for k, v in asdict(p).items() if k != "values" or v is not None}
+                            for p in self.parts]}
 
     @classmethod
     def from_json(cls, data: dict) -> Evaluation:

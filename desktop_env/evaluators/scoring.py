@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import DesktopEnvError
 from .context import context_for
+from .fingerprint import fingerprint
 from .fixes import evaluator_fixes as fixes_applied
 from .outcome import Evaluation, MetricPart, MetricResult, as_metric_result, summarize_parts
 from .registry import get_getter, get_metric, ignored_options
@@ -134,12 +135,14 @@ def _evaluate(env: Any, evaluator: dict) -> Evaluation:
 
     for call in calls:
         result = run_getter(env, call.result, "result", call.func)
+        values = {"result": fingerprint(result)}
         if call.result is not None and result is None:
             outcome = missing_result(call)
         else:
             expected = run_getter(env, call.expected, "expected", call.func)
+            values["expected"] = fingerprint(expected)
             outcome = call_metric(call, result, expected)
-        parts.append(MetricPart(call.func, outcome.score, outcome.explanation))
+        parts.append(MetricPart(call.func, outcome.score, outcome.explanation, values=values))
         if conj == "and" and outcome.score == 0:
             return finish(0.0)
         if conj == "or" and outcome.score == 1:

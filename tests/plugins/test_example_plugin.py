@@ -6,6 +6,7 @@ as it would in a venv's site-packages.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -97,9 +98,13 @@ def test_the_plugin_agent_runs_a_task_the_plugin_metric_scores(site, tmp_path):
     assert (folder / "result.txt").read_text().strip() == "1.0"
     status = json.loads((folder / "status.json").read_text())
     assert status["status"] == "ok" and status["steps"] == 2
+    note = "written by the example plugin"
     assert status["evaluation"]["metrics"][0] == {
         "func": "example_note_matches", "score": 1.0, "skipped": False,
-        "explanation": "the note says 'written by the example plugin'"}
+        "explanation": f"the note says '{note}'",
+        "values": {"result": {"file": "note.txt", "bytes": len(note),
+                              "sha256": hashlib.sha256(note.encode()).hexdigest()},
+                   "expected": {"text": note}}}
 
 
 def write_distribution(site: Path, name: str, entry_points: str, modules: dict[str, str]) -> None:
