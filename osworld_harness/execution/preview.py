@@ -101,6 +101,9 @@ def preview_run(config: RunConfig) -> RunPreview:
     config = config.resolved()
     plan = plan_tasks(config)
     task_set = load_task_set(config.tasks)
+    if config.domains and set(task_set.select(config.domains)) == set(task_set.select()):
+        # `--domain all` (OSWorld's run.py default), or every domain named: the whole set, recorded as such
+        config = dataclasses.replace(config, domains=[])
     preview = RunPreview(config, plan)
     invalid = {(p.domain, p.task_id) for p in plan.invalid}
     states: dict[tuple[str, str], list[TaskState]] = {}

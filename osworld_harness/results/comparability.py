@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_env.desktop_defaults import DEFAULT_SCREEN_SIZE
+from desktop_env.tasks.loader import ALL_DOMAINS
 
 from .suite import LEADERBOARD_STEPS, OFFICIAL_TASKS
 from .task_folder import RESCORE_FILE, read_status
@@ -49,7 +50,9 @@ def _facts(record: Mapping[str, Any]) -> Mapping[str, Any]:
 SETTING_CHECKS: tuple[Check, ...] = (
     Check("osworld", lambda v, r: not v,
           lambda v, r: "its tasks are not OSWorld-Verified's (run with --osworld CHECKOUT to select them)"),
-    Check("domains", lambda v, r: bool(v), lambda v, r: f"only some domains ran (--domain {' '.join(v)})"),
+    # A run records `--domain all` as no domain chosen; one recorded before that may still say `all`.
+    Check("domains", lambda v, r: bool(v) and ALL_DOMAINS not in v,
+          lambda v, r: f"only some domains ran (--domain {' '.join(v)})"),
     Check("task_ids", lambda v, r: bool(v), lambda v, r: f"only {len(v)} chosen task(s) ran (--task-id)"),
     Check("max_steps", lambda v, r: v not in LEADERBOARD_STEPS,
           lambda v, r: f"a step budget of {v}: the leaderboard's are {', '.join(map(str, LEADERBOARD_STEPS))} "

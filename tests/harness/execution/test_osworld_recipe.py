@@ -180,3 +180,28 @@ def test_osworld_verified_as_the_leaderboard_runs_it_is_comparable(tmp_path):
     assert status == 0, out
     assert "plan: 361 task(s)" in out and "comparable with OSWorld's leaderboard: yes" in out
     assert "note: 1 task(s) cannot run here and count as 0 (at most 0.3 points)" in out
+
+
+def test_domain_all_is_every_domain_for_the_verdict_and_in_args_json(tmp_path, server):
+    root = checkout(tmp_path, server.url)
+    base = ["--osworld", str(root), "--result-dir", str(tmp_path / "r")]
+    status, out = dry_run(*base, "--domain", "all")
+    assert status == 0, out
+    assert "only some domains ran" not in out
+    status, out = dry_run(*base, "--domain", "os")
+    assert "only some domains ran (--domain os)" in out
+    config = RunConfig(agent="noop", osworld=str(root), domains=["all"], record=False, result_dir=str(tmp_path / "r"),
+                       cache_dir=str(tmp_path / "cache"))
+    run_benchmark(config, backend=ThreadBackend.with_env_factory(config, Desktop))
+    args = json.loads((config.layout.model_dir / "args.json").read_text())
+    assert args["config"]["domains"] == [] and "--domain" not in args["reproduce"]
+    done = CliRunner().invoke(cli, ["summarize", str(tmp_path / "r")])
+    assert "only some domains ran" not in done.output
+
+
+def test_a_run_recorded_with_domain_all_before_is_judged_as_every_domain():
+    facts = {"tasks": 361, "suite_tasks": 361, "needs_network": 68}
+    good = {"osworld": "/o", "task_ids": [], "max_steps": 50, "screen_size": [1920, 1080], "screenshot_scale": 1.0,
+            "perturb": None, "network": True}
+    assert plan_verdict({**good, "domains": ["all"]}, facts).comparable
+    assert plan_verdict({**good, "domains": ["os"]}, facts).reasons == ["only some domains ran (--domain os)"]
