@@ -43,7 +43,33 @@ def agent_text(config: RunConfig) -> str:
             return " (the agent's own default)"
         return " (the agent's name: it declares no model)" if name == "model" else " (it declares none)"
     return (f"agent: {config.agent}, model {config.model}{origin('model')}, observation {config.observation_type}"
-            f"{origin('observation_type')}, action space {config.action_space}")
+            f"{origin('observation_type')}, action space {config.action_space}{origin('action_space')}")
+
+
+def built_with_text(config: RunConfig) -> str:
+    """What the agent's constructor gets (or keeps of its own) of the run's options, and from where."""
+    from mm_agents.loader import accepts_argument, load_agent_class
+    from osworld_harness.results.config import RUN_DEFAULTS
+
+    agent_class = load_agent_class(config.agent)
+    given = config.agent_kwargs()
+    parts = []
+    for name in RUN_DEFAULTS:
+        if name == "action_space":
+            continue  # said on the agent's line
+        if name in config.agent_args:
+            parts.append(f"{name} {shown(given[name])} (--agent-arg)")
+        elif name in config.agent_defaults:
+            parts.append(f"{name} {shown(getattr(config, name))} (its own default)")
+        elif accepts_argument(agent_class, name):
+            parts.append(f"{name} {shown(given[name])}")
+    return "agent built with: " + (", ".join(parts) if parts else "none of the run's options (it takes none)")
+
+
+def shown(value: object) -> str:
+    if value is None:
+        return "none"
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def agent_problem(config: RunConfig) -> str | None:
@@ -100,6 +126,7 @@ def print_dry_run(config: RunConfig) -> int:
            " during each task's setup" if missing else ""))
     say(budget_text(preview))
     say(agent_text(config))
+    say(built_with_text(config))
     problem = agent_problem(config) if plan.to_run else None
     if problem:
         say(f"agent: cannot be built, a real run stops here: {problem}", "red")

@@ -163,7 +163,7 @@ def check_agent_class(config: RunConfig) -> None:
         agent_class = load_agent_class(config.agent)
     except AgentLoadError as e:
         raise RunOptionError("--agent", str(e)) from e
-    if config.screenshot_scale != 1.0 and not accepts_argument(agent_class, "screenshot_scale"):
+    if config.screenshot_scale not in (None, 1.0) and not accepts_argument(agent_class, "screenshot_scale"):
         raise RunOptionError("--screenshot-scale", f"agent {config.agent!r} does not take screenshot_scale, so "
                              f"{config.screenshot_scale:g} would be ignored")
     unknown = [key for key in config.agent_args if not accepts_argument(agent_class, key)]

@@ -35,7 +35,7 @@ from mm_agents.prompts import observation_text, system_prompt
 from osworld_harness.execution.plan import plan_tasks
 from osworld_harness.execution.progress import RunProgress
 from osworld_harness.execution.run import run_benchmark
-from osworld_harness.results.config import OBSERVATION_TYPES, RunConfig
+from osworld_harness.results.config import OBSERVATION_TYPES, RUN_DEFAULTS, RunConfig
 from osworld_harness.results.settings import SettingsMismatch, recorded_differences, setting_differences
 from osworld_harness.results.summary import CATEGORIES, group_stats
 from osworld_harness.results.task_folder import TaskRecord, TaskState, read_task
@@ -173,10 +173,18 @@ def _text_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
+def agent_option(config: RunConfig, name: str) -> Any:
+    """One of the options the agent may declare (RUN_DEFAULTS), as the run gives it: the agent's own, else the
+    run's default; the run's default too where the agent's own is None (it leaves the figure to its model)."""
+    value = getattr(config.resolved(), name)
+    return RUN_DEFAULTS[name] if value is None else value
+
+
 def model_screen_size(config: RunConfig) -> tuple[int, int]:
     """The screenshot's size as the model sees it (as the prompt agent resizes it)."""
     width, height = config.screen_size
-    return round(width * config.screenshot_scale), round(height * config.screenshot_scale)
+    scale = agent_option(config, "screenshot_scale")
+    return round(width * scale), round(height * scale)
 
 
 def observation_tokens(config: RunConfig) -> int:
@@ -206,13 +214,14 @@ def estimate_cost(config: RunConfig, instructions: list[str]) -> CostEstimate:
     """The prompt agent's prompts for one task per instruction: at step k, the system prompt, the
     last min(k-1, max_trajectory_length) steps' observations and answers, and the current observation."""
     per_observation = observation_tokens(config)
-    history = [min(k, config.max_trajectory_length) for k in range(config.max_steps)]
+    max_tokens: int = agent_option(config, "max_tokens")
+    history = [min(k, agent_option(config, "max_trajectory_length")) for k in range(config.max_steps)]
     input_tokens = 0
     for instruction in instructions:
-        system = _text_tokens(system_prompt(config.action_space, config.layout.observation_type,
+        system = _text_tokens(system_prompt(agent_option(config, "action_space"), config.layout.observation_type,
                                             model_screen_size(config), config.client_password, instruction))
-        input_tokens += sum(system + (past + 1) * per_observation + past * config.max_tokens for past in history)
-    output_tokens = len(instructions) * config.max_steps * config.max_tokens
+        input_tokens += sum(system + (past + 1) * per_observation + past * max_tokens for past in history)
+    output_tokens = len(instructions) * config.max_steps * max_tokens
     return CostEstimate(tasks=len(instructions), steps=len(instructions) * config.max_steps,
                         input_tokens=input_tokens, output_tokens=output_tokens,
                         cost_usd=cost_usd(config.layout.model, Usage(input_tokens, output_tokens)))

@@ -2,9 +2,11 @@
 command line spells it (RunOptionError).
 
 Some options are decided from what the run is about to do unless the user gives them (`resolved()`):
-the model and observation type the agent's constructor declares (its defaults, which then also name
-the results folder), the network (on when a selected task needs a live website), and the agent's time
-budget (scaled with the step budget, or lifted for OSWorld-Verified as the leaderboard runs it).
+what the agent's constructor declares for each option it is built with (its defaults: the model and
+observation type, which then also name the results folder, the action space, the sampling settings, the
+history kept, the screenshot scale; the run's own defaults only for what it does not declare), the
+network (on when a selected task needs a live website), and the agent's time budget (scaled with the
+step budget, or lifted for OSWorld-Verified as the leaderboard runs it).
 """
 from __future__ import annotations
 
@@ -31,6 +33,11 @@ ACTION_SPACES = ("pyautogui", "computer_13")
 PERTURBATIONS = ("layout", "clutter")
 BACKENDS = ("local", "ray")
 DEFAULT_OBSERVATION = "screenshot_a11y_tree"  # for an agent that declares none: it gets everything
+# The options the agent is built with that it may declare itself (model and observation type aside), with what
+# the run gives an agent that declares none. What the desktop is (its screen size, its password) the agent is
+# always told.
+RUN_DEFAULTS: dict[str, Any] = {"temperature": 1.0, "top_p": 0.9, "max_tokens": 1500, "max_trajectory_length": 3,
+                                "screenshot_scale": 1.0, "action_space": "pyautogui"}
 SECONDS_PER_STEP = 20.0   # the agent's time budget per step when none is given (15 steps: 300 s)
 Group = TypeVar("Group", bound="DataclassInstance")  # one of RunConfig's groups of options
 
@@ -79,12 +86,14 @@ class AgentOptions:
     observation_type: str | None = option(None, flag="--obs", affects=Affects.SETTING, always=True,
         help='What the agent observes. Default: what the agent declares (screenshot for the computer-use agents,'
              ' screenshot_a11y_tree for prompt and for an agent that declares nothing).')
-    action_space: str = option("pyautogui", affects=Affects.SETTING, always=True,
-        help='How the agent acts.')
-    max_trajectory_length: int = option(3, affects=Affects.SETTING,
-        help='Past steps the agent keeps in its prompt.')
-    screenshot_scale: float = option(1.0, affects=Affects.SETTING,
-        help='Scale the screenshot by this factor before the model sees it (its coordinates are scaled back).')
+    # None, here and in GenerationOptions: what the agent declares, else RUN_DEFAULTS (resolved())
+    action_space: str | None = option(None, affects=Affects.SETTING, always=True,
+        help="How the agent acts. Default: the agent's own, else pyautogui.")
+    max_trajectory_length: int | None = option(None, affects=Affects.SETTING,
+        help="Past steps the agent keeps in its prompt. Default: the agent's own, else 3.")
+    screenshot_scale: float | None = option(None, affects=Affects.SETTING,
+        help='Scale the screenshot by this factor before the model sees it (its coordinates are scaled back). '
+             "Default: the agent's own, else 1.")
     # seconds of the agent's predict() per task; 0: no limit; None: SECONDS_PER_STEP a step, none with --osworld
     agent_time_budget: float | None = option(None, affects=Affects.CONDITION,
         help='Seconds the agent may spend in predict() per task (model calls included); then the task is an '
@@ -100,12 +109,12 @@ class AgentOptions:
 class GenerationOptions:
     """What the agent asks its model for (sampling), apart from the run's own options."""
 
-    temperature: float = option(1.0, affects=Affects.SETTING,
-        help='Sampling temperature for the model.')
-    top_p: float = option(0.9, affects=Affects.SETTING,
-        help='Nucleus sampling for the model.')
-    max_tokens: int = option(1500, affects=Affects.SETTING,
-        help='Maximum tokens per model answer.')
+    temperature: float | None = option(None, affects=Affects.SETTING,
+        help="Sampling temperature for the model. Default: the agent's own, else 1.0.")
+    top_p: float | None = option(None, affects=Affects.SETTING,
+        help="Nucleus sampling for the model. Default: the agent's own, else 0.9.")
+    max_tokens: int | None = option(None, affects=Affects.SETTING,
+        help="Maximum tokens per model answer. Default: the agent's own, else 1500.")
 
 @dataclass
 class EpisodeOptions:
@@ -266,16 +275,15 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
             if self.tasks is not None and Path(self.tasks).resolve() != Path(meta):
                 refuse("--tasks", f"--osworld selects {meta}; give --tasks or --osworld, not both")
             self.osworld, self.tasks = str(Path(self.osworld).expanduser().resolve()), meta
-        if self.action_space not in ACTION_SPACES:
-            refuse("--action-space", f"must be one of {', '.join(ACTION_SPACES)}, got {self.action_space!r}")
+        for name in RUN_DEFAULTS:  # None: not given (or, once resolved, the agent's own None)
+            problem = _agent_option_problem(name, getattr(self, name))
+            if getattr(self, name) is not None and problem:
+                refuse(flag(name), problem)
         for spelled, count, least in (("--num-envs", self.num_envs, 1), ("--trials", self.trials, 1),
-                                     ("--max-steps", self.max_steps, 1),
-                                     ("--max-trajectory-length", self.max_trajectory_length, 0),
-                                     ("--max-tokens", self.max_tokens, 1)):
+                                     ("--max-steps", self.max_steps, 1)):
             if isinstance(count, bool) or not isinstance(count, int) or count < least:
                 refuse(spelled, f"must be a whole number >= {least}, got {count!r}")
-        for spelled, number in (("--temperature", self.temperature),
-                               ("--sleep-after-execution", self.sleep_after_execution),
+        for spelled, number in (("--sleep-after-execution", self.sleep_after_execution),
                                ("--wait-after-reset", self.wait_after_reset)):
             if isinstance(number, bool) or not isinstance(number, (int, float)) or number < 0:
                 refuse(spelled, f"must be a number >= 0, got {number!r}")
@@ -287,11 +295,6 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
         if isinstance(self.stop_after_fatal, bool) or not isinstance(self.stop_after_fatal, int) \
                 or self.stop_after_fatal < 0:
             refuse("--stop-after-fatal", f"must be a whole number >= 0 (0: never stop), got {self.stop_after_fatal!r}")
-        if isinstance(self.top_p, bool) or not isinstance(self.top_p, (int, float)) or not 0 < self.top_p <= 1:
-            refuse("--top-p", f"must be a number in (0, 1], got {self.top_p!r}")
-        if isinstance(self.screenshot_scale, bool) or not isinstance(self.screenshot_scale, (int, float)) \
-                or not 0 < self.screenshot_scale <= 1:
-            refuse("--screenshot-scale", f"must be a number in (0, 1], got {self.screenshot_scale!r}")
         if self.perturb is not None and self.perturb not in PERTURBATIONS:
             refuse("--perturb", f"must be one of {', '.join(PERTURBATIONS)}, got {self.perturb!r}")
 
@@ -321,10 +324,14 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
         return of(**{f.name: getattr(self, f.name) for f in dataclasses.fields(of)})
 
     def resolved(self) -> RunConfig:
-        """The config with the model and observation type the user left out taken from the agent's own
-        declaration (its constructor's defaults; the model falls back to the agent's name, the observation
-        to DEFAULT_OBSERVATION), those taken listed in `agent_defaults` (and so not passed to it)."""
-        if self.model is not None and self.observation_type is not None:
+        """The config with each option the user left out (None) taken from the agent's own declaration, its
+        constructor's default: those taken are listed in `agent_defaults` and not passed to it, so it runs as
+        it declares. What it does not declare (or declares unusably) the run decides: the model is the agent's
+        name and the observation DEFAULT_OBSERVATION (both listed too: the agent is not told them), the rest
+        RUN_DEFAULTS (passed to it)."""
+        missing = [name for name in ("model", "observation_type", *RUN_DEFAULTS)
+                   if getattr(self, name) is None and name not in self.agent_defaults]
+        if not missing:
             return self
 
         try:
@@ -333,19 +340,26 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
             declared = declared_defaults(self.agent)
         except (AgentLoadError, PluginError) as e:
             raise RunOptionError("--agent" if isinstance(e, AgentLoadError) else "--plugin", str(e)) from e
-        model = declared.get("model") if isinstance(declared.get("model"), str) else agent_name(self.agent)
-        observation = declared.get("observation_type")
-        if observation not in OBSERVATION_TYPES:
-            observation = DEFAULT_OBSERVATION
-        taken = [name for name in ("model", "observation_type") if getattr(self, name) is None]
-        return dataclasses.replace(self, model=self.model or model,
-                                   observation_type=self.observation_type or observation,
-                                   agent_defaults=list(dict.fromkeys(self.agent_defaults + taken)))
+        values: dict[str, Any] = {}
+        taken = []
+        for name in missing:
+            usable = name in declared and (isinstance(declared[name], str) if name == "model"
+                                           else declared[name] in OBSERVATION_TYPES if name == "observation_type"
+                                           else _agent_option_problem(name, declared[name]) is None)
+            if usable:
+                values[name] = declared[name]
+            else:
+                values[name] = (agent_name(self.agent) if name == "model" else
+                                DEFAULT_OBSERVATION if name == "observation_type" else RUN_DEFAULTS[name])
+            if usable or name in ("model", "observation_type"):
+                taken.append(name)
+        return dataclasses.replace(self, **values, agent_defaults=list(dict.fromkeys(self.agent_defaults + taken)))
 
     @property
     def layout(self) -> RunLayout:
         config = self.resolved()
-        assert config.model is not None and config.observation_type is not None  # resolved() fills both
+        # resolved() fills these three: a declared action space or observation is taken only when usable
+        assert config.model is not None and config.observation_type is not None and config.action_space is not None
         return RunLayout(Path(config.result_dir), config.action_space, config.observation_type, config.model)
 
     def time_budget(self) -> float:
@@ -363,6 +377,27 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
                    "max_trajectory_length": config.max_trajectory_length, "client_password": config.client_password,
                    "screen_size": tuple(config.screen_size), "screenshot_scale": config.screenshot_scale}
         return {**{k: v for k, v in options.items() if k not in config.agent_defaults}, **config.agent_args}
+
+
+# (least, most, whole): a range [least, ...) when most is None, else (least, most]
+_LIMITS: dict[str, tuple[int, int | None, bool]] = {"max_trajectory_length": (0, None, True),
+                                                    "max_tokens": (1, None, True), "temperature": (0, None, False),
+                                                    "top_p": (0, 1, False), "screenshot_scale": (0, 1, False)}
+
+
+def _agent_option_problem(name: str, value: Any) -> str | None:
+    """What is wrong with a value of one of the options an agent may declare (RUN_DEFAULTS); None when it can
+    be used. None is right for all but the two the harness acts on itself: the agent's own choice (send none)."""
+    if name == "action_space":
+        return None if value in ACTION_SPACES else f"must be one of {', '.join(ACTION_SPACES)}, got {value!r}"
+    if value is None and name != "screenshot_scale":
+        return None
+    least, most, whole = _LIMITS[name]
+    what, kinds = ("a whole number", (int,)) if whole else ("a number", (int, float))
+    right = not isinstance(value, bool) and isinstance(value, kinds)
+    if most is None:
+        return None if right and value >= least else f"must be {what} >= {least}, got {value!r}"
+    return None if right and least < value <= most else f"must be {what} in ({least}, {most}], got {value!r}"
 
 
 def flag(name: str) -> str:

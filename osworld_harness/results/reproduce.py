@@ -48,10 +48,11 @@ def reproduce_command(config: Mapping[str, Any]) -> str:
         words += ["--tasks", str(config["tasks"])]
     words += [part for domain in config.get("domains") or [] for part in ("--domain", domain)]
     words += [part for task_id in config.get("task_ids") or [] for part in ("--task-id", task_id)]
+    own = config.get("agent_defaults") or []  # the agent's own declared values: it takes them again
     for name in (*ALWAYS, *SCORING):
         value = config.get(name, defaults[name])
-        if name not in ALWAYS and (value == defaults[name] or (name == "screen_size" and
-                                                              list(value) == list(defaults[name]))):
+        if name not in ALWAYS and (name in own or value == defaults[name] or (
+                name == "screen_size" and list(value) == list(defaults[name]))):
             continue
         if name == "agent_args":
             words += [part for key, arg in sorted(value.items()) if not _is_secret(key)

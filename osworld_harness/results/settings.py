@@ -32,7 +32,10 @@ class SettingsMismatch(ValueError):
 
 
 def settings_of(config: Any) -> dict[str, Any]:
-    """The settings of a RunConfig, or of a dict of its fields, as JSON values (tuples as lists)."""
+    """The settings of a RunConfig (as it will run: with what the agent declares, resolved()), or of a dict of
+    its fields, as JSON values (tuples as lists)."""
+    if not isinstance(config, dict):
+        config = config.resolved()
     values = config if isinstance(config, dict) else {name: getattr(config, name) for name in SETTING_FIELDS}
     settings: dict[str, Any] = json.loads(json.dumps({name: values[name] for name in SETTING_FIELDS}))
     settings["agent_args"] = {k: v for k, v in sorted((settings["agent_args"] or {}).items())

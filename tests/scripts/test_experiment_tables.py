@@ -51,7 +51,7 @@ def record_settings(config, **changes) -> Path:
     """args.json as a run made with `config` changed by `changes` writes it."""
     path = config.layout.model_dir / "args.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"config": asdict(replace(config, **changes))}))
+    path.write_text(json.dumps({"config": asdict(replace(config, **changes).resolved())}))
     return path
 
 

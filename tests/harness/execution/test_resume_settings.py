@@ -65,7 +65,8 @@ def test_force_mixes_them_and_args_json_keeps_every_run(meta, tmp_path):
 def test_an_older_args_json_is_one_run(meta, tmp_path):
     old = config(meta, tmp_path, max_steps=15)
     old.layout.model_dir.mkdir(parents=True)
-    (old.layout.model_dir / "args.json").write_text(json.dumps({"config": asdict(old), "written": "earlier"}))
+    recorded = {"config": asdict(old.resolved()), "written": "earlier"}  # as a run records it
+    (old.layout.model_dir / "args.json").write_text(json.dumps(recorded))
     run_benchmark(old)
     runs = args_of(old)["runs"]
     assert [r.get("written") for r in runs][0] == "earlier" and len(runs) == 2

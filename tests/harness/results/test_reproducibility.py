@@ -36,7 +36,7 @@ def test_the_command_makes_the_same_settings_again_and_leaves_secrets_out():
                        max_steps=30, temperature=0.0, top_p=0.5, screen_size=(1280, 720), network=True,
                        agent_args={"api_key": "sk-secret", "base_url": "http://gpu:8000/v1", "history": 2,
                                    "grounder_api_key": "gk-secret", "auth_token": "t-secret"},
-                       result_dir="/somewhere/results", num_envs=4)
+                       result_dir="/somewhere/results", num_envs=4).resolved()  # as args.json records it
     command = reproduce_command(asdict(config))
     assert "secret" not in command and "gpu:8000" not in command and "/somewhere" not in command
     again = parsed(command)

@@ -101,7 +101,7 @@ def test_the_groups_of_options_share_out_every_field_once():
 def test_a_run_is_made_from_whole_groups_and_gives_each_back_typed():
     config = RunConfig.of(GenerationOptions(temperature=0.0, top_p=0.5), DesktopRunOptions(screen_size=(1280, 720)),
                           model="other-model")
-    assert config.group(GenerationOptions) == GenerationOptions(temperature=0.0, top_p=0.5, max_tokens=1500)
+    assert config.group(GenerationOptions) == GenerationOptions(temperature=0.0, top_p=0.5, max_tokens=None)
     assert config.temperature == 0.0 and config.model == "other-model"
     assert config.desktop().screen_size == (1280, 720)
     assert config.agent_kwargs()["top_p"] == 0.5
