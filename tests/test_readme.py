@@ -2,7 +2,8 @@
 every file the README and docs/ link to is there.
 
 Each ```console block is a command (`$ ...`) and its output. A command on an OSWorld checkout (`~/OSWorld`)
-runs on the one OSWORLD_CHECKOUT names (default /work/OSWorld) and is skipped without one; its output is
+runs on the one OSWORLD_CHECKOUT names (default /work/OSWorld) and is skipped without one (OSWorld's task
+files are not in its PyPI package, which the reference venv of tests/osworld_reference.py has); its output is
 compared with the checkout's path written as `~/OSWorld` again. Commands run in a fresh folder that sees
 this repository's evaluation_examples/, so results or a cache left in the repository change nothing."""
 from __future__ import annotations
@@ -15,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.osworld_reference import osworld_checkout
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-CHECKOUT = Path(os.environ.get("OSWORLD_CHECKOUT", "/work/OSWorld"))
+CHECKOUT = osworld_checkout()
 
 
 def console_blocks(text: str) -> list[tuple[str, str]]:
@@ -41,7 +44,8 @@ def test_the_readme_shows_commands_with_their_output():
 def test_each_readme_command_prints_what_the_readme_says(command, expected, tmp_path):
     if "~/OSWorld" in command:
         if not (CHECKOUT / "evaluation_examples").is_dir():
-            pytest.skip(f"no OSWorld checkout at {CHECKOUT} (OSWORLD_CHECKOUT)")
+            pytest.skip(f"no OSWorld checkout at {CHECKOUT} (OSWORLD_CHECKOUT): its task files are not in its PyPI "
+                        "package")
         command = command.replace("~/OSWorld", str(CHECKOUT))
     (tmp_path / "evaluation_examples").symlink_to(ROOT / "evaluation_examples")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",

@@ -1,14 +1,17 @@
-"""Drives a served desktop with OSWorld's own PythonController and SetupController, imported from an
-OSWorld checkout (run with PYTHONPATH=<checkout>, never with this repository's desktop_env).
+"""Drives a served desktop with OSWorld's own PythonController and SetupController, imported from OSWorld's
+`desktop_env` as this interpreter finds it: the reference venv's desktop-env package
+(tests/osworld_reference.py) or a checkout on PYTHONPATH, never this repository's desktop_env.
 
     python upstream_client_driver.py ADDRESS WORKDIR   -> prints {"call": [agreed, detail], ...} as JSON
 
 Each call is one upstream controller call or one setup step that needs no network; "agreed" says whether
-the desktop answered as a VM does, checked through the same client where it can read the effect.
+the desktop answered as a VM does, checked through the same client where it can read the effect, or is
+null where this version of the client has no method the call needs (the detail names it).
 """
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import logging
 import os
@@ -22,12 +25,16 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def import_upstream(checkout: str):
+def import_upstream():
     # The setup controller imports one helper (compare_urls) from upstream's metrics package, whose
     # __init__ pulls every metric's dependencies: the package is entered without running it.
+    spec = importlib.util.find_spec("desktop_env")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("No module named 'desktop_env'", name="desktop_env")
+    root = os.path.dirname(list(spec.submodule_search_locations)[0])
     for name in ("desktop_env.evaluators", "desktop_env.evaluators.metrics"):
         package = types.ModuleType(name)
-        package.__path__ = [os.path.join(checkout, *name.split("."))]
+        package.__path__ = [os.path.join(root, *name.split("."))]
         sys.modules[name] = package
     from desktop_env.controllers.python import PythonController
     # Upstream's module of that name, not ours (which has no SetupController): imported by name.
@@ -37,14 +44,18 @@ def import_upstream(checkout: str):
 
 def main(address: str, workdir: str) -> None:
     logging.basicConfig(level=logging.WARNING)
-    PythonController, SetupController = import_upstream(os.environ["OSWORLD_CHECKOUT"])
+    PythonController, SetupController = import_upstream()
     work = Path(workdir)
     python = PythonController(vm_ip=address, server_port=5000)
     setup = SetupController(vm_ip=address, server_port=5000, chromium_port=9222, vlc_port=8080,
                             cache_dir=str(work), client_password="password")
     results: dict[str, list] = {}
 
-    def check(name, call, agrees):
+    def check(name, call, agrees, needs=()):
+        absent = [method for method in needs if not hasattr(python, method)]
+        if absent:
+            results[name] = [None, f"this version of OSWorld's PythonController has no {', '.join(absent)}"]
+            return
         try:
             value = call()
             ok = bool(agrees(value))
@@ -72,7 +83,8 @@ def main(address: str, workdir: str) -> None:
     # PythonController
     check("get_screenshot", python.get_screenshot, lambda v: v[:8] == b"\x89PNG\r\n\x1a\n")
     check("get_vm_platform", python.get_vm_platform, lambda v: v == "Linux")
-    check("get_vm_machine", python.get_vm_machine, lambda v: v in ("x86_64", "aarch64"))
+    check("get_vm_machine", lambda: python.get_vm_machine(), lambda v: v in ("x86_64", "aarch64"),
+          needs=["get_vm_machine"])
     check("get_vm_screen_size", python.get_vm_screen_size, lambda v: v["width"] > 0 and v["height"] > 0)
     check("get_vm_desktop_path", python.get_vm_desktop_path, lambda v: v == f"{home}/Desktop")
     check("run_bash_script", lambda: python.run_bash_script("echo bash-ok"),
@@ -83,8 +95,9 @@ def main(address: str, workdir: str) -> None:
           lambda v: "command-ok" in json.dumps(v))
     check("execute_action MOVE_TO", lambda: (python.execute_action({"action_type": "MOVE_TO", "x": 123, "y": 77}),
                                              python.get_cursor_position())[1],
-          lambda v: v == {"x": 123, "y": 77})  # the client turns the server's [x, y] into a dict
-    check("get_cursor_position", python.get_cursor_position, lambda v: len(v) == 2)
+          lambda v: v == {"x": 123, "y": 77}, needs=["get_cursor_position"])  # the client makes [x, y] a dict
+    check("get_cursor_position", lambda: python.get_cursor_position(), lambda v: len(v) == 2,
+          needs=["get_cursor_position"])
     check("get_accessibility_tree", python.get_accessibility_tree, lambda v: isinstance(v, str) and "<" in v)
     check("get_terminal_output", python.get_terminal_output, lambda v: v is None or isinstance(v, str))
     check("get_vm_wallpaper", python.get_vm_wallpaper, lambda v: v is None or isinstance(v, bytes))

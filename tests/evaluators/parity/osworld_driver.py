@@ -1,13 +1,18 @@
-"""Calls OSWorld's own metric functions, from the checkout on PYTHONPATH, on the cases it is given.
+"""Calls OSWorld's own metric functions on the cases it is given: its `desktop_env` as this interpreter
+finds it (the desktop-env package of the reference venv, tests/osworld_reference.py, or a checkout on
+PYTHONPATH).
 
-Run by test_osworld_parity.py under the interpreter named by OSWORLD_PYTHON (a venv with OSWorld's
-metric dependencies), never imported by our code: this file imports the checkout's `desktop_env`,
-which shares its name with ours. Reads a JSON list of calls on stdin and writes one JSON list of
-outcomes on stdout, in the same order:
+Run by test_osworld_parity.py under the reference's interpreter, never imported by our code: this file
+imports OSWorld's `desktop_env`, which shares its name with ours. A module a metric imports when it
+runs and that is not installed stops the run (ModuleNotFoundError), as one missing at the top does:
+reported as that metric raising, it would pass for OSWorld's verdict.
+
+Reads a JSON list of calls on stdin and writes one JSON list of outcomes on stdout, in the same order:
 
     call:    {"metric": name, "args": [result, expected?], "options": {...}}
              {"evaluate": evaluator block, "last_action": action or null, "values": {...}}
     outcome: {"score": float} | {"returned": repr} (not a number) | {"error": "Type: message"}
+             | {"absent": reason} (this version of OSWorld's code has no such metric)
 
 An `evaluate` call runs OSWorld's DesktopEnv.evaluate (conj, infeasible, FAIL) on a DesktopEnv
 made without a desktop, its evaluator read by OSWorld's own _set_evaluator_info: its getters are
@@ -40,6 +45,8 @@ def outcome_of(run):
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # OSWorld's metrics print as they go
             value = run()
+    except ModuleNotFoundError:
+        raise
     except Exception as e:  # noqa: BLE001  every exception is an outcome to report
         return {"error": f"{type(e).__name__}: {str(e)[:300]}"}
     score = number(value)
@@ -110,6 +117,8 @@ def main():
     for call in calls:
         if "evaluate" in call:
             outcomes.append(outcome_of(lambda call=call: osworld_evaluate(call)))
+        elif not hasattr(metrics, call["metric"]):  # a metric newer than this version of OSWorld's code
+            outcomes.append({"absent": f"desktop_env.evaluators.metrics has no {call['metric']}"})
         else:
             fn = getattr(metrics, call["metric"])
             outcomes.append(outcome_of(lambda fn=fn, call=call: fn(*call["args"], **call["options"])))

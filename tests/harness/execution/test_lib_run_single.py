@@ -12,7 +12,6 @@ import io
 import json
 import re
 import types
-from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -20,8 +19,11 @@ from PIL import Image
 import lib_run_single
 from desktop_env.desktop_env import decided_by_last_action
 from desktop_env.evaluators.outcome import Evaluation
+from tests.osworld_reference import osworld_checkout
 
-OSWORLD = Path("/work/OSWorld")
+OSWORLD = osworld_checkout()
+NO_CHECKOUT = f"no OSWorld checkout at {OSWORLD} (OSWORLD_CHECKOUT): lib_run_single.py and the runner scripts " \
+              "are not in OSWorld's PyPI package"
 _png = io.BytesIO()
 Image.new("RGB", (8, 8), "white").save(_png, format="PNG")
 PNG = _png.getvalue()
@@ -83,7 +85,7 @@ def osworld_entry_points() -> dict[str, list[str]]:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("run_single_example")}
 
 
-@pytest.mark.skipif(not (OSWORLD / "lib_run_single.py").is_file(), reason="no OSWorld checkout at /work/OSWorld")
+@pytest.mark.skipif(not (OSWORLD / "lib_run_single.py").is_file(), reason=NO_CHECKOUT)
 def test_every_entry_point_of_osworlds_lib_run_single_is_here_with_its_parameters():
     theirs = osworld_entry_points()
     assert len(theirs) >= 15
@@ -92,7 +94,7 @@ def test_every_entry_point_of_osworlds_lib_run_single_is_here_with_its_parameter
         assert list(inspect.signature(ours).parameters) == parameters, name
 
 
-@pytest.mark.skipif(not (OSWORLD / "scripts").is_dir(), reason="no OSWorld checkout at /work/OSWorld")
+@pytest.mark.skipif(not (OSWORLD / "scripts").is_dir(), reason=NO_CHECKOUT)
 def test_osworlds_runner_scripts_find_every_entry_point_they_call():
     called = {name for path in OSWORLD.rglob("*.py")
               for name in re.findall(r"lib_run_single\.(run_single_example\w*)", path.read_text(errors="replace"))}
