@@ -84,8 +84,8 @@ def agent_problem(config: RunConfig) -> str | None:
 
 
 def print_dry_run(config: RunConfig) -> int:
-    """Prints what the run would do; the exit status: 2 with --strict and a score that would not be
-    comparable (or a mistake in the options), else 0."""
+    """Prints what the run would do; the exit status: 2 when a real run would refuse to start (a mistake in the
+    options, an agent that cannot be built, --strict and a score that would not be comparable), else 0."""
     from osworld_harness.execution.plan import once_per_task
     from osworld_harness.execution.preview import blockers
     from osworld_harness.execution.run import check_run
@@ -128,13 +128,14 @@ def print_dry_run(config: RunConfig) -> int:
     say(agent_text(config))
     say(built_with_text(config))
     problem = agent_problem(config) if plan.to_run else None
-    if problem:
-        say(f"agent: cannot be built, a real run stops here: {problem}", "red")
     warning = preview.network_warning()  # the rest of the warnings a run gives are said above
     if warning:
         say(f"warning: {warning}", "yellow")
     for line in preview.verdict.lines():
         say(line)
+    if problem:
+        say(f"Error: the agent cannot be built, so a real run would stop here: {problem}", "red")
+        return CANNOT_START
     if not preview.verdict.comparable and strict:
         say("--strict: this run would be refused", "red")
         return CANNOT_START

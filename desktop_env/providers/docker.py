@@ -39,8 +39,8 @@ import uuid
 import weakref
 
 from ..controllers.transport import Endpoint
-from ..errors import MissingDependency, ProviderError
-from .base import Provider
+from ..errors import MissingDependency, ProviderError, ProviderOptionError
+from .base import DesktopOptions, Provider
 from .leftovers import IN_USE, STALE, UNKNOWN, Leftover, PruneResult
 from .ports import PortAllocator, process_alive, process_start_time
 from .vm_tools import run_tool, wait_for_env_server
@@ -167,6 +167,14 @@ def prune_containers(found: list[Leftover], dry_run: bool = False, docker: str =
 
 class DockerProvider(Provider):
     """One OSWorld VM in one container; a revert is a fresh container."""
+
+    @classmethod
+    def check_options(cls, desktop: DesktopOptions) -> None:
+        """The disk image must be there before a run starts, not when its first container boots."""
+        try:
+            cls._check_disk(desktop.path_to_vm)
+        except ProviderError as e:
+            raise ProviderOptionError("path_to_vm", str(e)) from None
 
     @classmethod
     def prune(cls, dry_run: bool = False, tool: str | None = None) -> PruneResult:

@@ -32,9 +32,9 @@ import time
 import xml.etree.ElementTree as ET
 
 from ..controllers.transport import Endpoint
-from ..errors import ProviderError
+from ..errors import ProviderError, ProviderOptionError
 from ..waiting import poll_until
-from .base import Provider
+from .base import DesktopOptions, Provider
 from .leftovers import UNKNOWN, Leftover, PruneResult
 from .vm_tools import run_tool, wait_for_env_server
 
@@ -96,6 +96,17 @@ class VirtualBoxProvider(Provider):
         result = PruneResult()
         result.kept = running_virtualbox_vms(tool or "VBoxManage", result.notes)
         return result
+
+    @classmethod
+    def check_options(cls, desktop: DesktopOptions) -> None:
+        """A VM named by its .vbox file must be there before a run starts; one named by its name or UUID is
+        looked up with VBoxManage when its desktop boots."""
+        if not desktop.path_to_vm:
+            raise ProviderOptionError("path_to_vm", "the virtualbox provider needs path_to_vm: the .vbox file, "
+                                                    "name or UUID of an OSWorld VM")
+        path = os.path.abspath(os.path.expanduser(desktop.path_to_vm))
+        if desktop.path_to_vm.lower().endswith(".vbox") and not os.path.isfile(path):
+            raise ProviderOptionError("path_to_vm", f"VirtualBox machine file {path} does not exist")
 
     def __init__(self, vboxmanage: str = "VBoxManage", server_port: int = 5000, ready_timeout: float = 300.0,
                  ip_timeout: float = 300.0, ready_path: str = "/screenshot", command_timeout: float = 120.0,

@@ -31,8 +31,8 @@ import threading
 import time
 
 from ..controllers.transport import Endpoint
-from ..errors import MissingDependency, ProviderError
-from .base import Provider
+from ..errors import MissingDependency, ProviderError, ProviderOptionError
+from .base import DesktopOptions, Provider
 from .leftovers import UNKNOWN, Leftover, PruneResult
 from .vm_tools import run_tool, wait_for_env_server
 
@@ -65,6 +65,14 @@ def running_vmware_vms(vmrun: str = "vmrun", notes: list[str] | None = None) -> 
 
 
 class VMwareProvider(Provider):
+    @classmethod
+    def check_options(cls, desktop: DesktopOptions) -> None:
+        """The .vmx file must be there before a run starts, not when its first desktop boots."""
+        try:
+            cls._check_vmx(desktop.path_to_vm)
+        except ProviderError as e:
+            raise ProviderOptionError("path_to_vm", str(e)) from None
+
     @classmethod
     def prune(cls, dry_run: bool = False, tool: str | None = None) -> PruneResult:
         """Lists the running VMs for a person to judge; stops none."""

@@ -173,6 +173,34 @@ def takes_argument(function: Callable[..., Any], name: str) -> bool:
     return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
+def call_problems(agent_class: type) -> list[str]:
+    """How the calls Episode makes would fail on an agent of this class, said before any desktop starts:
+    `reset(logger)`, `predict(instruction, obs)` and, when it has one, `start_task(task)` (with `trial=` when
+    it names one); [] when they fit."""
+    calls: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [("reset", ("logger",), ()),
+                                                                  ("predict", ("instruction", "obs"), ())]
+    start_task = getattr(agent_class, "start_task", None)
+    if callable(start_task):
+        trial = ("trial",) if takes_argument(start_task, "trial") else ()
+        calls.append(("start_task", ("task",), trial))
+    problems = []
+    for name, positional, named in calls:
+        method = getattr(agent_class, name)
+        try:
+            signature = inspect.signature(method)
+        except (TypeError, ValueError):  # a builtin without a signature: nothing to say before calling it
+            continue
+        # A plain function is called on an instance: its first parameter is the agent itself.
+        bound = inspect.isfunction(inspect.getattr_static(agent_class, name))
+        try:
+            signature.bind(*((None,) if bound else ()), *positional, **dict.fromkeys(named))
+        except TypeError as e:
+            shown = f"{name}({', '.join([*positional, *(f'{n}=...' for n in named)])})"
+            problems.append(f"{agent_class.__qualname__}.{name}{signature} cannot be called as each task calls it, "
+                            f"{shown}: {e}")
+    return problems
+
+
 class Episode:
     """One task on one desktop, as its phases; the recorder writes what each phase does."""
 

@@ -46,6 +46,7 @@ from osworld_harness.results.task_folder import TaskState, now_iso, read_status,
 
 from .backend import Backend
 from .breaker import FatalErrorBreaker
+from .episode import call_problems
 from .events import Note, Planned, Reporter
 from .plan import Plan, RunSummary
 from .plan import PlannedTask as PlannedTask  # re-exported
@@ -157,12 +158,17 @@ def make_backend(config: RunConfig) -> Backend:
 
 
 def check_agent_class(config: RunConfig) -> None:
-    """Finds the agent class: a typo in --agent, an option it would ignore, or an --agent-arg its constructor
-    does not take (unless it takes **kwargs, which then judges them) fails before planning."""
+    """Finds the agent class: a typo in --agent, a reset() or predict() the episode cannot call as it does, an
+    option it would ignore, or an --agent-arg its constructor does not take (unless it takes **kwargs, which
+    then judges them) fails before planning."""
     try:
         agent_class = load_agent_class(config.agent)
     except AgentLoadError as e:
         raise RunOptionError("--agent", str(e)) from e
+    problems = call_problems(agent_class)
+    if problems:
+        raise RunOptionError("--agent", f"agent {config.agent!r} does not fit how a run calls it: "
+                             + "; ".join(problems))
     if config.screenshot_scale not in (None, 1.0) and not accepts_argument(agent_class, "screenshot_scale"):
         raise RunOptionError("--screenshot-scale", f"agent {config.agent!r} does not take screenshot_scale, so "
                              f"{config.screenshot_scale:g} would be ignored")
