@@ -9,10 +9,8 @@ libsnapd-glib.so.1, which is linked to Debian 12's libsnapd-glib-2.so.1 (the sam
 against libsoup 3: 22.04's libsoup 2 build cannot share a process with Debian 12's online-accounts
 libraries).
 
-Trust: Ubuntu's archive is signed with "Ubuntu Archive Automatic Signing Key (2018)" (fingerprint
-F6ECB3762474EDA9D21B7022871920D1991BC93C). Debian does not ship it, so the key file comes out of 22.04's
-ubuntu-keyring package and its SHA256 must be the one written here before apt uses it to check the
-archive's signed index; everything after is checked as aside_packages.py says.
+Trust: apt checks the archive's signed index with Ubuntu's 2018 archive key alone, pinned by its SHA256
+(ubuntu_archive.py); everything after is checked as aside_packages.py says.
 
 Settings 41 needs one key Debian 12's schemas lack (Ubuntu's org.gnome.desktop.screensaver
 ubuntu-lock-on-suspend: without it the Screen Lock panel aborts), so the folder holds its own compiled
@@ -32,12 +30,12 @@ import os
 import shutil
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from ....errors import MissingDependency
 from ..paths import sandbox_share_dir
-from .aside_packages import MANIFEST, Archive, PrivateApt, drop_special_bits, manifest_text, read_manifest, sha256_file
+from . import ubuntu_archive
+from .aside_packages import MANIFEST, Archive, PrivateApt, drop_special_bits, manifest_text, read_manifest
 from .aside_packages import library_dir as aside_library_dir
 from .desktop_view import SYSTEM_SHARE, DesktopViewError, compile_schemas, vm_gsettings
 from .one_time_build import Progress, install_once, progress_to_stderr, run_step
@@ -49,12 +47,10 @@ UPSTREAM_RELEASE = "41"  # any 22.04 update of Settings 41 (the archive keeps on
 # Bump when what the build writes changes: a new folder is built beside the old one.
 RECIPE = 1
 
-UBUNTU = "http://archive.ubuntu.com/ubuntu"
+UBUNTU = ubuntu_archive.UBUNTU
 ARCHIVES = (Archive(UBUNTU, "jammy"), Archive(UBUNTU, "jammy-updates"))
-# 22.04's keyring package, in the release pocket (never changes), and its 2018 archive key.
-KEYRING_DEB = f"{UBUNTU}/pool/main/u/ubuntu-keyring/ubuntu-keyring_2021.03.26_all.deb"
-KEYRING_MEMBER = "etc/apt/trusted.gpg.d/ubuntu-keyring-2018-archive.gpg"
-KEYRING_SHA256 = "bfdb0512804d0740816d836bb05b1ef8b27609771d7b9962c95bcc57bfaac230"
+KEYRING_DEB, KEYRING_MEMBER, KEYRING_SHA256 = (ubuntu_archive.KEYRING_DEB, ubuntu_archive.KEYRING_MEMBER,
+                                               ubuntu_archive.KEYRING_SHA256)
 PACKAGES = (SETTINGS_PACKAGE, "gnome-control-center-data", "libgnome-desktop-3-19", "libwhoopsie-preferences0",
             "gsettings-desktop-schemas")
 # Schemas of 22.04 that replace Debian 12's in Settings' own compiled schemas.
@@ -70,7 +66,6 @@ LIBRARIES = "lib"  # a link to usr/lib/<triplet>, for the shim's LD_LIBRARY_PATH
 SCHEMAS = Path("usr/share/glib-2.0/schemas")
 SCHEMAS_STAMP = "schemas.stamp"
 STEP_TIMEOUT_S = 600
-FETCH_TIMEOUT_S = 120
 # A run asks for Settings 41 each time; where Ubuntu's archive cannot be reached, one failed fetch is
 # remembered this long (with its reason) instead of being tried again by every run. `osworld env setup` retries.
 RETRY_AFTER_S = 6 * 3600
@@ -167,23 +162,9 @@ def _build(staging: Path, progress: Progress) -> None:
 
 
 def fetch_keyring(folder: Path) -> Path:
-    """Ubuntu's 2018 archive key, out of 22.04's ubuntu-keyring package; refused unless its SHA256 is
-    KEYRING_SHA256 (the package comes over plain HTTP, as apt fetches it)."""
-    deb = folder / "ubuntu-keyring.deb"
-    try:
-        with urllib.request.urlopen(KEYRING_DEB, timeout=FETCH_TIMEOUT_S) as response:
-            deb.write_bytes(response.read())
-    except OSError as e:
-        raise SettingsInstallError(f"installing GNOME Settings {UPSTREAM_RELEASE}, step 'fetch Ubuntu's archive "
-                                   f"key': {KEYRING_DEB}: {e}") from None
-    unpacked = folder / "keyring"
-    _run("unpack Ubuntu's archive key", ["dpkg-deb", "-x", str(deb), str(unpacked)], folder)
-    key = unpacked / KEYRING_MEMBER
-    digest = sha256_file(key) if key.is_file() else "(missing)"
-    if digest != KEYRING_SHA256:
-        raise SettingsInstallError(f"{KEYRING_DEB}: {KEYRING_MEMBER} has SHA256 {digest}, not Ubuntu's 2018 "
-                                   f"archive key ({KEYRING_SHA256}); refusing to trust it")
-    return key
+    """Ubuntu's 2018 archive key, refused unless its SHA256 is KEYRING_SHA256 (ubuntu_archive.py)."""
+    return ubuntu_archive.fetch_keyring(folder, f"GNOME Settings {UPSTREAM_RELEASE}", SettingsInstallError, _run,
+                                        KEYRING_DEB, KEYRING_SHA256)
 
 
 def library_dir(root: Path) -> Path:
