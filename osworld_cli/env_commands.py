@@ -46,7 +46,10 @@ def env_group() -> None:
 @env_group.command("setup")
 @click.option("--vscode", is_flag=True, help="Also install VS Code (code-server from the npm registry, a build of "
                                              "a few minutes), which runs otherwise install on first need.")
-def setup_command(vscode: bool) -> None:
+@click.option("--ubuntu-userland", is_flag=True, help="Also build Ubuntu 22.04's own root filesystem with the VM's "
+                                                      "apps (mmdebstrap, as root; about 650 MB from Ubuntu's "
+                                                      "archive): no desktop boots from it yet.")
+def setup_command(vscode: bool, ubuntu_userland: bool) -> None:
     """Build what the local desktop builds once (LocalProvider.prepare): the env server's venv and code,
     the desktop's view (with Ubuntu's fonts), the home template, Chromium 120, the VM's era of Chrome,
     from Debian 11's archive, and GNOME Settings 41, the VM's, from Ubuntu 22.04's (done once, cached)."""
@@ -64,7 +67,17 @@ def setup_command(vscode: bool) -> None:
             console.print(f"[red]error:[/] {part.problem()}")
         else:  # desktops do without it, as `osworld env doctor` says
             console.print(f"[yellow]warning:[/] {part.problem()}")
-    if any(part.error and part.required for part in built):
+    failed = any(part.error and part.required for part in built)
+    if ubuntu_userland:
+        from desktop_env.errors import MissingDependency
+        from desktop_env.providers.local.build.ubuntu_userland import ensure_userland
+
+        try:
+            console.print(f"{'ubuntu userland:':18} {ensure_userland(progress)}")
+        except MissingDependency as e:
+            console.print(f"[red]error:[/] {e}")
+            failed = True
+    if failed:
         sys.exit(1)
 
 

@@ -12,7 +12,7 @@ from ... import debian_packages
 from ...debian_packages import read_package_list
 from .boot.host_ids import sandbox_id_range
 from .boot.userns import root_inside_unavailable
-from .build import vm_chromium, vm_settings, vscode
+from .build import ubuntu_userland, vm_chromium, vm_settings, vscode
 from .build.server_venv import SYSTEM_MODULES, SYSTEM_PYTHON, venv_dir
 from .build.ubuntu_fonts import FAMILIES, fonts_dir
 from .limits import DesktopLimits, cgroup_support, format_size
@@ -184,6 +184,23 @@ def check_fonts() -> Check:
                  "install npm, then osworld env setup", required=False)
 
 
+def check_ubuntu_userland() -> Check:
+    """Whether Ubuntu 22.04's own userland is built, and the versions of the VM's apps in it (informational:
+    no desktop boots from it yet)."""
+    found = ubuntu_userland.installed_userland()
+    if found is None:
+        return Check("ubuntu userland", False, f"Ubuntu 22.04 userland: not built ({ubuntu_userland.userland_dir()})",
+                     "osworld env setup --ubuntu-userland", required=False)
+    versions = ubuntu_userland.userland_versions(found)
+    pinned = ubuntu_userland.REPO_LOCK
+    drift = ubuntu_userland.lock_differences(ubuntu_userland.read_lock((found / ubuntu_userland.LOCK).read_text()),
+                                             ubuntu_userland.read_lock(pinned.read_text())) if pinned.is_file() else []
+    lock = f"no {pinned.name} to compare with" if not pinned.is_file() else \
+        f"{len(drift)} packages differ from {pinned.name}" if drift else f"as {pinned.name}"
+    return Check("ubuntu userland", True, f"Ubuntu 22.04 userland: built in {found}, {versions.summary()}; {lock}",
+                 required=False)
+
+
 def run_checks() -> list[Check]:
     missing = debian_packages.missing_packages(required_packages())
     checks = [Check("debian packages", not missing,
@@ -191,5 +208,5 @@ def run_checks() -> list[Check]:
                     f"apt-get install --no-install-recommends {' '.join(missing)}" if missing else "")]
     checks += [check_bubblewrap(), check_home_cap(), check_system_python(), check_server_venv(), check_fonts(),
                check_limits(), check_sudo(), check_vscode(), check_chromium(),
-               check_settings()]
+               check_settings(), check_ubuntu_userland()]
     return checks
