@@ -86,7 +86,7 @@ def agent_problem(config: RunConfig) -> str | None:
 def print_dry_run(config: RunConfig) -> int:
     """Prints what the run would do; the exit status: 2 when a real run would refuse to start (a mistake in the
     options, an agent that cannot be built, --strict and a score that would not be comparable), else 0."""
-    from osworld_harness.execution.plan import once_per_task
+    from osworld_harness.execution.plan import broken_tasks, unsupported_tasks
     from osworld_harness.execution.preview import blockers
     from osworld_harness.execution.run import check_run
 
@@ -97,18 +97,28 @@ def print_dry_run(config: RunConfig) -> int:
     facts = preview.facts
     say(f"plan: {facts['tasks']} task(s) from {config.tasks or 'the built-in suite'}"
         + (" (OSWorld-Verified)" if config.osworld else "") + f" -> {config.layout.model_dir}", "bold")
+    broken = broken_tasks(plan.invalid)
     columns = [Column("domain", key=True), Column("tasks", justify="right"), Column("to run", justify="right"),
                Column("done", justify="right"), Column("errored before", justify="right"),
+               *[Column("broken", justify="right")] * bool(broken),  # a sound checkout's table stays as it was
                Column("cannot run here", justify="right"), Column("live web", justify="right"),
                Column("downloads", justify="right"), Column("in cache", justify="right")]
-    rows = [[name, str(d.tasks), str(d.to_run), str(d.done), str(d.errored), str(d.cannot_run), str(d.live_web),
-             str(d.downloads), str(d.prefetched)] for name, d in preview.domains.items()]
+    rows = [[name, str(d.tasks), str(d.to_run), str(d.done), str(d.errored), *[str(d.broken)] * bool(broken),
+             str(d.cannot_run), str(d.live_web), str(d.downloads), str(d.prefetched)]
+            for name, d in preview.domains.items()]
     totals = [sum(int(row[i]) for row in rows) for i in range(1, len(columns))]
     show_table(columns, rows + [["total", *map(str, totals)]], sections=[len(rows) - 1])
     if plan.left_out:
         say(f"left out: {len(plan.left_out)} task(s) OSWorld-Verified does not score: "
             + "; ".join(sorted(set(plan.left_out.values()))))
-    invalid = once_per_task(plan.invalid)
+    if broken:
+        say(f"broken: {len(broken)} task file(s); each gets an error record, counted as 0, and the score is not "
+            "comparable (file: field = value: what is wrong):", "red")
+        for planned in broken:
+            say(f"  {planned.domain}/{planned.task_id}:")
+            for each in planned.problems:
+                say(f"    {each}")
+    invalid = unsupported_tasks(plan.invalid)
     if invalid:
         named = ", ".join(f"{name} {count}" for name, count in sorted(blockers(plan).items(),
                                                                      key=lambda kv: (-kv[1], kv[0])))

@@ -245,10 +245,12 @@ def print_invalid(summary: RunSummary) -> None:
         from osworld_harness.execution.plan import once_per_task
 
         tasks = once_per_task(summary.invalid)
-        console.print(f"[red]{len(tasks)} task(s) cannot run[/] (error records written; "
-                      "`osworld tasks validate` checks the files):")
+        broken = sum(planned.broken for planned in tasks)
+        console.print(f"[red]{len(tasks)} task(s) cannot run[/], {broken} of them with a broken task file (error "
+                      "records written; `osworld tasks validate` checks the files):")
         for planned in tasks:
-            console.print(f"  {planned.domain}/{planned.task_id}: {planned.error}", markup=False, highlight=False)
+            console.print(f"  {planned.domain}/{planned.task_id}: {'broken: ' * planned.broken}{planned.error}",
+                          markup=False, highlight=False)
 
 
 def run_with_progress(config: RunConfig) -> RunSummary:

@@ -31,6 +31,12 @@ class PlannedTask:
         return f"{self.domain}/{self.task_id}" + (f" (trial {self.trial})" if self.trial > 1 else "")
 
     @property
+    def broken(self) -> bool:
+        """Its task file (or the meta file's entry for it) is broken: unreadable, a name no code knows, an option
+        or path that is wrong; not a valid task that needs what this machine lacks (a live account...)."""
+        return any(not p.unsupported for p in self.problems)
+
+    @property
     def error(self) -> str:
         first = str(self.problems[0]) if self.problems else ""
         return first + (f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else "")
@@ -42,6 +48,16 @@ def once_per_task(planned: list[PlannedTask]) -> list[PlannedTask]:
     for p in planned:
         first.setdefault((p.domain, p.task_id), p)
     return list(first.values())
+
+
+def broken_tasks(planned: list[PlannedTask]) -> list[PlannedTask]:
+    """Of the tasks that cannot run, once each, those whose files are broken."""
+    return [p for p in once_per_task(planned) if p.broken]
+
+
+def unsupported_tasks(planned: list[PlannedTask]) -> list[PlannedTask]:
+    """Of the tasks that cannot run, once each, the valid ones that need what this machine lacks."""
+    return [p for p in once_per_task(planned) if not p.broken]
 
 
 @dataclass

@@ -19,7 +19,7 @@ from osworld_harness.results.comparability import Verdict, plan_verdict
 from osworld_harness.results.config import RunConfig
 from osworld_harness.results.task_folder import TaskState
 
-from .plan import Plan, once_per_task, plan_tasks
+from .plan import Plan, broken_tasks, plan_tasks, unsupported_tasks
 
 if TYPE_CHECKING:
     from desktop_env.tasks import Task
@@ -34,7 +34,8 @@ class DomainPreview:
     to_run: int = 0
     done: int = 0
     errored: int = 0          # skipped: errored in an earlier run (--retry-errors runs them)
-    cannot_run: int = 0
+    cannot_run: int = 0       # valid tasks that need what this machine lacks
+    broken: int = 0           # tasks whose files are broken (unreadable, a name no code knows...)
     live_web: int = 0         # of the selected tasks that can run, those that need a live website or an account
     downloads: int = 0        # those that need files fetched by URL
     prefetched: int = 0       # of those, the ones whose files are all in the cache
@@ -53,7 +54,8 @@ class RunPreview:
     def facts(self) -> dict[str, Any]:
         """What args.json records of the plan (`plan`), for the verdict `summarize` gives later."""
         return {"tasks": sum(d.tasks for d in self.domains.values()), "to_run": len(self.plan.to_run),
-                "needs_network": len(self.live_web), "cannot_run": len(once_per_task(self.plan.invalid)),
+                "needs_network": len(self.live_web), "cannot_run": len(unsupported_tasks(self.plan.invalid)),
+                "broken": len(broken_tasks(self.plan.invalid)),
                 "downloads": sum(d.downloads for d in self.domains.values()),
                 "prefetched": sum(d.prefetched for d in self.domains.values()),
                 "left_out": len(self.plan.left_out), "suite_tasks": self.plan.suite_tasks,
@@ -66,10 +68,18 @@ class RunPreview:
         return None
 
     def invalid_warning(self) -> str | None:
-        invalid = once_per_task(self.plan.invalid)
+        invalid = unsupported_tasks(self.plan.invalid)
         if invalid:
             return (f"{len(invalid)} task(s) cannot run here; each gets an error record, counted as 0: "
                     f"{_named([(p.domain, p.task_id) for p in invalid])}")
+        return None
+
+    def broken_warning(self) -> str | None:
+        broken = broken_tasks(self.plan.invalid)
+        if broken:
+            return (f"{len(broken)} task file(s) are broken; each gets an error record, counted as 0, and the score "
+                    f"is not comparable (`osworld tasks validate` lists what is wrong): "
+                    f"{_named([(p.domain, p.task_id) for p in broken])}")
         return None
 
     def downloads_warning(self) -> str | None:
@@ -83,7 +93,8 @@ class RunPreview:
 
     def warnings(self) -> list[str]:
         """What the user should know before the run spends anything, one line each."""
-        return [w for w in (self.network_warning(), self.invalid_warning(), self.downloads_warning()) if w]
+        return [w for w in (self.network_warning(), self.broken_warning(), self.invalid_warning(),
+                            self.downloads_warning()) if w]
 
 
 def _named(pairs: list[tuple[str, str]]) -> str:
@@ -106,6 +117,7 @@ def preview_run(config: RunConfig) -> RunPreview:
         config = dataclasses.replace(config, domains=[])
     preview = RunPreview(config, plan)
     invalid = {(p.domain, p.task_id) for p in plan.invalid}
+    broken = {(p.domain, p.task_id) for p in broken_tasks(plan.invalid)}
     states: dict[tuple[str, str], list[TaskState]] = {}
     for planned in plan.to_run + plan.skipped:
         states.setdefault((planned.domain, planned.task_id), []).append(planned.state)
@@ -114,7 +126,8 @@ def preview_run(config: RunConfig) -> RunPreview:
         domain = preview.domains.setdefault(pair[0], DomainPreview())
         domain.tasks += 1
         if pair in invalid:
-            domain.cannot_run += 1
+            domain.broken += pair in broken
+            domain.cannot_run += pair not in broken
             continue
         domain.to_run += pair in runs
         domain.done += all(s is TaskState.DONE for s in states[pair])
@@ -142,9 +155,9 @@ def preview_run(config: RunConfig) -> RunPreview:
 
 
 def blockers(plan: Plan) -> Counter[str]:
-    """What keeps the tasks that cannot run from running, by name, with how many tasks each keeps."""
+    """What keeps the valid tasks that cannot run here from running, by name, with how many tasks each keeps."""
     found: Counter[str] = Counter()
-    for planned in once_per_task(plan.invalid):
-        names = {NEEDS.get(p.name, p.name) if p.unsupported else p.kind for p in planned.problems}
+    for planned in unsupported_tasks(plan.invalid):
+        names = {NEEDS.get(p.name, p.name) for p in planned.problems}
         found.update(names)
     return found

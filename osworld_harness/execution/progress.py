@@ -80,7 +80,8 @@ class RunProgress:
             self._print(f"{len(event.to_run)} task(s) to run, {len(event.skipped)} already done or errored (skipped)"
                         + (f", {len(event.invalid)} cannot run (error records)" if event.invalid else ""))
             for planned in once_per_task(event.invalid):
-                self._print(f"[red]cannot run[/] {planned.domain}/{planned.task_id}: {escape(planned.error)}")
+                what = "broken" if planned.broken else "cannot run"
+                self._print(f"[red]{what}[/] {planned.domain}/{planned.task_id}: {escape(planned.error)}")
             for planned in event.to_run:
                 for warning in planned.warnings:
                     self._print(f"[yellow]warning[/]    {planned.domain}/{planned.task_id}: {escape(str(warning))}")

@@ -3,12 +3,13 @@ and if not, why.
 
 Comparable means: OSWorld-Verified's tasks (`--osworld CHECKOUT`, all of them), one of the leaderboard's
 step budgets, OSWorld's screen, nothing that changes what the agent sees or how tasks are scored, the
-network on when tasks need it, and, once it ran, every task finished with nothing cut short by a time
-budget OSWorld does not have. Each setting is one row of SETTING_CHECKS: (field of the run's options,
-a test of its value that makes the number incomparable, the reason in words). A field a run did not
-record is not checked, so an option added later (such as `evaluator_fixes`) is one more row, and older
-runs read as they were. Notes are said but do not make the number incomparable (a task that cannot run
-here costs at most its share of the score).
+network on when tasks need it, every selected task file sound (a broken one counts as 0 for a reason that
+is not the agent's, where a valid task that cannot run offline is only a note), and, once it ran, every
+task finished with nothing cut short by a time budget OSWorld does not have. Each setting is one row of
+SETTING_CHECKS: (field of the run's options, a test of its value that makes the number incomparable, the
+reason in words). A field a run did not record is not checked, so an option added later (such as
+`evaluator_fixes`) is one more row, and older runs read as they were. Notes are said but do not make the
+number incomparable (a task that cannot run here costs at most its share of the score).
 
 The same verdict is printed before a run (`--dry-run`, and at the start of a real one; `--strict`
 refuses an incomparable run) and by `summarize`, from what args.json recorded.
@@ -67,6 +68,9 @@ SETTING_CHECKS: tuple[Check, ...] = (
                        "account (they score 0 without it; --network)"),
     Check("evaluator_fixes", lambda v, r: bool(v),
           lambda v, r: "OSWorld's metrics were changed by the opt-in evaluator fixes (--evaluator-fixes)"),
+    Check("plan", lambda v, r: bool(_facts(r).get("broken")),
+          lambda v, r: f"{_facts(r)['broken']} task file(s) are broken (unreadable, or naming what no code knows), so "
+                       "they count as 0 for a reason that is not the agent's (`osworld tasks validate` lists them)"),
     Check("osworld", lambda v, r: bool(v) and _facts(r).get("suite_tasks", OFFICIAL_TASKS) != OFFICIAL_TASKS,
           lambda v, r: f"the checkout's OSWorld-Verified selection has {_facts(r)['suite_tasks']} task(s), not the "
                        f"leaderboard's {OFFICIAL_TASKS}"),

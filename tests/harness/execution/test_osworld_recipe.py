@@ -205,3 +205,51 @@ def test_a_run_recorded_with_domain_all_before_is_judged_as_every_domain():
             "perturb": None, "network": True}
     assert plan_verdict({**good, "domains": ["all"]}, facts).comparable
     assert plan_verdict({**good, "domains": ["os"]}, facts).reasons == ["only some domains ran (--domain os)"]
+
+
+def broken_checkout(tmp_path: Path, url: str) -> Path:
+    """The miniature checkout with two broken task files (one cut short, one naming a metric no code has) and
+    a sound one that needs a live scripted website, which cannot run offline."""
+    root = checkout(tmp_path, url)
+    examples = root / "evaluation_examples"
+    (examples / "examples" / "os" / "truncated.json").write_text('{"id": "truncated", "instruction": "do it", "con')
+    task(examples, "os", "typo", [], {"func": "exact_mach", "result": {"type": "vm_command_line", "command": "ls"},
+                                      "expected": {"type": "rule", "rules": {"expected": "x"}}})
+    task(examples, "chrome", "recreation", [], {"func": "exact_match", "result": {"type": "vm_command_line",
+                                                                                 "command": "ls"},
+                                                "expected": {"type": "gotoRecreationPage_and_get_html_content"}})
+    index = json.loads((examples / "test_all.json").read_text())
+    index["os"] += ["truncated", "typo"]
+    index["chrome"].append("recreation")
+    (examples / "test_all.json").write_text(json.dumps(index))
+    return root
+
+
+def test_broken_task_files_are_listed_apart_and_make_the_run_incomparable(tmp_path, server):
+    root = broken_checkout(tmp_path, server.url)
+    status, out = dry_run("--osworld", str(root), "--result-dir", str(tmp_path / "r"))
+    assert status == 0, out
+    lines = out.splitlines()
+    assert "broken: 2 task file(s); each gets an error record, counted as 0, and the score is not comparable" in out
+    at = lines.index("  os/typo:")
+    assert lines[at + 1] == (f"    {root.resolve() / 'evaluation_examples/examples/os/typo.json'}: evaluator.func = "
+                             "'exact_mach': unknown metric; did you mean exact_match?")
+    at = lines.index("  os/truncated:")
+    assert "truncated.json" in lines[at + 1] and "JSON" in lines[at + 1]
+    cannot = next(line for line in lines if line.startswith("cannot run here:"))
+    assert cannot.startswith("cannot run here: 1 task(s) (a live scripted website 1)")
+    assert "  - 2 task file(s) are broken" in out
+    assert "note: 1 task(s) cannot run here and count as 0" in out
+    status, out = dry_run("--osworld", str(root), "--strict", "--result-dir", str(tmp_path / "r"))
+    assert status == CANNOT_START and "2 task file(s) are broken" in out
+
+
+def test_a_run_records_its_broken_task_files_and_summarize_says_so(tmp_path, server):
+    root = broken_checkout(tmp_path, server.url)
+    config = RunConfig(agent="noop", osworld=str(root), max_steps=50, record=False, result_dir=str(tmp_path / "r"),
+                       cache_dir=str(tmp_path / "cache"))
+    run_benchmark(config, backend=ThreadBackend.with_env_factory(config, Desktop))
+    args = json.loads((config.layout.model_dir / "args.json").read_text())
+    assert (args["plan"]["broken"], args["plan"]["cannot_run"]) == (2, 1)
+    out = CliRunner().invoke(cli, ["summarize", str(tmp_path / "r")]).output
+    assert "2 task file(s) are broken" in " ".join(out.split())
