@@ -10,8 +10,8 @@
 #     and unless --demo VS Code (`osworld env setup --vscode`'s build: its build packages come first too):
 #     about 90 s of compiling that fills the CPU apt leaves idle, where the first test to need VS Code
 #     would otherwise build it while the desktop tests use both cores; beside VS Code, unless --demo, the venv of
-#     OSWorld's own code that the tests comparing with it run (tests/osworld_reference.py: the PyPI package
-#     desktop-env with --no-deps and tests/osworld_reference_requirements.txt, in the cache, made once);
+#     OSWorld's own code that the tests comparing with it run (osworld_harness/experiments/reference_venv.py: the PyPI package
+#     desktop-env with --no-deps and the requirements beside it, in the cache, made once);
 #  3. the desktop's view, home template and Chromium 120 (`osworld env setup`), once both are done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,7 +66,7 @@ pip_log=$(mktemp)
   echo "$(( $(date +%s) - pip_started ))" > "$pip_log.seconds"
   if [ "$DEMO" = 0 ]; then
     ( reference_started=$(date +%s)
-      "$VENV/bin/python" -m tests.osworld_reference
+      "$VENV/bin/python" -m osworld_harness.experiments.reference_venv
       echo "$(( $(date +%s) - reference_started ))" > "$pip_log.reference-seconds" ) > "$pip_log.reference" 2>&1 &
     reference_pid=$!
     vscode_started=$(date +%s)

@@ -1,8 +1,6 @@
 """OSWorld's own code, for the tests that compare with it: the PyPI package desktop-env (OSWorld's
 desktop_env and mm_agents) in a venv of its own, with only what its controllers, getters and metrics
-import (tests/osworld_reference_requirements.txt, installed with --no-deps). scripts/install.sh makes it
-(`python -m tests.osworld_reference`), keyed by the requirements' content as the env server's venv is, so
-a change of pins makes a new one.
+import (osworld_harness/experiments/reference_venv.py, which scripts/install.sh runs to make it).
 
 OSWORLD_CHECKOUT=path runs a checkout's code instead (on PYTHONPATH), under OSWORLD_PYTHON or else the
 reference venv's Python; OSWORLD_PYTHON alone names another interpreter with desktop-env installed.
@@ -12,56 +10,19 @@ A test that finds no reference, or whose reference cannot import a module, skips
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import shutil
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
 import pytest
 
-from desktop_env.providers.local.paths import build_aside, cache_dir
+from osworld_harness.experiments.reference_venv import venv_dir
 
-REQUIREMENTS = Path(__file__).with_name("osworld_reference_requirements.txt")
 ON_CI = os.environ.get("CI", "").lower() in ("true", "1")
-
-
-class ReferenceVenvError(RuntimeError):
-    """Building the reference venv failed; the message names the step and its output."""
-
-
-def venv_dir() -> Path:
-    digest = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()[:12]
-    return cache_dir() / f"osworld-reference-{digest}"
-
-
-def ensure_venv() -> Path:
-    """The reference venv, made once (built aside, then renamed into place)."""
-    target = venv_dir()
-    if (target / "bin" / "python").exists():
-        return target
-    uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
-
-    def build(staging: Path) -> None:
-        python = str(staging / "bin" / "python")
-        # Byte code compiled as it installs: the drivers run with PYTHONDONTWRITEBYTECODE, and would
-        # otherwise compile pandas, scipy and the rest on each run.
-        install = [uv, "pip", "install", "-q", "--compile-bytecode", "--python", python] if uv else \
-            [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--compile"]
-        steps = [[sys.executable, "-m", "venv", *(["--without-pip"] if uv else []), str(staging)],
-                 [*install, "--no-deps", "-r", str(REQUIREMENTS)]]
-        for step in steps:
-            done = subprocess.run(step, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise ReferenceVenvError(f"could not build OSWorld's reference venv at {target}: {' '.join(step)} "
-                                         f"failed: {(done.stderr or done.stdout).strip()[-1500:]}")
-
-    return build_aside(target, build)
 
 
 @dataclass(frozen=True)
@@ -112,8 +73,8 @@ def reference() -> Reference:
             unavailable(f"OSWORLD_CHECKOUT={checkout} is no OSWorld checkout (no desktop_env/evaluators/metrics)")
         return Reference(python or sys.executable, checkout)
     if not python:
-        unavailable(f"no OSWorld reference venv at {venv_python.parent.parent} (tests/osworld_reference_requirements"
-                    ".txt): `make install` makes it")
+        unavailable(f"no OSWorld reference venv at {venv_python.parent.parent} (osworld_harness/experiments/"
+                    "reference_venv.py): `make install` makes it")
     return Reference(python)
 
 
@@ -121,13 +82,3 @@ def osworld_checkout() -> Path:
     """OSWorld's repository itself, for what its PyPI package leaves out (lib_run_single.py, its runner
     scripts, evaluation_examples/): OSWORLD_CHECKOUT, else /work/OSWorld."""
     return Path(os.environ.get("OSWORLD_CHECKOUT", "/work/OSWorld"))
-
-
-if __name__ == "__main__":
-    started = time.monotonic()
-    existed = (venv_dir() / "bin" / "python").exists()
-    try:
-        made = ensure_venv()
-    except ReferenceVenvError as e:
-        sys.exit(str(e))
-    print(f"OSWorld's reference venv: {made} ({'there' if existed else f'made in {time.monotonic() - started:.0f} s'})")

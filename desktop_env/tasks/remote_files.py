@@ -92,11 +92,17 @@ def _named(task: Task) -> Iterator[_Named]:
 def remote_files(task: Task) -> tuple[list[RemoteFile], list[UnsafeTaskPath]]:
     """The task's files named by an http(s) URL, each with its cache name; and the names that would
     leave the task's cache folder (validation reports those too; they are never fetched)."""
+    return named_files(task, remote_only=True)
+
+
+def named_files(task: Task, remote_only: bool = False) -> tuple[list[RemoteFile], list[UnsafeTaskPath]]:
+    """Every file the task names by URL or path (task-relative, file:// and http(s); only the last with
+    `remote_only`), each with its cache name, and the names that would leave the task's cache folder."""
     found: list[RemoteFile] = []
     refused: list[UnsafeTaskPath] = []
     for named in _named(task):
         url = named.url
-        if not isinstance(url, str) or urlsplit(url).scheme not in ("http", "https"):
+        if not isinstance(url, str) or (remote_only and urlsplit(url).scheme not in ("http", "https")):
             continue
         try:
             name = named.cache_name(url, task.path)
