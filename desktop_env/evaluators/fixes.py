@@ -33,6 +33,10 @@ FIXES: dict[str, str] = {
                                 "message, so any two folders Thunderbird wrote are equal)",
     "compare_docx_files": "the reader (.docx or .odt) is chosen from each file's content, not its name, so a "
                           ".docx/.odt pair is compared instead of scoring 0",
+    "is_expected_url_pattern_match": "a pattern given as one string (not a list) is one regex (OSWorld searches "
+                                     "each of its characters as a regex of its own)",
+    "compare_pdfs": "no result file (None) scores 0 (OSWorld opens None as an empty document, whose text equals "
+                    "that of a gold PDF without text)",
 }
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import docx
+import openpyxl
+import pypdf
 import pytest
 
 from desktop_env.evaluators.fixes import FIXES, evaluator_fixes
@@ -19,6 +21,16 @@ A11Y = ('<desktop-frame xmlns:attr="https://accessibility.ubuntu.example.org/ns/
         '<application name="Thunderbird"><text name="empty"></text></application></desktop-frame>')
 BINDING = {"key": "ctrl+j", "command": "workbench.action.focusActiveEditorGroup", "when": "terminalFocus"}
 THEME = {"expected": '{"workbench.colorTheme": "Visual Studio Dark"}\n'}
+
+
+
+def fuzzy(cells: str, kind: str, sheets: tuple[str, str] = ("RNSheet1", "ENSheet1"), **options: Any) -> list[dict]:
+    """compare_table's rules: one sheet_fuzzy rule over `cells` with match type `kind`."""
+    return [{"type": "sheet_fuzzy", "sheet_idx0": sheets[0], "sheet_idx1": sheets[1],
+             "rules": [{"range": [cells], "type": kind, **options}]}]
+
+
+FUZZY_A1 = fuzzy("A1", "exact_match")
 
 # (metric, what the case is, the inputs (a file as ("file", name, text)), options, OSWorld's verdict, ours with
 # the evaluator fixes). OSWorld's verdict of a case where its function raised is 0: its run records no score.
@@ -77,6 +89,32 @@ CASES: list[tuple[str, str, tuple[Any, ...], dict[str, Any], float, float]] = [
      {"remove_deleted": True, "remove_duplicate": True}, 1.0, 0.0),
     ("compare_docx_files", "an .odt result against a .docx gold",
      (("odt-named-docx", "answer.odt", "Same text"), ("docx", "gold.docx", "Same text")), {}, 0.0, 1.0),
+    ("is_expected_url_pattern_match", "one string: each character a regex, all found",
+     ("https://shop.example/mesoh", {"expected": "homes"}), {}, 1.0, 0.0),
+    ("is_expected_url_pattern_match", "one string holding a group (OSWorld raises on its '(')",
+     ("https://www.python.org/", {"expected": "(www)"}), {}, 0.0, 1.0),
+    ("compare_pdfs", "no result (None) against a gold PDF without text",
+     (None, ("blank-pdf", "gold.pdf", "")), {}, 1.0, 0.0),
+    ("compare_table", "sheet_fuzzy: a number against the same digits as text (3.0 against 3)",
+     (("xlsx", "result.xlsx", [[3]]), ("xlsx", "gold.xlsx", [["3"]])), {"rules": FUZZY_A1}, 0.0, 0.0),
+    ("compare_table", "sheet_fuzzy: an empty cell against the text None",
+     (("xlsx", "result.xlsx", [[None, "x"]]), ("xlsx", "gold.xlsx", [["None", "x"]])), {"rules": FUZZY_A1}, 1.0, 1.0),
+    ("compare_table", "sheet_fuzzy: TRUE against FALSE (both read as None)",
+     (("xlsx", "result.xlsx", [[True]]), ("xlsx", "gold.xlsx", [[False]])), {"rules": FUZZY_A1}, 1.0, 1.0),
+    ("compare_table", "sheet_fuzzy includes: an empty gold cell in a result holding None",
+     (("xlsx", "result.xlsx", [["None of these"]]), ("xlsx", "gold.xlsx", [[None, "x"]])),
+     {"rules": fuzzy("A1", "includes")}, 1.0, 1.0),
+    ("compare_table", "sheet_fuzzy: a sheet neither book has",
+     (("xlsx", "result.xlsx", [["a"]]), ("xlsx", "gold.xlsx", [["b"]])),
+     {"rules": fuzzy("A1", "exact_match", sheets=("RNNone", "ENNone"))}, 1.0, 1.0),
+    ("compare_table", "sheet_fuzzy: a formula openpyxl saved without its value (OSWorld raises)",
+     (("xlsx", "result.xlsx", [["=1+1"]]), ("xlsx", "gold.xlsx", [[2]])), {"rules": FUZZY_A1}, 0.0, 0.0),
+    ("compare_table", "sheet_fuzzy includes: a phone number saved as a number (multi_apps/d1acdb87's options)",
+     (("xlsx", "result.xlsx", [[15551234]]), ("xlsx", "gold.xlsx", [["+1 (555) 1234"]])),
+     {"rules": fuzzy("A1", "includes", trim_leadings="+ ", ignore_chars=" ()-")}, 1.0, 1.0),
+    ("compare_table", "sheet_fuzzy fuzzy_match: an empty cell against a short text ('None' against 'Non')",
+     (("xlsx", "result.xlsx", [[None, "x"]]), ("xlsx", "gold.xlsx", [["Non", "x"]])),
+     {"rules": fuzzy("A1", "fuzzy_match", threshold=85)}, 1.0, 1.0),
 ]
 
 
@@ -92,6 +130,18 @@ def materialize(value: Any, folder: Path) -> Any:
         with sqlite3.connect(path) as connection:
             connection.execute("CREATE TABLE t (x INTEGER)")
             connection.executemany("INSERT INTO t VALUES (?)", [(1,), (2,), (3,)])
+    elif kind == "xlsx":  # rows of cell values, written by openpyxl into the sheet "Sheet1"
+        book = openpyxl.Workbook()
+        sheet = book.active
+        assert sheet is not None
+        sheet.title = "Sheet1"
+        for row in text:
+            sheet.append(row)
+        book.save(path)
+    elif kind == "blank-pdf":  # a page without text, as a scan without its text layer
+        writer = pypdf.PdfWriter()
+        writer.add_blank_page(width=595, height=842)
+        writer.write(path)
     elif kind == "docx" or kind == "odt-named-docx":
         # An .odt name on a .docx file: OSWorld picks its reader by the names and reads neither pair.
         document = docx.Document()

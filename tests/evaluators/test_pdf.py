@@ -2,6 +2,7 @@
 the way a PDF an agent saves from an office app reaches the evaluator."""
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,8 +13,11 @@ from docx import Document
 from docx.enum.text import WD_BREAK
 from docx.shared import Inches
 from PIL import Image, ImageDraw
+from pypdf import PdfWriter
+from rapidfuzz import fuzz
 
 from desktop_env.evaluators import registry
+from desktop_env.evaluators.fixes import evaluator_fixes
 from desktop_env.evaluators.metrics import pdf
 
 INVOICE = ["Invoice 243729", "Customer: Ada Lovelace", "Total due: 1,250.00 EUR", "Payment within 30 days."]
@@ -98,6 +102,87 @@ def test_compare_pdfs_missing_or_broken_scores_zero(pdfs, bad_files):
         assert pdf.compare_pdfs(bad, pdfs["gold"]).score == 0.0
         assert pdf.compare_pdfs(pdfs["gold"], bad).score == 0.0
     assert pdf.compare_pdfs([], []).score == 0.0
+
+
+PAGES = [["Invoice 243729", "Customer: Ada Lovelace"], ["Total due: 1,250.00 EUR", "Payment within 30 days."],
+         ["Thank you for your order."]]
+CHANGED = [PAGES[0], ["Total due: 1,350.00 EUR", "Payment within 30 days."], PAGES[2]]
+
+
+def paged_docx(path: Path, pages: list[list[str]], table: list[list[str]] | None = None) -> Path:
+    """A .docx whose lists of paragraphs each start a page, and a table after them when given."""
+    doc = Document()
+    for number, paragraphs in enumerate(pages):
+        for n, text in enumerate(paragraphs):
+            p = doc.add_paragraph(text)
+            if n == len(paragraphs) - 1 and number < len(pages) - 1:
+                p.add_run().add_break(WD_BREAK.PAGE)
+    if table is not None:
+        grid = doc.add_table(rows=len(table), cols=len(table[0]))
+        for r, row in enumerate(table):
+            for c, text in enumerate(row):
+                grid.cell(r, c).text = text
+    doc.save(str(path))
+    return path
+
+
+def pymupdf_text(pages: list[list[str]]) -> str:
+    """The text OSWorld's compare_pdfs reads from such a PDF with PyMuPDF: each line ends with a newline, the
+    pages one after another, stripped."""
+    return "".join(line + "\n" for page in pages for line in page).strip()
+
+
+@pytest.fixture(scope="module")
+def paged_pdfs(tmp_path_factory, libreoffice):
+    src = tmp_path_factory.mktemp("paged")
+    table = [["Item", "Qty", "Price"], ["Pen", "2", "1.50"]]
+    sources = [
+        paged_docx(src / "gold.docx", PAGES),
+        paged_docx(src / "changed.docx", CHANGED),
+        paged_docx(src / "one_page.docx", [[text for page in PAGES for text in page]]),
+        paged_docx(src / "table.docx", PAGES[:1], table),
+        paged_docx(src / "table_changed.docx", PAGES[:1], [table[0], ["Pen", "3", "1.50"]]),
+    ]
+    out = tmp_path_factory.mktemp("paged_pdf")
+    libreoffice.convert(sources, "pdf", out / "exported")
+    return {p.stem: str(out / "exported" / f"{p.stem}.pdf") for p in sources}
+
+
+def test_compare_pdfs_gives_osworlds_score_on_pages_with_either_reader(paged_pdfs, monkeypatch):
+    # OSWorld's PyMuPDF ends each page's last line with a newline, so pages do not run together; pypdf's
+    # text, once its pages end so too, is the same on paragraphs, and so is the score.
+    expected = fuzz.ratio(pymupdf_text(CHANGED), pymupdf_text(PAGES)) / 100
+    assert expected == pytest.approx(0.990990990990991)  # OSWorld's own compare_pdfs on these PDFs
+    for engine in ["pypdf"] + (["pymupdf"] if pdf.pdf_text_engine() == "pymupdf" else []):
+        monkeypatch.setattr(pdf, "pdf_text_engine", lambda engine=engine: engine)
+        assert pdf.compared_text(paged_pdfs["gold"]) == pymupdf_text(PAGES)
+        assert pdf.compare_pdfs(paged_pdfs["changed"], paged_pdfs["gold"]).score == pytest.approx(expected)
+        assert pdf.compare_pdfs(paged_pdfs["one_page"], paged_pdfs["gold"]).score == 1.0
+
+
+def test_compare_pdfs_reads_tables_as_osworld_with_pymupdf(paged_pdfs):
+    pytest.importorskip("pymupdf")
+    assert pdf.pdf_text_engine() == "pymupdf"
+    # PyMuPDF puts each table cell on a line of its own (pypdf: one line per row, cells spaced).
+    assert pdf.compared_text(paged_pdfs["table"]).endswith("Item\nQty\nPrice\nPen\n2\n1.50")
+    assert pdf.compare_pdfs(paged_pdfs["table_changed"], paged_pdfs["table"]).score == pytest.approx(
+        fuzz.ratio(pymupdf_text([PAGES[0], ["Item", "Qty", "Price", "Pen", "3", "1.50"]]),
+                   pymupdf_text([PAGES[0], ["Item", "Qty", "Price", "Pen", "2", "1.50"]])) / 100)
+
+
+def test_compare_pdfs_scores_no_result_against_a_textless_gold_as_osworld(tmp_path):
+    blank = tmp_path / "blank.pdf"
+    writer = PdfWriter()
+    writer.add_blank_page(width=595, height=842)
+    writer.write(blank)
+    assert pdf.compare_pdfs(None, str(blank)).score == 1.0  # OSWorld opens None as an empty document
+    assert pdf.compare_pdfs(str(tmp_path / "missing.pdf"), str(blank)).score == 0.0
+    with evaluator_fixes():
+        assert pdf.compare_pdfs(None, str(blank)).score == 0.0
+
+
+def test_the_pdf_text_engine_is_pymupdf_exactly_when_installed():
+    assert pdf.pdf_text_engine() == ("pymupdf" if importlib.util.find_spec("pymupdf") else "pypdf")
 
 
 # ------------------------------------------------------------------ compare_pdf_images

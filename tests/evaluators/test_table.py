@@ -301,11 +301,21 @@ FUZZY = rule("sheet_fuzzy", "RNSheet", "ENSheet", rules=[
 
 
 def test_sheet_fuzzy_matches_cells_after_normalising_them(tmp_path):
-    gold = save(places_book([("Cafe", "12 Main Street", 5551234), ("Deli", "3 Oak Road", "+1 555 0000")]),
+    gold = save(places_book([("Cafe", "12 Main Street", "555 1234"), ("Deli", "3 Oak Road", "+1 555 0000")]),
                 tmp_path / "gold.xlsx")
     result = save(places_book([("Cafe", "12 Main St", "Tel (555) 1234"), ("Deli", "3 Oak Rd.", "1-555-0000")]),
                   tmp_path / "result.xlsx")
     assert score(result, gold, FUZZY) == 1.0
+
+
+def test_sheet_fuzzy_compares_a_number_as_osworld_writes_it(tmp_path):
+    # OSWorld reads a number cell as a float and compares str() of it: 5551234 is "5551234.0", which the
+    # result's "Tel (555) 1234" does not include; the same number saved on both sides matches.
+    gold = save(places_book([("Cafe", "12 Main Street", 5551234)]), tmp_path / "gold.xlsx")
+    as_text = save(places_book([("Cafe", "12 Main St", "Tel (555) 1234")]), tmp_path / "text.xlsx")
+    as_number = save(places_book([("Cafe", "12 Main St", 5551234)]), tmp_path / "number.xlsx")
+    assert score(as_text, gold, FUZZY) == 0.0
+    assert score(as_number, gold, FUZZY) == 1.0
 
 
 def test_sheet_fuzzy_fails_on_a_cell_that_does_not_match(tmp_path):

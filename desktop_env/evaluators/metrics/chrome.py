@@ -31,6 +31,7 @@ import lxml.html
 
 from ...safe_paths import UnsafeTaskPath
 from ..archives import ArchiveTooLarge, NotAnArchive, inner_folder_problem, unpack
+from ..fixes import fixes_enabled
 from ..outcome import MetricResult, as_metric_result, failed, passed, show, verdict
 from ..registry import OptionIssue, declare_option_check, get_metric, metric
 from .general import read_text
@@ -140,15 +141,35 @@ def is_expected_active_tab_approximate(active_tab: Any, rule: dict | None = None
                    f"the active tab is at {show(url)}, expected {show(rule['url'])} (query aside)")
 
 
+def _is_regex(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
+
+
 @metric("is_expected_url_pattern_match")
 def is_expected_url_pattern_match(active_tab: Any, rules: dict | None = None) -> MetricResult:
-    """Every regex of rules["expected"] is found (re.search) in the active tab's URL."""
+    """Every regex of rules["expected"] is found (re.search) in the active tab's URL.
+
+    OSWorld loops over rules["expected"] as it is, so a pattern given as one string (not a list) is
+    searched character by character, each character a regex of its own ("." finds any character; "(",
+    "*", "?", "+", "[" or a lone backslash are no regex, which makes OSWorld's function raise: 0 here).
+    With the evaluator fixes such a string is one regex."""
     url = _url_of(active_tab)
     if url is None or rules is None:
         return failed(_no_url(active_tab, rules))
     patterns = rules["expected"]
     if isinstance(patterns, str):
-        patterns = [patterns]
+        if fixes_enabled():
+            patterns = [patterns]
+        else:
+            patterns = list(patterns)
+            bad = [p for p in patterns if not _is_regex(p)]
+            if bad:
+                return failed(f"the pattern {show(rules['expected'])} is a string, whose characters OSWorld "
+                              f"searches one by one, and {show(bad[0])} alone is no regex")
     unmatched = [pattern for pattern in patterns if not re.search(pattern, url)]
     return verdict(not unmatched, f"the URL {show(url)} " + (f"does not match {show(unmatched)}" if unmatched
                                                              else "matches every pattern"))

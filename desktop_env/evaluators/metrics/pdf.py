@@ -1,11 +1,14 @@
 """PDF metrics (OSWorld's compare_pdfs, compare_pdf_images, check_pdf_pages and
-is_gold_text_included_in_pdf), read with pypdf.
+is_gold_text_included_in_pdf), read with pypdf; compare_pdfs reads text with PyMuPDF, as OSWorld does,
+when it is installed (the `pdf` extra, AGPL-licensed, so not a dependency).
 
 Every metric returns a MetricResult (a score in [0, 1] and why); a None path, a missing file or a file that does not
 parse as a PDF scores 0.0, and nothing here raises on such input.
 """
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import logging
 import operator
@@ -15,6 +18,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
+from ..fixes import fixes_enabled
 from ..outcome import MetricResult, failed, passed, show, verdict
 from ..registry import metric
 
@@ -57,6 +61,54 @@ def pdf_text(path: Any) -> str | None:
         return None
 
 
+def pdf_text_engine() -> str:
+    """What compare_pdfs reads text with: "pymupdf" when PyMuPDF is installed (OSWorld's reader, so
+    OSWorld's scores), else "pypdf" (OSWorld's scores on plain paragraphs, not on tables: see compare_pdfs)."""
+    return "pymupdf" if importlib.util.find_spec("pymupdf") is not None else "pypdf"
+
+
+def _pymupdf_page_texts(path: str) -> list[str] | None:
+    pymupdf = importlib.import_module("pymupdf")  # the optional `pdf` extra: only here, and only if installed
+    try:
+        with pymupdf.open(path) as document:
+            return [page.get_text() for page in document]
+    except (RuntimeError, ValueError, OSError) as e:  # pymupdf's FileDataError and FileNotFoundError among them
+        logger.info("PyMuPDF cannot read %s (%s: %s)", path, type(e).__name__, e)
+        return None
+
+
+def _pypdf_page_texts(path: str) -> list[str] | None:
+    reader = open_pdf(path)
+    if reader is None:
+        return None
+    try:
+        texts = [page.extract_text() or "" for page in reader.pages]
+    except _read_errors() as e:
+        logger.info("cannot extract text from %s (%s: %s)", path, type(e).__name__, e)
+        return None
+    # PyMuPDF ends every line, the page's last one too, with a newline; pypdf ends a page's last line
+    # without one, which would glue the pages together.
+    return [text if not text or text.endswith("\n") else text + "\n" for text in texts]
+
+
+def compared_text(path: Any) -> str | None:
+    """A PDF's text as compare_pdfs compares it (its pages' texts, one after another, stripped), read
+    by pdf_text_engine(); None when the PDF cannot be read."""
+    if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+        return None
+    read = _pymupdf_page_texts if pdf_text_engine() == "pymupdf" else _pypdf_page_texts
+    texts = read(os.fspath(path))
+    return None if texts is None else "".join(texts).strip()
+
+
+def _text_to_compare(path: Any) -> str | None:
+    # OSWorld's PyMuPDF opens None (a getter that found no file) as a new empty document, whose text
+    # equals that of a gold PDF without text; the evaluator fixes count no file as unreadable.
+    if path is None and not fixes_enabled():
+        return ""
+    return compared_text(path)
+
+
 def _unreadable(path: Any, role: str = "result") -> str:
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         return f"the {role} PDF {show(path)} does not exist"
@@ -65,25 +117,33 @@ def _unreadable(path: Any, role: str = "result") -> str:
 
 @metric("compare_pdfs")
 def compare_pdfs(result: Any, expected: Any = None) -> MetricResult:
-    """Fuzzy similarity (0..1) of the text of two PDFs.
+    """Fuzzy similarity (0..1) of the text of two PDFs (rapidfuzz's ratio, as OSWorld's).
 
     Either argument may be a list of paths (the files of a multi-file task): the pairs are
     compared in order and the score is the sum of their similarities over the number of gold
-    files, a missing or unreadable file adding 0. OSWorld extracts text with PyMuPDF; pypdf's
-    extraction can place whitespace differently, but both files go through the same reader.
+    files, a missing or unreadable file adding 0 (a result that is no list against a list of gold
+    files adds 0 for each: OSWorld pairs the characters of its path with them).
+
+    OSWorld extracts text with PyMuPDF, which this uses when installed (pdf_text_engine()). Without
+    it pypdf reads the text, the same as PyMuPDF's for plain paragraphs (LibreOffice's exports of
+    them: lines, pages), but where text jumps along a line (table cells, a tab stop, right-aligned
+    fields, a spreadsheet's columns) PyMuPDF starts a new line and pypdf writes a space or nothing,
+    so scores on such files differ a little from OSWorld's (docs/EVALUATORS.md).
     """
-    if not isinstance(expected, (list, tuple)):
+    if not isinstance(expected, list):
         results, golds = [result], [expected]
     else:
-        results = list(result) if isinstance(result, (list, tuple)) else [result]
+        results = list(result) if isinstance(result, (list, tuple)) else []
         golds = list(expected)
     if not golds:
         return failed("no gold PDF given")
     total = 0.0
     notes = []
+    if not isinstance(result, (list, tuple)) and isinstance(expected, list):
+        notes.append(f"the result {show(result)} is not a list of PDFs like the gold ones")
     # Fewer result files than gold ones: the missing ones add 0 (said below); extra ones are not scored.
     for result_path, gold_path in zip(results, golds, strict=False):
-        text1, text2 = pdf_text(result_path), pdf_text(gold_path)
+        text1, text2 = _text_to_compare(result_path), _text_to_compare(gold_path)
         if text1 is None or text2 is None:
             path, role = (result_path, "result") if text1 is None else (gold_path, "gold")
             notes.append(f"the {role} PDF {show(path)} is missing or unreadable")
@@ -92,7 +152,7 @@ def compare_pdfs(result: Any, expected: Any = None) -> MetricResult:
         total += similarity
         if similarity < 1:
             notes.append(f"{os.path.basename(str(result_path))}: text similarity {similarity:.3f}")
-    if len(results) < len(golds):
+    if results and len(results) < len(golds):
         notes.append(f"{len(results)} result PDFs for {len(golds)} gold ones")
     score = total / len(golds)
     return MetricResult(score, "; ".join(notes) if notes else f"the text of the {len(golds)} PDFs matches")

@@ -80,6 +80,7 @@ class _Book:
         self._companions = [p for p in companion_paths if p]
         self._excel: pd.ExcelFile | None = None
         self.palette = _theme_palette(self.workbook)
+        self._xml_cells: _XmlCells | None = None
 
     def worksheet(self, name: str | None) -> Worksheet | None:
         if name is None or name not in self.sheet_names:
@@ -99,16 +100,11 @@ class _Book:
             log.info("pandas could not read sheet %r of %s: %s", name, self.path, error)
             return None
 
-    def value(self, name: str | None, coordinate: str) -> Any:
-        """A cell's saved value the way OSWorld reads the xml: numbers (dates too) as floats."""
-        ws = self.worksheet(name)
-        if ws is None:
-            return None
-        position = _cell_position(coordinate)
-        if position is None:  # a whole column or row holds no one value
-            return None
-        col, row = position
-        return _stored_value(_existing_cell(ws, row, col), self.workbook.epoch)
+    def osworld_value(self, name: str | None, coordinate: str) -> Any:
+        """A cell's value as OSWorld's read_cell_value reads it from the xml (see _XmlCells)."""
+        if self._xml_cells is None:
+            self._xml_cells = _XmlCells(self.path)
+        return self._xml_cells.value(name, coordinate)
 
     def printed_lines(self, name: str | None) -> list[str] | None:
         """The sheet as printed text: the csv `<book>-<sheet>.csv` exported beside the book
@@ -126,6 +122,130 @@ class _Book:
                     stripped.pop()
                 return stripped
         return None
+
+
+class OSWorldReadRaises(Exception):
+    """OSWorld's read_cell_value raises on this cell (its compare_table then records no score)."""
+
+
+_MAIN_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+# The names xmltodict gives the elements and attributes of a namespace as OSWorld parses a cell: the main
+# namespace's by their local name, these with a prefix, any other (xml:space among them) with its URI.
+_XMLTODICT_PREFIXES: dict[str, str | None] = {
+    _MAIN_NS: None,
+    "http://schemas.microsoft.com/office/spreadsheetml/2009/9/main": "x14",
+    "http://schemas.microsoft.com/office/excel/2006/main": "xm",
+}
+
+
+def _xmltodict_name(name: str) -> str:
+    if not name.startswith("{"):
+        return name
+    uri, local = name[1:].split("}", 1)
+    prefix = _XMLTODICT_PREFIXES.get(uri, uri)
+    return local if prefix is None else f"{prefix}:{local}"
+
+
+def _xmltodict_value(element: ElementTree.Element) -> Any:
+    """The element as xmltodict.parse gives it: its text, stripped (None when blank), when it has neither
+    attributes nor children; else a dict of its "@"-attributes, its children by name (a list for a
+    repeated one) and its text as "#text"."""
+    item: dict[str, Any] = {f"@{_xmltodict_name(k)}": v for k, v in element.attrib.items()}
+    texts = [element.text or ""]
+    for child in element:
+        key, value = _xmltodict_name(child.tag), _xmltodict_value(child)
+        if key not in item:
+            item[key] = value
+        elif isinstance(item[key], list):
+            item[key].append(value)
+        else:
+            item[key] = [item[key], value]
+        texts.append(child.tail or "")
+    text = "".join(texts).strip() or None
+    if not item:
+        return text
+    if text:
+        item["#text"] = text
+    return item
+
+
+class _XmlCells:
+    """Cell values the way OSWorld's read_cell_value reads them, which sheet_fuzzy compares as text: from
+    the xml, the sheet `name` found as xl/worksheets/sheet<its sheetId>.xml; a number (a date too) as a
+    float; a shared string as the text of all its <t> (no string at all when one <t> is empty); a
+    formula's text result and an error as written, stripped; an inline string as its <t> (a dict when
+    the <t> has attributes, as openpyxl writes a padded string); a boolean, a cell that is not in the
+    file, a sheet that does not exist or an unreadable file as None. Where OSWorld's reading raises (a
+    number cell with an empty <v>, a formula openpyxl wrote without a value among them), OSWorldReadRaises."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._shared: list[str] | None = None
+        self._sheets: dict[str, dict[str, ElementTree.Element] | None] = {}
+
+    def _read(self, archive: zipfile.ZipFile, name: str) -> ElementTree.Element:
+        return ElementTree.fromstring(archive.read(name))
+
+    def _shared_strings(self, archive: zipfile.ZipFile) -> list[str]:
+        try:
+            root = self._read(archive, "xl/sharedStrings.xml")
+            strings = []
+            for item in root.findall(f"{{{_MAIN_NS}}}si"):
+                texts = [t.text for t in item.iter(f"{{{_MAIN_NS}}}t")]
+                if any(text is None for text in texts):
+                    return []  # OSWorld's join fails on an empty <t>, and it then reads no string at all
+                strings.append("".join(text or "" for text in texts))
+            return strings
+        except (KeyError, ElementTree.ParseError, OSError, zipfile.BadZipFile):
+            return []
+
+    def _cells(self, name: str) -> dict[str, ElementTree.Element] | None:
+        if name not in self._sheets:
+            self._sheets[name] = self._load(name)
+        return self._sheets[name]
+
+    def _load(self, name: str) -> dict[str, ElementTree.Element] | None:
+        try:
+            with zipfile.ZipFile(self.path) as archive:
+                if self._shared is None:
+                    self._shared = self._shared_strings(archive)
+                workbook = self._read(archive, "xl/workbook.xml")
+                ids = {sheet.get("name"): sheet.get("sheetId")
+                       for sheets in workbook.findall(f"{{{_MAIN_NS}}}sheets")
+                       for sheet in sheets.findall(f"{{{_MAIN_NS}}}sheet")}
+                sheet = self._read(archive, f"xl/worksheets/sheet{ids[name]}.xml")
+        except (KeyError, ElementTree.ParseError, OSError, zipfile.BadZipFile, ValueError) as error:
+            log.info("OSWorld's reading finds no sheet %r in %s: %s", name, self.path, error)
+            return None
+        cells: dict[str, ElementTree.Element] = {}
+        for row in sheet.iter(f"{{{_MAIN_NS}}}row"):
+            for cell in row.findall(f"{{{_MAIN_NS}}}c"):
+                cells.setdefault(cell.get("r", ""), cell)
+        return cells
+
+    def value(self, name: str | None, coordinate: str) -> Any:
+        cells = None if name is None else self._cells(name)
+        element = None if cells is None else cells.get(coordinate)
+        if element is None:
+            return None
+        cell = _xmltodict_value(element)
+        if not isinstance(cell, dict):  # a <c> without attributes is found by none of its coordinates
+            return None
+        kind = cell.get("@t")
+        try:
+            if kind is None or kind == "n":
+                return float(cell["v"])
+            if kind == "s":
+                return (self._shared or [])[int(cell["v"])]
+            if kind in ("str", "e"):
+                return cell["v"]
+            if kind == "inlineStr":
+                return cell["is"]["t"]
+            return None
+        except (KeyError, ValueError):
+            return None
+        except (TypeError, IndexError) as error:
+            raise OSWorldReadRaises(f"{name}!{coordinate}: {type(error).__name__}: {error}") from None
 
 
 def _open_book(source: Any) -> _Book | None:
@@ -213,15 +333,6 @@ def _stored_value(cell, epoch) -> Any:
     if isinstance(value, (datetime, date, time, timedelta)):
         return float(to_excel(value, epoch))
     return value
-
-
-def _cell_text(value: Any) -> str:
-    """A saved value as text; whole numbers without '.0' so 5551234 matches the text 5551234."""
-    if value is None:
-        return ""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def _read_text_lines(path: str) -> list[str] | None:
@@ -969,29 +1080,33 @@ def _texts_match(first: str, second: str, rule: dict) -> bool:
     if kind == "exact_match":
         return first == second
     if kind == "includes":  # the first sheet's text contains the second's
-        return second in first if second else not first
+        return second in first
     if kind == "included_by":
-        return first in second if first else not second
+        return first in second
     if kind == "fuzzy_match":
         return fuzz.ratio(first, second) >= float(rule.get("threshold", 85))
     raise ValueError(f"compare_table: unknown sheet_fuzzy match type {kind!r}")
 
 
 def _check_sheet_fuzzy(rule: dict, books: _Books) -> str | None:
-    """Cell-by-cell text matching over ranges. An empty cell is the empty text, which an
-    `includes` match accepts only in an empty cell (upstream compares the text "None")."""
+    """Cell-by-cell text matching over ranges, on each cell's value as OSWorld reads it (_XmlCells) made
+    text with str(): an empty cell, or any cell of a sheet that does not exist, is the text "None", a
+    number "3.0", a boolean "None"; a cell OSWorld's reading raises on fails the rule."""
     from openpyxl.utils import get_column_letter
-    from openpyxl.worksheet.cell_range import CellRange
+    from openpyxl.worksheet.cell_range import MultiCellRange
     (book0, name0), (book1, name1) = books.resolve(rule["sheet_idx0"]), books.resolve(rule["sheet_idx1"])
-    if book0 is None or book1 is None or book0.worksheet(name0) is None or book1.worksheet(name1) is None:
-        return _missing_sheets(rule, books) or "no expected workbook"
+    if book0 is None or book1 is None:
+        return "no expected workbook (OSWorld's sheet_fuzzy raises)"
     for sub_rule in rule["rules"]:
-        ranges = sub_rule["range"]
-        for area in [ranges] if isinstance(ranges, str) else ranges:
-            for row, col in CellRange(area).cells:
+        areas = sorted(MultiCellRange(sub_rule["range"]).ranges, key=lambda area: area.bounds)
+        for area in areas:
+            for row, col in area.cells:
                 coordinate = f"{get_column_letter(col)}{row}"
-                first = _normalized_text(_cell_text(book0.value(name0, coordinate)), sub_rule)
-                second = _normalized_text(_cell_text(book1.value(name1, coordinate)), sub_rule)
+                try:
+                    values = str(book0.osworld_value(name0, coordinate)), str(book1.osworld_value(name1, coordinate))
+                except OSWorldReadRaises as error:
+                    return f"OSWorld's reading of the cell raises, so it records no score ({error})"
+                first, second = (_normalized_text(value, sub_rule) for value in values)
                 if not _texts_match(first, second, sub_rule):
                     return (f"{name0}!{coordinate} {show(first)} vs expected {show(second)} "
                             f"(no {sub_rule['type']})")
@@ -1006,7 +1121,10 @@ def _check_cell(rule: dict, books: _Books) -> str | None:
     coordinate = rule["coordinate"]
     for prop, match_rule in rule["props"].items():
         if prop == "value":
-            actual = book.value(name, coordinate)
+            try:
+                actual = book.osworld_value(name, coordinate)
+            except OSWorldReadRaises:  # OSWorld's check_cell catches it and compares None
+                actual = None
         else:
             actual = _read_style(prop, ws[coordinate], None, book.palette)
         if not _matches(actual, match_rule):

@@ -23,6 +23,20 @@ def url_cases() -> list[Case]:
     ]
     for label, result, patterns in pattern_cases:
         cases.append(Case("is_expected_url_pattern_match", (result, {"expected": patterns}), label))
+    # One string instead of a list: OSWorld searches each of its characters as a regex of its own.
+    string_cases: list[tuple[str, Any, str]] = [
+        ("a string whose characters are all in the URL", TAB, "homes"),
+        ("a string of characters not in the URL", TAB, "xyz"),
+        ("a string that is a regex the URL does not match", TAB, "sea.*homes"),
+        ("a string holding a dot", "https://www.drugs.com/npc", "drugs.com"),
+        ("a string holding an escaped dot", "https://www.drugs.com/npc", r"drugs\.com"),
+        ("a string holding a group", TAB, "(www)"),
+        ("a string with anchors", "https://a.org", "^a$"),
+        ("an empty string", "https://a.org", ""),
+        ("a string against no result", None, "a"),
+    ]
+    for label, result, pattern in string_cases:
+        cases.append(Case("is_expected_url_pattern_match", (result, {"expected": pattern}), label))
     for label, result, url in [
         ("the same page", TAB, "https://airbnb.com/s/homes?adults=2#top"),
         ("another query", TAB, "https://www.airbnb.com/s/homes?adults=3#top"),

@@ -4,12 +4,15 @@ LibreOffice exported, compare_images and the GIMP image checks, compare_audios o
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import struct
 import wave
 from typing import Any
 
 import docx
+import openpyxl
+from docx.enum.text import WD_BREAK
 from PIL import Image, ImageDraw
 from pptx import Presentation
 from pptx.util import Inches, Pt
@@ -82,7 +85,81 @@ def docx_cases(files: Files) -> list[Case]:
             Case("compare_pdfs", ([pdf_word, pdf_gold], [pdf_gold, pdf_gold]), "two pairs, one changed"),
             Case("compare_pdfs", (files.path(".pdf"), pdf_gold), "a missing result"),
         ]
+        cases += pdf_cases(files)
     return cases
+
+
+def paged_document(files: Files, pages: list[list[str]], table: list[list[str]] | None = None) -> str:
+    """A .docx whose lists of paragraphs each start a new page, and a table after them when given."""
+    doc = docx.Document()
+    for number, paragraphs in enumerate(pages):
+        for n, text in enumerate(paragraphs):
+            paragraph = doc.add_paragraph(text)
+            if n == len(paragraphs) - 1 and number < len(pages) - 1:
+                paragraph.add_run().add_break(WD_BREAK.PAGE)
+    if table is not None:
+        grid = doc.add_table(rows=len(table), cols=len(table[0]))
+        for r, row in enumerate(table):
+            for c, text in enumerate(row):
+                grid.cell(r, c).text = text
+    path = files.path(".docx")
+    doc.save(path)
+    return path
+
+
+PAGES = [["Invoice 243729", "Customer: Ada Lovelace"], ["Total due: 1,250.00 EUR", "Payment within 30 days."],
+         ["Thank you for your order."]]
+
+
+def pdf_cases(files: Files) -> list[Case]:
+    """compare_pdfs on PDFs LibreOffice exported: several pages (PyMuPDF ends each page with a newline), and,
+    when PyMuPDF is installed on our side (the `pdf` extra), a table, tab stops and a spreadsheet, where
+    PyMuPDF breaks the line at each jump along it and pypdf does not."""
+    sources = {
+        "gold": paged_document(files, PAGES),
+        "a word changed": paged_document(files, [PAGES[0], ["Total due: 1,350.00 EUR", "Payment within 30 days."],
+                                                 PAGES[2]]),
+        "one page": paged_document(files, [[text for page in PAGES for text in page]]),
+        "pages reordered": paged_document(files, [PAGES[2], PAGES[0], PAGES[1]]),
+        "no text": paged_document(files, []),
+    }
+    if importlib.util.find_spec("pymupdf") is not None:
+        sources["a table"] = paged_document(files, PAGES[:1], [["Item", "Qty", "Price"], ["Pen", "2", "1.50"]])
+        sources["a table, one cell changed"] = paged_document(files, PAGES[:1], [["Item", "Qty", "Price"],
+                                                                               ["Pen", "3", "1.50"]])
+        sources["tab stops"] = paged_document(files, [["Item\tQty\tPrice", "Pen\t2\t1.50"]])
+    pdfs = dict(zip(sources, libreoffice_convert(list(sources.values()), "pdf", files.folder / "lo-pages"),
+                    strict=True))
+    gold = pdfs["gold"]
+    cases = [Case("compare_pdfs", (pdfs[label], gold), f"pages: {label}")
+             for label in ("gold", "a word changed", "one page", "pages reordered", "no text")]
+    cases += [
+        Case("compare_pdfs", (None, gold), "no result (None)"),
+        Case("compare_pdfs", (None, pdfs["no text"]), "no result (None) against a PDF without text"),
+        Case("compare_pdfs", (pdfs["one page"], [gold, gold]), "one path against a list of gold PDFs"),
+        Case("compare_pdfs", ([pdfs["a word changed"]], [gold, gold]), "one result for two gold PDFs"),
+    ]
+    if "a table" in pdfs:
+        sheet = libreoffice_convert([workbook_for_pdf(files)], "pdf", files.folder / "lo-sheet-pdf")[0]
+        cases += [
+            Case("compare_pdfs", (pdfs["a table, one cell changed"], pdfs["a table"]), "pymupdf: a table cell changed"),
+            Case("compare_pdfs", (pdfs["a table"], pdfs["tab stops"]), "pymupdf: a table against tab stops"),
+            Case("compare_pdfs", (pdfs["tab stops"], gold), "pymupdf: tab stops against paragraphs"),
+            Case("compare_pdfs", (sheet, pdfs["a table"]), "pymupdf: a spreadsheet against a table"),
+        ]
+    return cases
+
+
+def workbook_for_pdf(files: Files) -> str:
+    book = openpyxl.Workbook()
+    ws = book.active
+    assert ws is not None
+    rows: list[list[Any]] = [["Item", "Qty", "Price"], ["Pen", 2, 1.5], ["Ink", 10, 12.25]]
+    for row in rows:
+        ws.append(row)
+    path = files.path(".xlsx")
+    book.save(path)
+    return path
 
 
 def deck(files: Files, title: str, body: str, size: int = 18, left: float = 1.0, bold: bool = False) -> str:

@@ -209,6 +209,84 @@ def openpyxl_cases(files: Files) -> list[Case]:
     return cases
 
 
+def fuzzy_rules(*rules: dict[str, Any], sheets: tuple[str, str] = ("RNSheet1", "ENSheet1")) -> dict[str, Any]:
+    return {"rules": [{"type": "sheet_fuzzy", "sheet_idx0": sheets[0], "sheet_idx1": sheets[1], "rules": list(rules)}]}
+
+
+def sheet_fuzzy_cases(files: Files) -> list[Case]:
+    """sheet_fuzzy compares str() of each cell as OSWorld's xml reading gives it, on workbooks openpyxl wrote
+    and the same saved by LibreOffice: empty cells ("None"), numbers ("3.0"), booleans, padded strings,
+    dates, formulas without a saved value, sheets that do not exist, and the option sets of its tasks."""
+    def with_formula(book: Any, ws: Any) -> None:
+        ws["D2"] = "=B2*C2"
+
+    header = ["Name", "Phone", "Qty", "Done"]
+    rows: dict[str, list[list[Any]]] = {
+        "gold": [header, ["apple", "+1 (555) 1234", "3", None], ["pear", "555-0100", 4, True]],
+        "numbers": [header, ["apple", 15551234, 3, None], ["pear", "5550100", 4, False]],
+        "none text": [[*header[:3], "None"], ["Apple ", "+1 (555) 1234", "3", "None of these"],
+                      ["pears", "555-0100", 4, True]],
+        "padded": [[" Name ", *header[1:]], ["apple", "+1 (555) 1234", "3", None], ["pear", "555-0100", 4, True]],
+    }
+    books = {label: workbook(files, r) for label, r in rows.items()}
+    books["formula"] = workbook(files, rows["gold"], with_formula)
+    saved = dict(zip(books, libreoffice_convert(list(books.values()), "xlsx", files.folder / "lo-fuzzy"), strict=False))
+    option_sets = {
+        "exact_match": fuzzy_rules({"range": ["A1:D3"], "type": "exact_match"}),
+        "exact_match ignore_case, one range string of two areas":
+            fuzzy_rules({"range": "A1:A3 C1:C3", "type": "exact_match", "ignore_case": True}),
+        "includes, phone options (multi_apps/d1acdb87)":
+            fuzzy_rules({"range": ["B1:B3"], "type": "includes", "trim_leadings": "+ ", "ignore_chars": " ()-"}),
+        "includes on empty cells": fuzzy_rules({"range": ["D1:D3"], "type": "includes"}),
+        "included_by": fuzzy_rules({"range": ["A1:D3"], "type": "included_by", "ignore_case": True}),
+        "fuzzy_match 90 ignore_case (multi_apps/deec51c9)":
+            fuzzy_rules({"range": ["A2:A3"], "type": "fuzzy_match", "threshold": 90, "ignore_case": True}),
+        "fuzzy_match with normalization":
+            fuzzy_rules({"range": ["A1:D3"], "type": "fuzzy_match", "threshold": 85,
+                         "normalization": [["None", ""], ["pear", "pears"]], "ignore_case": True}),
+        "trim both sides (multi_apps/b5062e3e)":
+            fuzzy_rules({"range": ["A1:D1"], "type": "exact_match", "trim_leadings": " ", "trim_trailings": " "}),
+        "booleans": fuzzy_rules({"range": ["D3"], "type": "exact_match"}),
+        "a sheet neither book has":
+            fuzzy_rules({"range": ["A1:B2"], "type": "exact_match"}, sheets=("RNNone", "ENNone")),
+        "a sheet index past the end":
+            fuzzy_rules({"range": ["A1:B2"], "type": "exact_match"}, sheets=("RI5", "EI0")),
+    }
+    cases = []
+    for gold_source, gold in [("openpyxl", books["gold"]), ("LibreOffice", saved.get("gold"))]:
+        if gold is None:
+            continue
+        for label in ("numbers", "none text", "padded", "formula"):
+            for result_source, result in [("openpyxl", books[label]), ("LibreOffice", saved.get(label))]:
+                if result is None:
+                    continue
+                for options_label, options in option_sets.items():
+                    cases.append(Case("compare_table", (result, gold), f"sheet_fuzzy {options_label}: {label} "
+                                      f"({result_source}) against the gold ({gold_source})", options))
+        cases.append(Case("compare_table", (gold, gold), f"sheet_fuzzy: the gold ({gold_source}) against itself",
+                          option_sets["exact_match"]))
+    cases.append(Case("compare_table", (books["numbers"],), "sheet_fuzzy: no expected workbook",
+                      option_sets["exact_match"]))
+    # check_cell reads a cell's value the same way (a failing read is None there).
+    for coordinate, props in [
+        ("D3", {"value": {"method": "eq", "ref": True}}),
+        ("D3", {"value": {"method": "eq", "ref": None}}),
+        ("A1", {"value": {"method": "eq", "ref": " Name "}}),
+        ("A1", {"value": {"method": "re", "ref": "Name"}}),
+        ("C3", {"value": {"method": "eq", "ref": 4}}),
+        ("D2", {"value": {"method": "eq", "ref": None}}),
+        ("D2", {"value": {"method": "approx:0.1", "ref": 0}}),
+    ]:
+        for label in ("gold", "padded", "formula"):
+            for source, book in [("openpyxl", books[label]), ("LibreOffice", saved.get(label))]:
+                if book is None:
+                    continue
+                rules = {"rules": [{"type": "check_cell", "sheet_idx": 0, "coordinate": coordinate, "props": props}]}
+                cases.append(Case("compare_table", (book,), f"check_cell {coordinate} {props}: {label} ({source})",
+                                  rules))
+    return cases
+
+
 def libreoffice_cases(files: Files) -> list[Case]:
     """Workbooks LibreOffice wrote from CSV: whole numbers as ints, and the same numbers written as 1.0."""
     sources = [
@@ -341,4 +419,5 @@ def csv_cases(files: Files) -> list[Case]:
 
 
 def cases(files: Files) -> list[Case]:
-    return openpyxl_cases(files) + libreoffice_cases(files) + pivot_cases(files) + csv_cases(files)
+    return (openpyxl_cases(files) + sheet_fuzzy_cases(files) + libreoffice_cases(files) + pivot_cases(files)
+            + csv_cases(files))
