@@ -88,7 +88,7 @@ WHAT = "the Ubuntu 22.04 userland"
 # The apps `osworld env doctor` names, and the package whose version each one's is.
 APPS = (("GNOME Shell", "gnome-shell"), ("mutter", "mutter"), ("LibreOffice", "libreoffice-core"),
         ("GIMP", "gimp"), ("VLC", "vlc-bin"), ("Thunderbird", "thunderbird"), ("Nautilus", "nautilus"),
-        ("gedit", "gedit"), ("GNOME Terminal", "gnome-terminal"), ("Xvfb", "xvfb"), ("Python", "python3"))
+        ("gedit", "gedit"), ("GNOME Terminal", "gnome-terminal"), ("Xvfb", "xvfb"), ("Python", "python3.10"))
 
 
 class UserlandBuildError(MissingDependency):
