@@ -48,10 +48,11 @@ def agent_text(config: RunConfig) -> str:
 
 def built_with_text(config: RunConfig) -> str:
     """What the agent's constructor gets (or keeps of its own) of the run's options, and from where."""
-    from mm_agents.loader import accepts_argument, load_agent_class
+    from mm_agents.loader import accepts_argument, declared_defaults, load_agent_class
     from osworld_harness.results.config import RUN_DEFAULTS
 
     agent_class = load_agent_class(config.agent)
+    declared = declared_defaults(config.agent)
     given = config.agent_kwargs()
     parts = []
     for name in RUN_DEFAULTS:
@@ -61,6 +62,8 @@ def built_with_text(config: RunConfig) -> str:
             parts.append(f"{name} {shown(given[name])} (--agent-arg)")
         elif name in config.agent_defaults:
             parts.append(f"{name} {shown(getattr(config, name))} (its own default)")
+        elif name in declared:  # it would have kept its own: the option was given
+            parts.append(f"{name} {shown(given[name])} (given; its own: {shown(declared[name])})")
         elif accepts_argument(agent_class, name):
             parts.append(f"{name} {shown(given[name])}")
     return "agent built with: " + (", ".join(parts) if parts else "none of the run's options (it takes none)")

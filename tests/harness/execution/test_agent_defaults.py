@@ -136,7 +136,8 @@ def test_the_dry_run_shows_what_the_agent_is_built_with(agents, tmp_path):
     done = CliRunner().invoke(cli, ["run", "--agent", f"{agents}:Sampler", "--task-id", "os-find-copy-lease",
                                     "--result-dir", str(tmp_path), "--top-p", "0.5", "--dry-run"])
     assert done.exit_code == 0, done.output
-    assert ("agent built with: temperature 0 (its own default), top_p 0.5, max_tokens 4096 (its own default), "
+    assert ("agent built with: temperature 0 (its own default), top_p 0.5 (given; its own: 0.95), max_tokens 4096 "
+            "(its own default), "
             "max_trajectory_length none (its own default)") in done.output
 
 
