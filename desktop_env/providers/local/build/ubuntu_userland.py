@@ -74,6 +74,8 @@ DPKG_PATHS = ("exclude=/usr/share/man/*", "exclude=/usr/share/info/*", "exclude=
               "exclude=/usr/share/omf/*", "exclude=/usr/share/lintian/*", "exclude=/usr/share/locale/*",
               "include=/usr/share/locale/en/*", "include=/usr/share/locale/en_*/*",
               "include=/usr/share/locale/locale.alias")
+# What the build's own hooks run (locale-gen) and what its sources.list trusts, whatever the list says.
+RECIPE_PACKAGES = ("locales", "ubuntu-keyring")
 # 22.04 is merged-/usr (/bin a link to usr/bin...), as debootstrap makes it; its packages do not do it themselves.
 MERGED_USR_HOOK = "/usr/share/mmdebstrap/hooks/merged-usr/setup00.sh"
 BUILD_TOOLS = ("mmdebstrap", "unshare", "chroot", "dpkg-deb", "apt-get", "du")
@@ -210,8 +212,9 @@ def mmdebstrap_argv(root: Path, key: Path, packages: Sequence[str], downloaded: 
     write the size of the .debs it fetched to `downloaded`, generate the VM's locale and leave the tree's
     sources.list trusting what its own ubuntu-keyring installs."""
     sources = [f"deb [signed-by={key}] {a.url} {a.suite} {' '.join(a.components)}" for a in ARCHIVES]
+    include = list(dict.fromkeys([*packages, *RECIPE_PACKAGES]))
     return ["mmdebstrap", "--mode=root", "--variant=apt", f"--architectures={ARCHITECTURE}",
-            f"--include={','.join(packages)}",
+            f"--include={','.join(include)}",
             '--aptopt=APT::Install-Recommends "false"', '--aptopt=Acquire::Languages "none"',
             *(f"--dpkgopt=path-{rule}" for rule in DPKG_PATHS),
             # the .debs stay in the cache until mmdebstrap's cleanup, after the hook that counts them
@@ -271,8 +274,8 @@ def run_logged(step: str, argv: list[str], cwd: Path, log: Path, progress: Progr
                                  f"output: {log})")
     if code != 0:
         output = "\n".join(tail)
-        raise UserlandBuildError(f"building {WHAT}, step '{step}': {argv[0]} exited with {code} (its output: "
-                                 f"{log}):\n{output}")
+        raise UserlandBuildError(f"building {WHAT}, step '{step}': exited with {code} (its output: {log}):\n"
+                                 f"{output}")
 
 
 def _die_with_parent() -> None:
