@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from desktop_env.desktop_defaults import DEFAULT_PASSWORD as PASSWORD
+from desktop_env.desktop_defaults import DEFAULT_SCREEN_SIZE as SCREEN_SIZE
 from desktop_env.providers.local import LocalDesktopConfig, LocalProvider
 from desktop_env.resources import local_source
 from desktop_env.tasks import Task, load_task_set
@@ -40,8 +42,6 @@ from osworld_harness.results.task_folder import TaskStatus, read_status, read_ta
 
 DRIVER = Path(__file__).with_name("osworld_reference_driver.py")
 DRIVER_TIMEOUT_S = 1800
-PASSWORD = "password"
-SCREEN_SIZE = (1920, 1080)
 
 
 @dataclass(frozen=True)

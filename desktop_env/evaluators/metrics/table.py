@@ -36,6 +36,7 @@ import numpy
 from rapidfuzz import fuzz
 
 from ... import extensions
+from ...errors import DesktopEnvError
 from ..archives import check_zip, check_zip_file
 from ..outcome import MetricResult, failed, first_difference, passed, show
 from ..registry import OptionIssue, declare_option_check, metric
@@ -124,7 +125,7 @@ class _Book:
         return None
 
 
-class OSWorldReadRaises(Exception):
+class OSWorldReadRaises(DesktopEnvError):
     """OSWorld's read_cell_value raises on this cell (its compare_table then records no score)."""
 
 
