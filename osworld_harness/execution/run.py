@@ -22,6 +22,7 @@ from typing import Any
 
 import desktop_env
 from desktop_env.debian_packages import package_field
+from desktop_env.evaluators.metrics.pdf import pdf_text_engine
 from desktop_env.extensions import PluginError, load_plugin
 from desktop_env.providers import prepare_for
 from desktop_env.tasks import load_task_set
@@ -68,6 +69,8 @@ def environment_versions() -> dict[str, Any]:
         versions["apps"] = package_field(apps, "Version", timeout=10) or {}
     except (OSError, subprocess.TimeoutExpired):
         versions["apps"] = {}
+    # compare_pdfs gives OSWorld's scores on every PDF only with PyMuPDF (the optional `pdf` extra)
+    versions["pdf_text"] = pdf_text_engine()
     source = Path(desktop_env.__file__).resolve().parents[1]
     try:
         commit = subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True,
