@@ -8,7 +8,8 @@ the same mean with errors left out follows. Beside them: how many tasks and tria
 task set (task ids and the task files the trials ran with) and the step budget; with more than one
 trial, pass@K, pass^K and the share of tasks that flip between trials; the cost per task and per
 success where the agent reported its cost. A trial still marked "running" (its run was cut off) is
-counted as incomplete and in no figure.
+counted as incomplete and in no figure. Beside the groups, each trial's status and score (`task_scores`);
+`summarize` gives both for each run under some folders (the package's API, docs/API.md).
 
 `failures` lists the trials that scored below 1 with the explanation status.json keeps of their
 evaluation (the metric's: the first differing cell, the missing file...), and the trials that
@@ -339,6 +340,61 @@ def summarize_run(run: RunResults) -> list[GroupStats]:
     return rows
 
 
+def group_kind(name: str) -> str:
+    """What a summary row is: "overall", a paper "category" or a "domain"."""
+    return "overall" if name == "Overall" else "category" if name in CATEGORIES else "domain"
+
+
+@dataclass(frozen=True)
+class TaskScore:
+    """One trial of one task as a summary lists it. `status` "ok" has a score; "error" has none (the
+    leaderboard's figures count it as 0); "incomplete" (its run was cut off) is in no figure."""
+    domain: str
+    task_id: str
+    trial: int
+    status: str
+    score: float | None
+
+
+def task_scores(run: RunResults) -> list[TaskScore]:
+    """Every trial of the run, in task order."""
+    return [TaskScore(r.domain, r.task_id, r.trial, r.status, r.score if r.status == "ok" else None)
+            for r in sorted(run.records, key=lambda r: (r.domain, r.task_id, r.trial))]
+
+
+@dataclass
+class ResultsSummary:
+    """One run's summary, as `osworld summarize` gives it: `groups` are each domain, each paper category
+    present and "Overall" (summarize_run's rows), `tasks` each trial's status and score."""
+    label: str
+    path: Path
+    groups: list[GroupStats]
+    tasks: list[TaskScore]
+
+    def group(self, name: str) -> GroupStats:
+        """The row of a domain, a category or "Overall" (KeyError naming the rows there are)."""
+        for row in self.groups:
+            if row.name == name:
+                return row
+        raise KeyError(f"no group {name!r} in the summary of {self.path}: {', '.join(r.name for r in self.groups)}")
+
+    @property
+    def overall(self) -> GroupStats:
+        return self.group("Overall")
+
+
+def summarize(*results: str | Path, rescored: bool = False) -> list[ResultsSummary]:
+    """A summary of each run under the folders given (any level of the result layout: results/, a model's
+    folder...), labelled as `osworld summarize` labels them; none when they hold no task results. With
+    `rescored`, the scores `osworld rescore` wrote where it wrote one. A folder that is not there is a
+    FileNotFoundError naming it."""
+    for folder in results:
+        if not Path(folder).is_dir():
+            raise FileNotFoundError(f"no results folder {str(folder)!r}")
+    return [ResultsSummary(run.label, run.path, summarize_run(run), task_scores(run))
+            for run in runs_under(results, rescored=rescored)]
+
+
 # -- as text ----------------------------------------------------------------------------------------
 
 def pct(value: float | None) -> str:
@@ -466,19 +522,26 @@ def to_json(summaries: list[tuple[RunResults, list[GroupStats]]],
     """The runs' figures; `extra` adds keys to a run's object, by its path."""
     return json.dumps({"runs": [{"label": run.label, "path": str(run.path), "step_budgets": run.step_budgets,
                                  "prices": price_dates(run), **(extra or {}).get(run.path, {}),
-                                 "groups": [s.to_dict() for s in rows]}
+                                 "groups": [s.to_dict() for s in rows],
+                                 "tasks": [asdict(t) for t in task_scores(run)]}
                                 for run, rows in summaries]}, indent=2)
 
 
 def to_csv(summaries: list[tuple[RunResults, list[GroupStats]]]) -> str:
+    """A row per group (`kind` domain, category or overall), then one per trial (`kind` task: `name` is its
+    domain; `task_id`, `trial`, `status` and `score` are filled, the group figures left empty)."""
     buffer = io.StringIO()
-    fields = ["run", "path", "step_budgets"] + list(GroupStats("x").to_dict().keys())
+    fields = ["run", "path", "step_budgets"] + list(GroupStats("x").to_dict().keys()) + \
+        ["kind", "task_id", "trial", "status"]
     writer = csv.DictWriter(buffer, fieldnames=fields)
     writer.writeheader()
     for run, rows in summaries:
+        where = {"run": run.label, "path": str(run.path), "step_budgets": " ".join(map(str, run.step_budgets))}
         for row in rows:
-            writer.writerow({"run": run.label, "path": str(run.path),
-                             "step_budgets": " ".join(map(str, run.step_budgets)), **row.to_dict()})
+            writer.writerow({**where, **row.to_dict(), "kind": group_kind(row.name)})
+        for each in task_scores(run):
+            writer.writerow({**where, "kind": "task", "name": each.domain, "task_id": each.task_id,
+                             "trial": each.trial, "status": each.status, "score": each.score})
     return buffer.getvalue()
 
 

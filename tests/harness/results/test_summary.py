@@ -1,6 +1,8 @@
 """`osworld summarize` on a hand-made results tree: exact figures, errors kept apart."""
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -81,6 +83,24 @@ def test_formats_carry_the_same_figures(tmp_path):
     markdown = to_markdown(summaries)
     assert "| Overall | 6 | 6 | 50.0% | " in markdown and " | 1 | 62.5% | 1 | " in markdown
     assert to_csv(summaries).splitlines()[0].startswith("run,path,step_budgets,name,tasks")
+
+
+def test_json_and_csv_list_each_tasks_status_and_score_after_the_groups(tmp_path):
+    build(tmp_path)
+    summaries = [(run, summarize_run(run)) for run in find_runs(tmp_path)]
+    tasks = json.loads(to_json(summaries))["runs"][0]["tasks"]
+    assert [(t["domain"], t["task_id"], t["trial"], t["status"], t["score"]) for t in tasks] == [
+        ("libreoffice_calc", "a", 1, "ok", 1.0), ("libreoffice_calc", "b", 1, "ok", 0.0),
+        ("libreoffice_calc", "c", 1, "error", None), ("libreoffice_writer", "d", 1, "ok", 0.5),
+        ("os", "e", 1, "ok", 1.0), ("os", "f", 1, "incomplete", None)]
+    rows = list(csv.DictReader(io.StringIO(to_csv(summaries))))
+    assert [(r["kind"], r["name"]) for r in rows[:6]] == [
+        ("domain", "libreoffice_calc"), ("domain", "libreoffice_writer"), ("domain", "os"), ("category", "OS"),
+        ("category", "Office"), ("overall", "Overall")]
+    assert [(r["kind"], r["name"], r["task_id"], r["status"], r["score"]) for r in rows[6:]] == [
+        ("task", "libreoffice_calc", "a", "ok", "1.0"), ("task", "libreoffice_calc", "b", "ok", "0.0"),
+        ("task", "libreoffice_calc", "c", "error", ""), ("task", "libreoffice_writer", "d", "ok", "0.5"),
+        ("task", "os", "e", "ok", "1.0"), ("task", "os", "f", "incomplete", "")]
 
 
 def test_two_runs_side_by_side(tmp_path):
