@@ -1,7 +1,7 @@
 """The import graph: the project has no import cycle and no arrow from a lower layer up (LAYERS, below:
-the CLI over the harness's experiments over its execution over its results, over the agents over the
-desktop side, whose env server stands apart), and each harness module imports alone, reaching heavier or
-optional ones (such as Ray) only inside functions."""
+the CLI over the harness's face (its API) over its experiments over its execution over its results, over
+the agents over the desktop side, whose env server stands apart), and each harness module imports alone,
+reaching heavier or optional ones (such as Ray) only inside functions."""
 from __future__ import annotations
 
 import ast
@@ -76,9 +76,10 @@ PACKAGES = ("osworld_cli", "osworld_harness", "mm_agents", "desktop_env", "scrip
 LAYERS = (
     ("scripts",),
     ("osworld_cli", "lib_run_single"),
+    ("osworld_harness",),  # the package's face: the API (docs/API.md) re-exported from the layers below
     ("osworld_harness.experiments",),
     ("osworld_harness.execution",),
-    ("osworld_harness.results", "osworld_harness"),
+    ("osworld_harness.results",),
     ("mm_agents", "desktop_env.gym_adapter"),
     ("desktop_env.desktop_env", "desktop_env.benchmark", "desktop_env.tasks"),
     ("desktop_env.providers", "desktop_env.perturb"),
