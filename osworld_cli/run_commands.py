@@ -155,6 +155,7 @@ def print_failures(listed: list[TaskFailure]) -> None:
 @run_option("osworld", metavar="CHECKOUT")
 @run_option("agent")
 @run_option("agent_args", multiple=True, callback=parse_agent_args)
+@run_option("agent_python", metavar="PYTHON")
 @run_option("model")
 @run_option("observation_type", "--observation-type", type=click.Choice(OBSERVATION_TYPES))
 @run_option("action_space", type=click.Choice(ACTION_SPACES))

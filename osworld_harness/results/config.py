@@ -78,6 +78,11 @@ class AgentOptions:
              'package.module:Class or path/file.py:Class.')
     agent_args: dict[str, Any] = option(factory=dict, flag="--agent-arg", affects=Affects.SETTING,
         help="KEY=VALUE passed to the agent's constructor (repeatable; values parsed as JSON when they can be).")
+    # the Python OSWorld's agent code runs in, in a process of its own (mm_agents/agent_process.py)
+    agent_python: str | None = option(None, affects=Affects.CONDITION,
+        help="Run --agent (package.module:Class or path/file.py:Class) in a process of its own with this Python "
+             "(a venv's bin/python, or the venv) whose mm_agents and desktop_env are OSWorld's (pip install "
+             "desktop-env, or a checkout), none of this harness's on its path.")
     # None: the agent's declared default, else its name (resolved())
     model: str | None = option(None, affects=Affects.SETTING, always=True,
         help="Model name; also names the results folder. Default: the agent's own (gpt-4o for prompt), else the "

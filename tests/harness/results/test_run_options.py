@@ -21,7 +21,8 @@ CHANGED = {"agent": "noop", "agent_args": {"seed": 7}, "model": "other-model", "
            "top_p": 0.5, "max_tokens": 99, "screen_size": (1280, 720), "screenshot_scale": 0.5, "perturb": "layout",
            "perturb_seed": 3, "evaluator_fixes": True, "trials": 3, "provider": "remote",
            "path_to_vm": "http://10.0.0.5:5000", "sleep_after_execution": 2.0, "network": True,
-           "wait_after_reset": 5.0, "agent_time_budget": 60.0, "plugins": ["my_metrics"]}
+           "wait_after_reset": 5.0, "agent_time_budget": 60.0, "plugins": ["my_metrics"],
+           "agent_python": "/opt/osworld-venv/bin/python"}
 
 
 def affecting(*kinds: Affects) -> list[str]:
