@@ -34,7 +34,7 @@ def budget_text(preview: RunPreview) -> str:
 def agent_text(config: RunConfig) -> str:
     from mm_agents.loader import declared_defaults
 
-    declared = declared_defaults(config.agent)
+    declared = declared_defaults(config.agent, config.agent_python)
 
     def origin(name: str) -> str:
         if name not in config.agent_defaults:
@@ -51,8 +51,8 @@ def built_with_text(config: RunConfig) -> str:
     from mm_agents.loader import accepts_argument, declared_defaults, load_agent_class
     from osworld_harness.results.config import RUN_DEFAULTS
 
-    agent_class = load_agent_class(config.agent)
-    declared = declared_defaults(config.agent)
+    agent_class = load_agent_class(config.agent, config.agent_python)
+    declared = declared_defaults(config.agent, config.agent_python)
     given = config.agent_kwargs()
     parts = []
     for name in RUN_DEFAULTS:
@@ -75,6 +75,32 @@ def shown(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def part_text(config: RunConfig, selection: int) -> str | None:
+    """What part of the selection a --shard or --limit run takes, and where it goes."""
+    parts = ([f"shard {config.shard[0]} of {config.shard[1]} (round-robin over the tasks sorted by domain and id)"]
+             if config.shard else []) + ([f"a smoke run of the first {config.limit}"] if config.limit else [])
+    if not parts:
+        return None
+    return (f"part: {' and '.join(parts)} of the {selection} selected task(s), in a folder of its own "
+            f"({config.layout.model_dir.name})")
+
+
+def holdings_lines(preview: RunPreview, forced: list[tuple[str, object, object]]) -> list[str]:
+    """What the results folder already holds: this run's tasks (resumed), other task sets' and strays, and the
+    settings --force mixes."""
+    from osworld_harness.results.config import flag
+    from osworld_harness.results.task_scope import folder_holdings
+
+    states: dict[tuple[str, str], list[str]] = {}
+    for planned in preview.plan.to_run + preview.plan.skipped:
+        states.setdefault((planned.domain, planned.task_id), []).append(planned.state.value)
+    lines = folder_holdings(preview.config.layout.model_dir, preview.plan.selected, states).lines()
+    if forced:
+        lines.append("  its results were made with other settings, which --force mixes in: " + "; ".join(
+            f"{flag(name)} was {old!r}, now {new!r}" for name, old, new in forced))
+    return lines
+
+
 def agent_problem(config: RunConfig) -> str | None:
     """Why the agent cannot be built (a missing API key...), as a real run would stop; None when it can."""
     from osworld_harness.execution.run import RunOptionError, check_agent
@@ -95,11 +121,16 @@ def print_dry_run(config: RunConfig) -> int:
 
     strict, network_given = config.strict, config.network is not None
     with option_mistakes():
-        preview, _ = check_run(dataclasses.replace(config, strict=False))
+        preview, forced = check_run(dataclasses.replace(config, strict=False))
     config, plan = preview.config, preview.plan
     facts = preview.facts
     say(f"plan: {facts['tasks']} task(s) from {config.tasks or 'the built-in suite'}"
         + (" (OSWorld-Verified)" if config.osworld else "") + f" -> {config.layout.model_dir}", "bold")
+    part = part_text(config, len(plan.selection))
+    if part:
+        say(part)
+    for line in holdings_lines(preview, forced):
+        say(line)
     broken = broken_tasks(plan.invalid)
     columns = [Column("domain", key=True), Column("tasks", justify="right"), Column("to run", justify="right"),
                Column("done", justify="right"), Column("errored before", justify="right"),

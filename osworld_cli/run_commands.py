@@ -51,6 +51,15 @@ def parse_labels(ctx: click.Context, param: click.Parameter, values: tuple[str, 
         raise click.BadParameter(str(e)) from None
 
 
+def parse_shard(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
+    from osworld_harness.results.config import RunOptionError, shard_of
+
+    try:
+        return None if value is None else shard_of(value)
+    except RunOptionError as e:
+        raise click.BadParameter(e.detail) from None
+
+
 label_option = click.option(
     "--label", "labels", multiple=True, callback=parse_labels, metavar="NAME=PATH",
     help="Call the run under PATH (one of the folders given) NAME in tables (repeatable). Without it a run "
@@ -67,6 +76,7 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False,
                   labels: dict[str, str] | None = None, rescored: bool = False) -> None:
     from osworld_harness.results.comparability import comparability_lines
     from osworld_harness.results.reproduce import reproduce_line, reproducibility
+    from osworld_harness.results.shards import ShardMismatch
     from osworld_harness.results.summary import (
         comparison_rows,
         failures,
@@ -85,6 +95,8 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False,
 
     try:
         runs = runs_under(paths, labels, rescored)
+    except ShardMismatch as e:
+        raise click.UsageError(str(e)) from None
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--label") from None
     if not runs:
@@ -94,6 +106,7 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False,
     if fmt == "json":
         data = json.loads(to_json(summaries, {run.path: {"reproducibility": reproducibility(run),
                                                          "comparable": comparable_json(run),
+                                                         **scope_json(run),
                                                          "recorded_disagreements": [
                                                              asdict(d) for d in recorded_disagreements(run)]}
                                               for run in runs}))
@@ -106,7 +119,7 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False,
         click.echo(to_csv(summaries), nl=False)
     elif fmt == "markdown":
         lines = {run.path: [f"reproduce with: `{reproduce_line(run)}`"] * bool(reproduce_line(run))
-                 + comparability_lines(run) + recorded_disagreement_lines(run) for run in runs}
+                 + scope_lines(run) + comparability_lines(run) + recorded_disagreement_lines(run) for run in runs}
         click.echo(to_markdown(summaries, lines))
         if with_failures:
             click.echo(failures_markdown(listed))
@@ -119,7 +132,7 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False,
             line = reproduce_line(run)
             if line:
                 console.print(Text(f"reproduce with: {line}"), soft_wrap=True)
-            for text in comparability_lines(run) + recorded_disagreement_lines(run):
+            for text in scope_lines(run) + comparability_lines(run) + recorded_disagreement_lines(run):
                 console.print(Text(text), soft_wrap=True)
         if len(summaries) > 1:
             header, body = comparison_rows(summaries)
@@ -128,6 +141,25 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False,
                              "`osworld compare A B` pairs the tasks")
         if with_failures:
             print_failures(listed)
+
+
+def scope_lines(run: Any) -> list[str]:
+    """The shards a run combines and the task folders left out of its task set."""
+    from osworld_harness.results.shards import shard_lines
+    from osworld_harness.results.task_scope import stray_line
+
+    stray = stray_line(run.scope.strays)
+    return shard_lines(run) + ([stray] if stray else [])
+
+
+def scope_json(run: Any) -> dict[str, Any]:
+    from osworld_harness.results.task_scope import task_names
+
+    scope = run.scope
+    strays = task_names(dict.fromkeys((r.domain, r.task_id) for r in scope.strays))
+    shards = {"count": scope.shards, "present": scope.present, "missing": scope.missing_shards} \
+        if scope.shards else None
+    return {"not_in_task_set": strays, "shards": shards}
 
 
 def comparable_json(run: Any) -> dict[str, Any]:
@@ -164,6 +196,8 @@ def print_failures(listed: list[TaskFailure]) -> None:
 @run_option("tasks")
 @run_option("domains", multiple=True)
 @run_option("task_ids", multiple=True)
+@run_option("limit", type=click.IntRange(1))
+@run_option("shard", metavar="I/N", callback=parse_shard)
 @run_option("max_steps", type=click.IntRange(1))
 @run_option("max_trajectory_length", type=click.IntRange(0))
 @run_option("temperature", type=click.FloatRange(0))

@@ -8,6 +8,7 @@ from desktop_env.tasks import load_task_set, refusals, selection_problems
 from osworld_harness.results.config import RunConfig
 from osworld_harness.results.suite import left_out as suite_left_out
 from osworld_harness.results.task_folder import TaskState, refused_by_plan, task_state
+from osworld_harness.results.task_scope import narrowed
 
 from .breaker import FatalErrorBreaker
 from .task_result import TaskResult
@@ -92,6 +93,8 @@ class Plan:
     task_files: dict[tuple[str, str], str] = field(default_factory=dict)  # (domain, id) -> Task.sha256, if loadable
     left_out: dict[tuple[str, str], str] = field(default_factory=dict)    # not in the suite (--osworld), and why
     suite_tasks: int | None = None   # the tasks of the suite (--osworld) before --domain/--task-id chose some
+    selected: list[tuple[str, str]] = field(default_factory=list)   # the tasks this run is over, in order
+    selection: list[tuple[str, str]] = field(default_factory=list)  # before --shard and --limit took a part
 
 
 def plan_tasks(config: RunConfig) -> Plan:
@@ -111,9 +114,10 @@ def plan_tasks(config: RunConfig) -> Plan:
         suite_tasks = len(dict.fromkeys(everything)) - len(left_out)
         pairs = [pair for pair in pairs if pair not in left_out]
     problems = selection_problems(task_set, pairs)
-    unique = list(dict.fromkeys(pairs))  # an id listed twice is one task (and an invalid one)
+    selection = list(dict.fromkeys(pairs))  # an id listed twice is one task (and an invalid one)
+    unique = narrowed(selection, config.shard, config.limit)
     plan = Plan([], [], [], {pair: task_set.load(*pair).sha256 for pair in unique
-                                if not refusals(problems.get(pair, []))}, left_out, suite_tasks)
+                                if not refusals(problems.get(pair, []))}, left_out, suite_tasks, unique, selection)
     for trial, (domain, task_id) in ((t, pair) for t in range(1, config.trials + 1) for pair in unique):
         task_dir = config.layout.task_dir(domain, task_id, trial)
         state = task_state(task_dir) if config.resume else TaskState.NEW

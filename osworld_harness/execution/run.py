@@ -44,6 +44,7 @@ from osworld_harness.results.reproduce import observed, reproduce_command
 from osworld_harness.results.settings import SettingsMismatch, recorded_differences, runs_recorded
 from osworld_harness.results.summary import task_set_digest
 from osworld_harness.results.task_folder import TaskState, now_iso, read_status, record_invalid_task, write_json_atomic
+from osworld_harness.results.task_scope import ids_digest, task_names
 
 from .backend import Backend
 from .breaker import FatalErrorBreaker
@@ -128,7 +129,11 @@ def write_args(config: RunConfig, forced: Sequence[tuple[str, Any, Any]] = (), p
         run["pricing"] = {"model": model, "error": str(e)}
     if plan is not None:
         run["task_set"] = {"tasks": len(plan.task_files), "hash": task_set_digest(
-            {pair: [sha] for pair, sha in plan.task_files.items()}).digest}
+            {pair: [sha] for pair, sha in plan.task_files.items()}).digest, "ids": task_names(plan.selected)}
+        if config.shard or config.limit:  # a part of a selection: which, and of what (shards.py combines them)
+            run["part"] = {"smoke_run": config.limit is not None, "limit": config.limit,
+                           "shard": list(config.shard) if config.shard else None, "of_tasks": len(plan.selection),
+                           "selection_hash": ids_digest(plan.selection)}
     if facts is not None:
         run["plan"] = facts
     if forced:
@@ -165,7 +170,7 @@ def check_agent_class(config: RunConfig) -> None:
     option it would ignore, or an --agent-arg its constructor does not take (unless it takes **kwargs, which
     then judges them) fails before planning."""
     try:
-        agent_class = load_agent_class(config.agent)
+        agent_class = load_agent_class(config.agent, config.agent_python)
     except AgentLoadError as e:
         raise RunOptionError("--agent", str(e)) from e
     problems = call_problems(agent_class)
@@ -188,7 +193,7 @@ def check_agent(config: RunConfig) -> None:
     The agent built here is dropped; workers build their own."""
     check_agent_class(config)
     try:
-        build_agent(config.agent, **config.agent_kwargs())
+        build_agent(config.agent, agent_python=config.agent_python, **config.agent_kwargs())
     except AgentLoadError as e:
         if isinstance(e.__cause__, LLMError):  # the model's client: its key, its name, its SDK
             raise RunOptionError("--model", str(e.__cause__)) from e

@@ -27,6 +27,7 @@ from desktop_env.tasks.loader import ALL_DOMAINS
 
 from .suite import LEADERBOARD_STEPS, OFFICIAL_TASKS
 from .task_folder import RESCORE_FILE, read_status
+from .task_scope import covered, missing_tasks, named, recorded_runs
 
 if TYPE_CHECKING:
     from .summary import RunResults
@@ -55,6 +56,10 @@ SETTING_CHECKS: tuple[Check, ...] = (
     Check("domains", lambda v, r: bool(v) and ALL_DOMAINS not in v,
           lambda v, r: f"only some domains ran (--domain {' '.join(v)})"),
     Check("task_ids", lambda v, r: bool(v), lambda v, r: f"only {len(v)} chosen task(s) ran (--task-id)"),
+    Check("limit", lambda v, r: v is not None, lambda v, r: f"a smoke run of {v} task(s) (--limit {v})"),
+    Check("shard", lambda v, r: v is not None,
+          lambda v, r: f"one shard ({v[0]}/{v[1]}) of the task set: summarize the {v[1]} shards' folders together "
+                       "for the run's score"),
     Check("max_steps", lambda v, r: v not in LEADERBOARD_STEPS,
           lambda v, r: f"a step budget of {v}: the leaderboard's are {', '.join(map(str, LEADERBOARD_STEPS))} "
                        "(--max-steps)"),
@@ -92,10 +97,15 @@ class Verdict:
         return [head] + [f"  - {reason}" for reason in self.reasons] + [f"  note: {note}" for note in self.notes]
 
 
-def setting_reasons(record: Mapping[str, Any]) -> list[str]:
-    """Why the options (and plan facts) in `record` make the number incomparable; [] when they do not."""
+# What says which tasks a run selected: not checked on a run whose tasks another run into the folder covers
+SELECTION_FIELDS = frozenset({"osworld", "domains", "task_ids", "limit", "shard"})
+
+
+def setting_reasons(record: Mapping[str, Any], skip: frozenset[str] = frozenset()) -> list[str]:
+    """Why the options (and plan facts) in `record` make the number incomparable; [] when they do not.
+    The checks of the fields in `skip` are left out."""
     return [check.reason(record[check.field], record) for check in SETTING_CHECKS
-            if check.field in record and check.incomparable(record[check.field], record)]
+            if check.field in record and check.field not in skip and check.incomparable(record[check.field], record)]
 
 
 def setting_notes(record: Mapping[str, Any]) -> list[str]:
@@ -137,19 +147,26 @@ def outcome_reasons(statuses: Sequence[tuple[str, str | None]], incomplete: int)
 def run_comparability(run: RunResults) -> Verdict:
     """The verdict on a result folder: the settings its args.json records for each run made into it, and
     its records. A folder without our args.json (OSWorld's own) cannot say."""
-    args = run.args or {}
-    runs = [r for r in args.get("runs") or [] if isinstance(r, dict) and isinstance(r.get("config"), dict)]
-    if not runs and isinstance(args.get("config"), dict):
-        runs = [args]
+    runs = recorded_runs(run.args)
     if not runs:
         return Verdict(None, notes=["the folder has no args.json of this harness (OSWorld's own run.py, or none), "
                                     "so its settings are not known"])
     latest = runs[-1]
     record = {**latest["config"], "plan": latest.get("plan") or {}}
     # Every run made into the folder counts: a resumed run whose plan had nothing left that needs the
-    # network says nothing of the run before it that ran those tasks offline.
-    reasons = list(dict.fromkeys(reason for r in runs
-                                 for reason in setting_reasons({**r["config"], "plan": r.get("plan") or {}})))
+    # network says nothing of the run before it that ran those tasks offline. Only which tasks it chose is
+    # left out for a run whose tasks another run covers (a smoke test with --domain before the full run).
+    reasons = list(dict.fromkeys(reason for r, part in zip(runs, covered(runs), strict=True)
+                                 for reason in setting_reasons({**r["config"], "plan": r.get("plan") or {}},
+                                                               SELECTION_FIELDS if part else frozenset())))
+    if run.scope.missing_shards:
+        shards = run.scope.shards
+        reasons.append(f"shard(s) {', '.join(f'{i}/{shards}' for i in run.scope.missing_shards)} of {shards} are "
+                       "missing (give every shard's folder: osworld summarize DIR1 DIR2 ...)")
+    missing = missing_tasks(run.scope.tasks, run.records)
+    if missing:
+        reasons.append(f"{len(missing)} task(s) of its task set have no result (never started: run the same "
+                       f"command again): {named(missing)}")
     if any(r.get("forced") for r in runs):
         reasons.append("runs with other settings were mixed into this folder (--force)")
     statuses = []

@@ -155,6 +155,15 @@ class TaskSelection:
         help='Only this domain (repeatable; default all, as `all` is).')
     task_ids: list[str] = option(factory=list, flag="--task-id",
         help='Only this task (repeatable).')
+    # the first N tasks of the selection (after --shard), into a folder of their own (RunLayout.variant)
+    limit: int | None = option(None,
+        help='A smoke run of the first N selected tasks, into a folder of its own (MODEL-limit-N) so it taints no '
+             'full run; args.json marks it a smoke run and `summarize` says it is not comparable.')
+    # (I, N): the I-th of N disjoint parts of the selection, round-robin over its sorted (domain, id) list
+    shard: tuple[int, int] | None = option(None,
+        help='Run the I-th of N disjoint parts of the selected tasks (split by sorted domain and id, so each task '
+             'is in one shard), into MODEL-shard-I-of-N; `osworld summarize` given the shards\' folders combines '
+             'them into one score and says which are missing.')
     # runs of each task, each from a fresh reset (results.trial_dir)
     trials: int = option(1, affects=Affects.CONDITION, always=True,
         help="Run each task this many times, each from a fresh reset; trial 1 at the task's folder, trial k in "
@@ -300,6 +309,11 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
         if isinstance(self.stop_after_fatal, bool) or not isinstance(self.stop_after_fatal, int) \
                 or self.stop_after_fatal < 0:
             refuse("--stop-after-fatal", f"must be a whole number >= 0 (0: never stop), got {self.stop_after_fatal!r}")
+        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
+                                       or self.limit < 1):
+            refuse("--limit", f"must be a whole number >= 1, got {self.limit!r}")
+        if self.shard is not None:
+            self.shard = shard_of(self.shard)
         if self.perturb is not None and self.perturb not in PERTURBATIONS:
             refuse("--perturb", f"must be one of {', '.join(PERTURBATIONS)}, got {self.perturb!r}")
 
@@ -342,7 +356,7 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
         try:
             for plugin in self.plugins:  # a plugin's agent is found only once it is loaded
                 load_plugin(plugin)
-            declared = declared_defaults(self.agent)
+            declared = declared_defaults(self.agent, self.agent_python)
         except (AgentLoadError, PluginError) as e:
             raise RunOptionError("--agent" if isinstance(e, AgentLoadError) else "--plugin", str(e)) from e
         values: dict[str, Any] = {}
@@ -365,7 +379,8 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
         config = self.resolved()
         # resolved() fills these three: a declared action space or observation is taken only when usable
         assert config.model is not None and config.observation_type is not None and config.action_space is not None
-        return RunLayout(Path(config.result_dir), config.action_space, config.observation_type, config.model)
+        return RunLayout(Path(config.result_dir), config.action_space, config.observation_type, config.model,
+                         folder_variant(config.shard, config.limit))
 
     def time_budget(self) -> float:
         """The agent's seconds of predict() per task, 0 for no limit: as given, else SECONDS_PER_STEP a step,
@@ -403,6 +418,30 @@ def _agent_option_problem(name: str, value: Any) -> str | None:
     if most is None:
         return None if right and value >= least else f"must be {what} >= {least}, got {value!r}"
     return None if right and least < value <= most else f"must be {what} in ({least}, {most}], got {value!r}"
+
+
+def shard_of(value: Any) -> tuple[int, int]:
+    """--shard's value as (I, N): "I/N" as the command line gives it, or a pair; RunOptionError unless
+    1 <= I <= N and N >= 2."""
+    parts = value.split("/") if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else []
+    try:
+        index, count = (int(part) for part in parts) if len(parts) == 2 else (0, 0)
+    except (TypeError, ValueError):
+        index, count = 0, 0
+    if count < 2 or not 1 <= index <= count:
+        raise RunOptionError("--shard", f"must be I/N with N >= 2 parts and 1 <= I <= N (e.g. 2/4), got {value!r}")
+    return index, count
+
+
+def folder_variant(shard: Any, limit: int | None) -> str:
+    """What a sharded or limited run's folder adds to the model's name: -shard-I-of-N, -limit-N (a smoke run's
+    results never land in the folder of the full run, nor one shard's in another's)."""
+    variant = ""
+    if shard:
+        variant += f"-shard-{shard[0]}-of-{shard[1]}"
+    if limit:
+        variant += f"-limit-{limit}"
+    return variant
 
 
 def flag(name: str) -> str:

@@ -48,6 +48,9 @@ def reproduce_command(config: Mapping[str, Any]) -> str:
         words += ["--tasks", str(config["tasks"])]
     words += [part for domain in config.get("domains") or [] for part in ("--domain", domain)]
     words += [part for task_id in config.get("task_ids") or [] for part in ("--task-id", task_id)]
+    shard, limit = config.get("shard"), config.get("limit")
+    words += ["--shard", f"{shard[0]}/{shard[1]}"] if shard else []
+    words += ["--limit", str(limit)] if limit else []
     own = config.get("agent_defaults") or []  # the agent's own declared values: it takes them again
     for name in (*ALWAYS, *SCORING):
         value = config.get(name, defaults[name])

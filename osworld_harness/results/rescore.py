@@ -277,7 +277,8 @@ def rescore_results(paths: Iterable[str | os.PathLike[str]], task_set: Any = Non
     for path in paths:
         for run in find_runs(Path(path)):
             tasks = task_set if task_set is not None else recorded_task_set(run)
-            for record in sorted(run.records, key=lambda r: (r.domain, r.task_id, r.trial)):
+            # every folder, those not in the run's task set too: rescoring reads a folder, it scores no run
+            for record in sorted(run.records + run.scope.strays, key=lambda r: (r.domain, r.task_id, r.trial)):
                 task_dir = run.folder(record)
                 row = RescoreRow(record.domain, record.task_id, str(task_dir), record.score, None, False,
                                  old_status=record.status, trial=record.trial)

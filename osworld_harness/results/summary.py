@@ -30,6 +30,7 @@ from typing import Any
 
 from . import stats
 from .settings import SettingsMismatch, read_args, recorded_step_budgets
+from .shards import combine_shards
 from .task_folder import (
     TaskRecord,
     TaskStatus,
@@ -40,6 +41,7 @@ from .task_folder import (
     split_trial,
     trial_dir,
 )
+from .task_scope import Scope, scoped
 
 CATEGORIES = {
     "OS": ("os",),
@@ -59,10 +61,13 @@ class RunResults:
     records: list[TaskRecord] = field(default_factory=list)  # one per trial of a task
     step_budgets: list[int] = field(default_factory=list)     # max_steps of the runs made into the folder
     args: dict[str, Any] | None = None                        # args.json as read (ours, OSWorld's or none)
+    # the task set the records are of, the folders left out of it, the shards combined (task_scope.py)
+    scope: Scope = field(default_factory=Scope)
 
     def folder(self, record: TaskRecord) -> Path:
         """The folder of the record's trial."""
-        return trial_dir(self.path / record.domain / record.task_id, record.trial)
+        root = self.scope.folders.get((record.domain, record.task_id), self.path)
+        return trial_dir(root / record.domain / record.task_id, record.trial)
 
 
 def find_runs(path: str | Path, rescored: bool = False, label: str | None = None) -> list[RunResults]:
@@ -82,7 +87,9 @@ def find_runs(path: str | Path, rescored: bool = False, label: str | None = None
         record = read_task(task_dir, rescored=rescored)
         if record is not None:
             runs[run_dir].records.append(record)
-    found = [r for r in runs.values() if r.records]
+    for run in runs.values():  # the score is over the task set args.json records, not every folder there
+        run.records, run.scope = scoped(run.records, run.args)
+    found = [r for r in runs.values() if r.records or r.scope.strays]
     if label:
         for run in found:
             run.label = label if len(found) == 1 else f"{label}:{'/'.join(run.path.parts[-3:])}"
@@ -125,13 +132,14 @@ def parse_labels(values: Sequence[str]) -> dict[str, str]:
 def runs_under(paths: Sequence[str | Path], labels: Mapping[str, str] | None = None,
                rescored: bool = False) -> list[RunResults]:
     """The runs under each path, labelled (`labels`: NAME by PATH, as --label gives them), with labels
-    that would clash made distinct."""
+    that would clash made distinct, and the shards of one run (`run --shard`) combined into it (shards.py;
+    ShardMismatch for shards of different configurations)."""
     labels = dict(labels or {})
     unknown = [where for where in labels if where not in {str(p) for p in paths}]
     if unknown:
         raise ValueError(f"--label names {unknown[0]!r}, which is not one of the folders given "
                          f"({', '.join(map(str, paths))})")
-    runs = [run for path in paths for run in find_runs(path, rescored, labels.get(str(path)))]
+    runs = combine_shards([run for path in paths for run in find_runs(path, rescored, labels.get(str(path)))])
     distinct_labels(runs)
     return runs
 

@@ -86,10 +86,11 @@ class RunLayout:
     action_space: str
     observation_type: str
     model: str
+    variant: str = ""   # a part of a run (config.folder_variant: -shard-I-of-N, -limit-N), in a folder of its own
 
     @property
     def model_dir(self) -> Path:
-        return self.root / self.action_space / self.observation_type / safe_component(self.model)
+        return self.root / self.action_space / self.observation_type / (safe_component(self.model) + self.variant)
 
     def task_dir(self, domain: str, task_id: str, trial: int = 1) -> Path:
         """The folder of one trial of a task (the first: the task's own folder, as OSWorld has it)."""
