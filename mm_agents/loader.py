@@ -1,5 +1,7 @@
 """Finding and building agents: a registered name (built-in, an installed plugin's `osworld.agents`
-entry point, or `@agent("name")` in a --plugin file) or `package.module:Class` / `path/file.py:Class`."""
+entry point, or `@agent("name")` in a --plugin file) or `package.module:Class` / `path/file.py:Class`.
+An agent of OSWorld's (its own mm_agents or desktop_env, or --agent-python) is found and built in a process
+of its own (mm_agents/agent_process.py); every other runs here."""
 from __future__ import annotations
 
 import inspect
@@ -9,6 +11,8 @@ from typing import Any, TypeVar
 
 from desktop_env import extensions
 from desktop_env.user_modules import import_user_module, is_file_spec
+
+from .agent_process import AgentProcessError, AgentRaised, RemoteTraceback, foreign_agent, process_agent_class
 
 A = TypeVar("A", bound=type)
 
@@ -80,9 +84,33 @@ def agent_in_module(spec: str) -> type:
     return cls
 
 
-def load_agent_class(spec: str) -> type:
+def agent_in_process(spec: str, agent_python: str | None) -> type | None:
+    """The class standing for an agent of OSWorld's, described by its own process; None for one that runs here."""
+    try:
+        foreign = foreign_agent(spec, agent_python)
+    except AgentProcessError as e:
+        raise AgentLoadError(str(e)) from e
+    if foreign is None:
+        return None
+    try:
+        return process_agent_class(foreign)
+    except AgentProcessError as e:
+        raise AgentLoadError(str(e)) from e
+    except AgentRaised as e:
+        missing = (f"; that Python ({foreign.python}) lacks what the agent imports: install it there or give "
+                   "--agent-python a Python that has it") if type(e).__name__ == "ModuleNotFoundError" else ""
+        cause = e.__cause__.text if isinstance(e.__cause__, RemoteTraceback) else ""
+        raise AgentLoadError(f"importing {spec} in a process of its own failed: {type(e).__name__}: {e}{missing}\n"
+                             f"{cause}") from e
+
+
+def load_agent_class(spec: str, agent_python: str | None = None) -> type:
+    """The agent's class; `agent_python`: the Python of an agent of OSWorld's (--agent-python)."""
     target = spec
-    if ":" in spec and spec not in extensions.KindView("agent"):
+    in_process = agent_in_process(spec, agent_python)
+    if in_process is not None:
+        cls = in_process
+    elif ":" in spec and spec not in extensions.KindView("agent"):
         cls = agent_in_module(spec)
     else:
         cls = registered_agent(spec)
@@ -116,9 +144,9 @@ def takes_any_keyword(cls: type[Any]) -> bool:
     return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(cls.__init__).parameters.values())
 
 
-def declared_defaults(spec: str) -> dict[str, Any]:
+def declared_defaults(spec: str, agent_python: str | None = None) -> dict[str, Any]:
     """The defaults the agent's constructor declares, by name (`model`, `observation_type`...)."""
-    return {name: p.default for name, p in constructor_parameters(load_agent_class(spec)).items()
+    return {name: p.default for name, p in constructor_parameters(load_agent_class(spec, agent_python)).items()
             if p.default is not inspect.Parameter.empty}
 
 
@@ -130,9 +158,10 @@ def accepts_argument(cls: type[Any], name: str) -> bool:
     return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
-def build_agent(spec: str, **kwargs: Any) -> Any:
-    """Instantiates the agent with the kwargs its constructor accepts (all of them if it takes **kwargs)."""
-    cls = load_agent_class(spec)
+def build_agent(spec: str, *, agent_python: str | None = None, **kwargs: Any) -> Any:
+    """Instantiates the agent with the kwargs its constructor accepts (all of them if it takes **kwargs); one of
+    OSWorld's in its process (`agent_python`, as for load_agent_class), which ends when the agent is closed."""
+    cls = load_agent_class(spec, agent_python)
     kwargs = {k: v for k, v in kwargs.items() if accepts_argument(cls, k)}
     try:
         return cls(**kwargs)

@@ -17,6 +17,7 @@ from desktop_env.desktop_env import DesktopEnv
 from desktop_env.extensions import load_plugin
 from desktop_env.providers import create_provider
 from desktop_env.tasks import load_task_set
+from mm_agents.agent_process import ProcessAgent
 from mm_agents.loader import build_agent
 from osworld_harness.results.task_folder import ErrorRecord, PreviousError, TaskStatus, now_iso, write_status
 
@@ -62,7 +63,8 @@ class DesktopWorker:
             task = self.task_set.load(domain, task_id)
             task_sha256 = task.sha256
             if self.agent is None:
-                self.agent = build_agent(self.config.agent, **self.config.agent_kwargs())
+                self.agent = build_agent(self.config.agent, agent_python=self.config.agent_python,
+                                         **self.config.agent_kwargs())
             if self.env is None:
                 booting = time.monotonic()
                 try:
@@ -75,7 +77,7 @@ class DesktopWorker:
                                   previous_errors=previous_errors, on_step=on_step, trial=trial,
                                   another_reset_follows=more_to_come)
             if outcome.error and outcome.error.type == AgentOverBudget.__name__:
-                self.agent = None  # its predict() may still be running in the thread left behind
+                self.drop_agent()  # its predict() may still be running in the thread left behind
             return TaskResult(outcome.status, outcome.score, outcome.steps,
                               outcome.error.message if outcome.error else None,
                               outcome.error.fatal if outcome.error else None)
@@ -96,7 +98,14 @@ class DesktopWorker:
         except Exception:
             return False
 
+    def drop_agent(self) -> None:
+        """The agent let go of; one in a process of its own (OSWorld's) ends with it."""
+        if isinstance(self.agent, ProcessAgent):
+            self.agent.close()
+        self.agent = None
+
     def close(self) -> None:
+        self.drop_agent()
         if self.env is not None:
             self.env.close()
             self.env = None
