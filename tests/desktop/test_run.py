@@ -386,3 +386,20 @@ def test_a_python_caller_runs_tasks_on_its_own_environments_in_threads(meta, tmp
     assert (summary.ran, summary.ok, summary.score_sum) == (2, 2, 2.0)
     assert len(made) == 1  # one worker, one desktop, both tasks
     assert {t: r["score"] for t, r in results_of(tmp_path, "reference").items()} == {t: "1.0" for t in OS_TASKS}
+
+
+def test_a_limit_1_smoke_run_of_the_built_in_os_tasks_goes_to_a_folder_of_its_own(tmp_path):
+    first = json.loads((BUILTIN_ROOT / "test_all.json").read_text())["os"][0]
+    done = CliRunner().invoke(cli, ["run", "--agent", "oracle", "--obs", "screenshot", "--domain", "os", "--limit",
+                                    "1", "--no-record", "--result-dir", str(tmp_path), "--cache-dir",
+                                    str(tmp_path / "cache")], terminal_width=300)
+    assert done.exit_code == 0, done.output
+    screenshot = tmp_path / "pyautogui" / "screenshot"
+    assert [p.name for p in screenshot.iterdir()] == ["oracle-limit-1"]  # never the full run's folder, oracle/
+    folder = screenshot / "oracle-limit-1"
+    assert [p.name for p in (folder / "os").iterdir()] == [first]
+    assert (folder / "os" / first / "result.txt").read_text().strip() == "1.0"
+    assert not (folder / "os" / first / "recording.mp4").exists()
+    args = json.loads((folder / "args.json").read_text())
+    assert args["part"]["smoke_run"] and args["task_set"]["ids"] == [f"os/{first}"]
+    assert "a smoke run of 1 task(s) (--limit 1)" in " ".join(done.output.split())
