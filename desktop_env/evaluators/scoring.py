@@ -1,7 +1,8 @@
 """Turns a task's `evaluator` block into a score, exactly as OSWorld defines it.
 
 - `func` is a metric name, or a list of names with `result`/`expected`/`options`
-  lists aligned with it (entries may be null).
+  lists aligned with it (entries may be null; task validation refuses a null entry of an `expected`
+  list, on which OSWorld's evaluate() raises).
 - `conj: "and"` (default): 0 at the first metric that gives 0, else the mean;
   `conj: "or"`: 1 at the first metric that gives 1, else the max.
 - A result getter that finds nothing (None, or FileNotFoundError) gives 0 for

@@ -176,6 +176,19 @@ def _missing_getter_fields(path: Path, field: str, name: str, spec: dict[str, An
             for key in needed if spec.get(key) is None]
 
 
+def _null_expected_entries(task: Task) -> list[Problem]:
+    """A null entry of an `expected` list: OSWorld's evaluate() builds an expected getter for every metric of the
+    list and calls it, raising TypeError on a null one (none of OSWorld's task files has one), so the task could
+    never be scored with OSWorld's code; ours would score it."""
+    expected = task.evaluator.get("expected")
+    if not isinstance(expected, list) or not expected:
+        return []
+    return [Problem(task.path, f"evaluator.expected[{i}]", "missing field", "expected",
+                    "OSWorld's evaluate() calls an expected getter for every metric once the evaluator has an "
+                    "`expected` list, and raises on a null one: give this metric one, or score it in a task of its own")
+            for i, spec in enumerate(expected) if not spec]
+
+
 def validate_task(task: Task) -> list[Problem]:
     """Everything validation finds in one task: what refuses it, and the warnings (Problem.warning)."""
     # Imported here: the setup steps and getters import safe_paths, which imports this package.
@@ -201,6 +214,7 @@ def validate_task(task: Task) -> list[Problem]:
             problems.append(_check(task.path, f"{field}.type", "getter", name, getters, registry.UNSUPPORTED_GETTERS))
             if isinstance(spec, dict) and name in getters:
                 problems += _missing_getter_fields(task.path, field, name, spec)
+    problems += _null_expected_entries(task)
     for unsafe in unsafe_paths(config, task.path, task.task_dir):
         value = unsafe.value if isinstance(unsafe.value, str) else repr(unsafe.value)
         problems.append(Problem(task.path, unsafe.field or "", "path", value, unsafe.reason))

@@ -51,7 +51,7 @@ def test_unknown_names_are_reported_with_field_and_close_matches(tmp_path):
                       evaluator={"func": ["exact_match", "compare_tabel"],
                                  "result": [{"type": "vm_fille", "path": "x"},
                                             {"type": "vm_file", "path": "/home/user/x", "dest": "x"}],
-                                 "expected": [{"type": "rule", "rules": {}}, None]})
+                                 "expected": [{"type": "rule", "rules": {}}, {"type": "rule", "rules": {}}]})
     problems = {p.field: p for p in validate_task(load_task(path))}
     assert set(problems) == {"config[0].type", "evaluator.func[1]", "evaluator.result[0].type"}
     assert "download" in problems["config[0].type"].close
@@ -78,6 +78,17 @@ def test_meta_file_selects_domains_and_ids(tmp_path):
         task_set.select(["gimp"])
     with pytest.raises(TaskFileError, match="task id\\(s\\) zzz not in"):
         task_set.select(None, ["zzz"])
+
+
+def test_a_metric_without_an_expected_getter_in_a_list_that_has_them_is_refused_as_osworld_cannot_score_it(tmp_path):
+    """OSWorld's evaluate() calls the expected getter of every metric of the list once `expected` is given, and
+    raises TypeError on a null one: such a task is never scored with OSWorld's code."""
+    path = write_task(tmp_path, evaluator={
+        "func": ["is_first_line_centered", "compare_docx_files"],
+        "result": [{"type": "vm_file", "path": "/home/user/a.docx", "dest": "a.docx"}] * 2,
+        "expected": [None, {"type": "vm_file", "path": "/home/user/b.docx", "dest": "b.docx"}]})
+    (problem,) = validate_task(load_task(path))
+    assert problem.field == "evaluator.expected[0]" and "raises on a null one" in str(problem)
 
 
 def test_builtin_suite_is_valid():
