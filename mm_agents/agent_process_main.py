@@ -26,6 +26,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+IMPORTLIB = Path(importlib.__file__).parent
 OWN_PACKAGES = ("mm_agents", "desktop_env", "osworld_harness", "osworld_cli", "lib_run_single")
 
 
@@ -143,8 +144,14 @@ def describe(cls: type) -> dict[str, Any]:
 
 
 def error_of(e: BaseException) -> dict[str, Any]:
+    """The exception as the harness records it, its traceback without this file's frames or the import
+    machinery's: from the agent's own code on."""
+    shown = traceback.TracebackException.from_exception(e)
+    shown.stack = traceback.StackSummary.from_list(
+        [f for f in shown.stack if f.filename != __file__ and not f.filename.startswith("<frozen importlib")
+         and Path(f.filename).parent != IMPORTLIB])
     return {"type": type(e).__qualname__, "module": type(e).__module__, "message": str(e),
-            "traceback": "".join(traceback.format_exception(type(e), e, e.__traceback__))}
+            "traceback": "".join(shown.format())}
 
 
 def die_with_parent() -> None:

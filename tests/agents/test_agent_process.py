@@ -229,3 +229,14 @@ class Env:
 
     def evaluate_explained(self):
         return Evaluation(1.0, "solved")
+
+
+def test_with_a_checkout_on_pythonpath_the_harness_is_its_own_and_the_checkouts_agent_runs_apart(checkout):
+    env = {**os.environ, "PYTHONPATH": str(checkout), "OPENAI_API_KEY": "test"}
+    for agent in ("prompt", "mm_agents.agent:EchoAgent"):  # ours imports NO_ANSWER from our mm_agents.prompts
+        done = subprocess.run([sys.executable, "-m", "osworld_cli.main", "run", "--agent", agent, "--dry-run",
+                               "--domain", "os"], env=env, cwd=checkout.parent,  # as the installed `osworld`
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"agent: {agent}" in done.stdout
+    assert "model echo-1 (the agent's own default)" in done.stdout  # as the checkout's EchoAgent declares it
