@@ -17,7 +17,7 @@ from desktop_env.desktop_env import DesktopEnv
 from desktop_env.extensions import load_plugin
 from desktop_env.providers import create_provider
 from desktop_env.tasks import load_task_set
-from mm_agents.agent_process import ProcessAgent
+from mm_agents.agent_process import AgentProcessDied, ProcessAgent
 from mm_agents.loader import build_agent
 from osworld_harness.results.task_folder import ErrorRecord, PreviousError, TaskStatus, now_iso, write_status
 
@@ -76,8 +76,8 @@ class DesktopWorker:
                                   episode_config(self.config), task=task, task_dir_for_files=str(task.task_dir),
                                   previous_errors=previous_errors, on_step=on_step, trial=trial,
                                   another_reset_follows=more_to_come)
-            if outcome.error and outcome.error.type == AgentOverBudget.__name__:
-                self.drop_agent()  # its predict() may still be running in the thread left behind
+            if outcome.error and outcome.error.type in (AgentOverBudget.__name__, AgentProcessDied.__name__):
+                self.drop_agent()  # its predict() may still be running in the thread left behind; or it is dead
             return TaskResult(outcome.status, outcome.score, outcome.steps,
                               outcome.error.message if outcome.error else None,
                               outcome.error.fatal if outcome.error else None)

@@ -23,6 +23,8 @@ from desktop_env.evaluators.outcome import Evaluation
 from mm_agents.agent_process import AgentProcessDied, ProcessAgent
 from mm_agents.loader import AgentLoadError, build_agent, declared_defaults, load_agent_class
 from osworld_harness.execution.episode import EpisodeConfig, call_problems, run_episode
+from osworld_harness.execution.run import RunConfig
+from osworld_harness.execution.task_worker import DesktopWorker
 
 _png = io.BytesIO()
 Image.new("RGB", (16, 9), "red").save(_png, format="PNG")
@@ -230,6 +232,9 @@ class Env:
     def evaluate_explained(self):
         return Evaluation(1.0, "solved")
 
+    def close(self):
+        pass
+
 
 def test_with_a_checkout_on_pythonpath_the_harness_is_its_own_and_the_checkouts_agent_runs_apart(checkout):
     env = {**os.environ, "PYTHONPATH": str(checkout), "OPENAI_API_KEY": "test"}
@@ -240,3 +245,17 @@ def test_with_a_checkout_on_pythonpath_the_harness_is_its_own_and_the_checkouts_
         assert done.returncode == 0, done.stdout + done.stderr
         assert f"agent: {agent}" in done.stdout
     assert "model echo-1 (the agent's own default)" in done.stdout  # as the checkout's EchoAgent declares it
+
+
+def test_a_worker_builds_the_agent_anew_after_its_process_died(tmp_path, checkout):
+    worker = DesktopWorker(RunConfig(agent=spec(checkout), model="m", observation_type="screenshot",
+                                     result_dir=str(tmp_path), record=False), env_factory=Env)
+    try:
+        results = [worker.run_task("os", "os-organize-invoices", tmp_path / "1", [])]
+        first = worker.agent.process.process
+        os.kill(first.pid, signal.SIGKILL)
+        results += [worker.run_task("os", "os-organize-invoices", tmp_path / str(n), []) for n in (2, 3)]
+        assert worker.agent.process.process.pid != first.pid
+    finally:
+        worker.close()
+    assert [r.status for r in results] == ["ok", "error", "ok"] and "killed by SIGKILL" in results[1].error
