@@ -11,6 +11,7 @@ from .output import Column, console, show_table
 
 if TYPE_CHECKING:
     from osworld_harness.execution.preview import RunPreview
+    from osworld_harness.results.comparability import Verdict
     from osworld_harness.results.config import RunConfig
 
 
@@ -112,6 +113,14 @@ def agent_problem(config: RunConfig) -> str | None:
     return None
 
 
+def with_versions(verdict: Verdict, config: RunConfig) -> Verdict:
+    """The verdict with the versions of the apps the run's desktops would have, as args.json will record them."""
+    from osworld_harness.execution.run import environment_versions
+    from osworld_harness.results.comparability import desktop_info
+
+    return dataclasses.replace(verdict, desktop=desktop_info(dataclasses.asdict(config), environment_versions()))
+
+
 def print_dry_run(config: RunConfig) -> int:
     """Prints what the run would do; the exit status: 2 when a real run would refuse to start (a mistake in the
     options, an agent that cannot be built, --strict and a score that would not be comparable), else 0."""
@@ -175,7 +184,7 @@ def print_dry_run(config: RunConfig) -> int:
     warning = preview.network_warning()  # the rest of the warnings a run gives are said above
     if warning:
         say(f"warning: {warning}", "yellow")
-    for line in preview.verdict.lines():
+    for line in with_versions(preview.verdict, config).lines():
         say(line)
     if problem:
         say(f"Error: the agent cannot be built, so a real run would stop here: {problem}", "red")

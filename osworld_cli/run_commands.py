@@ -165,8 +165,7 @@ def scope_json(run: Any) -> dict[str, Any]:
 def comparable_json(run: Any) -> dict[str, Any]:
     from osworld_harness.results.comparability import run_comparability
 
-    verdict = run_comparability(run)
-    return {"comparable": verdict.comparable, "reasons": verdict.reasons, "notes": verdict.notes}
+    return run_comparability(run).to_json()
 
 
 def print_failures(listed: list[TaskFailure]) -> None:

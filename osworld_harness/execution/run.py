@@ -11,6 +11,7 @@ tasks marked "running", which the next run detects and re-runs.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import subprocess
 import tempfile
@@ -72,6 +73,7 @@ def environment_versions() -> dict[str, Any]:
         versions["apps"] = {}
     # compare_pdfs gives OSWorld's scores on every PDF only with PyMuPDF (the optional `pdf` extra)
     versions["pdf_text"] = pdf_text_engine()
+    versions["cpus"] = os.cpu_count()  # the verdict warns when more desktops ran at once than this
     source = Path(desktop_env.__file__).resolve().parents[1]
     try:
         commit = subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True,

@@ -11,12 +11,18 @@ reason in words). A field a run did not record is not checked, so an option adde
 `evaluator_fixes`) is one more row, and older runs read as they were. Notes are said but do not make the
 number incomparable (a task that cannot run here costs at most its share of the score).
 
+The verdict names the desktop the run was made on (DesktopInfo): its provider and build (for the local
+desktop, the apps' versions args.json recorded, and the VM replay parity measured for that build, from
+desktop_parity.json, which a local-desktop score is comparable only as far as), and warns when more desktops
+ran at once than the machine has cores (the replay parity drops under load).
+
 The same verdict is printed before a run (`--dry-run`, and at the start of a real one; `--strict`
 refuses an incomparable run) and by `summarize`, from what args.json recorded.
 """
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +38,7 @@ from .task_scope import covered, missing_tasks, named, recorded_runs
 if TYPE_CHECKING:
     from .summary import RunResults
 
+PARITY_FILE = Path(__file__).with_name("desktop_parity.json")
 SCREEN = list(DEFAULT_SCREEN_SIZE)
 SECONDS_PER_STEP = 60   # a time budget under this per step can cut a slow (reasoning) model short
 OVER_BUDGET = "AgentOverBudget"  # the error type of a task whose agent ran out of --agent-time-budget
@@ -82,19 +89,122 @@ SETTING_CHECKS: tuple[Check, ...] = (
 )
 
 
+@dataclass(frozen=True)
+class Parity:
+    """One measurement of the VM replay suite: of `vm_successes` runs that scored 1 on OSWorld's VM,
+    `score_1_here` scored 1 on this desktop (None: being measured)."""
+    what: str
+    measured: str
+    vm_successes: int
+    score_1_here: int | None
+    source: str = ""
+
+    def text(self) -> str:
+        return f"VM replay parity {self.score_1_here} of {self.vm_successes}"
+
+
+def read_parity(path: Path = PARITY_FILE) -> dict[str, Any]:
+    """desktop_parity.json: per provider, its build and the replay suite's measurements, newest last."""
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def measured_parity(provider: str, data: Mapping[str, Any] | None = None) -> tuple[Parity | None, list[Parity]]:
+    """(the newest measurement with a figure, those after it still being measured) of a provider's build."""
+    data = read_parity() if data is None else data
+    entries = [Parity(**{k: v for k, v in entry.items() if k in Parity.__dataclass_fields__})
+               for entry in (data.get(provider) or {}).get("measurements", [])]
+    done = [p for p in entries if p.score_1_here is not None]
+    latest = done[-1] if done else None
+    pending = [p for p in entries[entries.index(latest) + 1 if latest else 0:] if p.score_1_here is None]
+    return latest, pending
+
+
+@dataclass(frozen=True)
+class DesktopInfo:
+    """Which desktop a run was made on: the provider, its build (the local desktop's apps' versions, a VM's
+    image) and, for the local desktop, the replay parity measured for the build."""
+    provider: str
+    build: str
+    apps: Mapping[str, str] = field(default_factory=dict)
+    parity: Parity | None = None
+    pending: tuple[Parity, ...] = ()
+
+    def label(self) -> str:
+        if self.provider != "local":
+            return f"{self.provider} VM ({self.build})"
+        parity = f"; {self.parity.text()}" if self.parity else "; VM replay parity not measured"
+        return f"local desktop ({self.build}{parity})"
+
+    def lines(self) -> list[str]:
+        lines = [f"desktop: {self.label()}"]
+        if self.apps:
+            lines.append("  apps: " + ", ".join(f"{name} {version}" for name, version in sorted(self.apps.items())))
+        return lines
+
+    def notes(self) -> list[str]:
+        if self.provider != "local":
+            return []
+        if self.parity is None:
+            return ["a local-desktop score is comparable only as far as its VM replay parity, which is not measured "
+                    "for this build"]
+        note = (f"a local-desktop score is comparable only as far as its VM replay parity: of {self.parity.what}, "
+                f"{self.parity.score_1_here} scored 1 here ({self.parity.measured}, scripts/vm_parity.py)")
+        return [note + "".join(f"; {p.what}: being measured" for p in self.pending)]
+
+
+def desktop_info(options: Mapping[str, Any], versions: Mapping[str, Any] | None = None,
+                 parity: Mapping[str, Any] | None = None) -> DesktopInfo:
+    """The desktop a run's options (args.json's config) name, with the versions it recorded."""
+    provider = str(options.get("provider") or "local")
+    data = read_parity() if parity is None else parity
+    apps = dict((versions or {}).get("apps") or {})
+    if provider != "local":
+        image = options.get("path_to_vm") or "the provider's default image"
+        return DesktopInfo(provider, str(image))
+    build = (data.get("local") or {}).get("build", "this machine's packages")
+    latest, pending = measured_parity("local", data)
+    return DesktopInfo(provider, build, apps, latest, tuple(pending))
+
+
+def load_warning(num_envs: Any, cores: Any, parity: Mapping[str, Any] | None = None) -> str | None:
+    """A warning when more desktops ran at once than the machine has cores: the replay parity drops."""
+    if not isinstance(num_envs, int) or not isinstance(cores, int) or num_envs <= cores:
+        return None
+    load = ((read_parity() if parity is None else parity).get("local") or {}).get("under_load") or {}
+    drop = (f" (the VM replay parity drops from {load['quiet']} to {load['score_1_here']} of {load['vm_successes']} "
+            "under load)") if load else ""
+    return (f"{num_envs} desktops at once on {cores} core(s): a loaded desktop scores lower{drop}; "
+            f"--num-envs {cores} or fewer")
+
+
 @dataclass
 class Verdict:
     """`comparable`: True, False, or None when nothing says (no args.json of ours)."""
     comparable: bool | None
     reasons: list[str] = field(default_factory=list)   # why not
     notes: list[str] = field(default_factory=list)     # said, but not a reason
+    desktop: DesktopInfo | None = None
+    warnings: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         if self.comparable is None:
             head = "comparable with OSWorld's leaderboard: not known"
         else:
             head = f"comparable with OSWorld's leaderboard: {'yes' if self.comparable else 'no'}"
-        return [head] + [f"  - {reason}" for reason in self.reasons] + [f"  note: {note}" for note in self.notes]
+        desktop = [f"  {line}" for line in self.desktop.lines()] if self.desktop else []
+        return ([head] + desktop + [f"  - {reason}" for reason in self.reasons]
+                + [f"  warning: {warning}" for warning in self.warnings] + [f"  note: {note}" for note in self.notes])
+
+    def to_json(self) -> dict[str, Any]:
+        desktop = None if self.desktop is None else {
+            "provider": self.desktop.provider, "build": self.desktop.build, "label": self.desktop.label(),
+            "apps": dict(self.desktop.apps),
+            "parity": None if self.desktop.parity is None else {
+                "what": self.desktop.parity.what, "measured": self.desktop.parity.measured,
+                "vm_successes": self.desktop.parity.vm_successes, "score_1_here": self.desktop.parity.score_1_here}}
+        return {"comparable": self.comparable, "reasons": self.reasons, "notes": self.notes, "warnings": self.warnings,
+                "desktop": desktop}
 
 
 # What says which tasks a run selected: not checked on a run whose tasks another run into the folder covers
@@ -129,7 +239,10 @@ def plan_verdict(options: Mapping[str, Any], facts: Mapping[str, Any]) -> Verdic
     """The verdict on a run about to start: its options and what its plan found."""
     record = {**options, "plan": dict(facts)}
     reasons = setting_reasons(record)
-    return Verdict(not reasons, reasons, setting_notes(record))
+    desktop = desktop_info(options)
+    warning = load_warning(options.get("num_envs"), os.cpu_count())
+    return Verdict(not reasons, reasons, setting_notes(record) + desktop.notes(), desktop,
+                   [warning] if warning else [])
 
 
 def outcome_reasons(statuses: Sequence[tuple[str, str | None]], incomplete: int) -> list[str]:
@@ -182,7 +295,11 @@ def run_comparability(run: RunResults) -> Verdict:
     if errors:
         notes.append(f"{errors} error(s) count as 0 (OSWorld's own summary leaves them out of the denominator); "
                      "--retry-errors runs them again")
-    return Verdict(not reasons, reasons, notes)
+    versions = latest.get("versions") or {}
+    desktop = desktop_info(latest["config"], versions)
+    warnings = list(dict.fromkeys(w for r in runs if (w := load_warning(r["config"].get("num_envs"),
+                                                                          (r.get("versions") or {}).get("cpus")))))
+    return Verdict(not reasons, reasons, notes + desktop.notes(), desktop, warnings)
 
 
 def _rescored_with_fixes(folder: Path) -> bool:

@@ -32,6 +32,7 @@ from PIL import Image
 
 from desktop_env.tasks.loader import BUILTIN_ROOT
 
+from .comparability import run_comparability
 from .compare import GROUP_COLUMNS, CompareError, compare_runs, group_rows, headline, won_and_lost
 from .reproduce import reproduce_line
 from .summary import (
@@ -692,8 +693,22 @@ def run_section(run: RunResults, rows: list[GroupStats], index: int) -> str:
     command = reproduce_line(run)
     reproduce = f'<p class="reproduce">reproduce with: <code>{esc(command)}</code></p>' if command else ""
     return (f'<section class="run" id="run-{index}"><h2>{esc(run.label)}</h2>'
-            f'<p class="muted">{esc(run.path)}; {esc(run_heading(run, rows))}</p>{reproduce}{summary_table(rows)}'
+            f'<p class="muted">{esc(run.path)}; {esc(run_heading(run, rows))}</p>{reproduce}'
+            f'{verdict_block(run)}{summary_table(rows)}'
             f'{recorded_table(run)}<div class="charts">{"".join(charts)}</div></section>')
+
+
+def verdict_block(run: RunResults) -> str:
+    """Whether the run's score stands beside OSWorld's leaderboard, and on which desktop it was made."""
+    verdict = run_comparability(run)
+    mark = {True: "yes", False: "no", None: "not known"}[verdict.comparable]
+    items = ([f'<li class="desktop">{esc(line.strip())}</li>' for line in verdict.desktop.lines()]
+             if verdict.desktop else [])
+    items += [f'<li class="reason">{esc(reason)}</li>' for reason in verdict.reasons]
+    items += [f'<li class="warning">warning: {esc(warning)}</li>' for warning in verdict.warnings]
+    items += [f'<li class="note">note: {esc(note)}</li>' for note in verdict.notes]
+    return (f'<div class="verdict comparable-{mark.replace(" ", "-")}"><h3>comparable with OSWorld\'s leaderboard: '
+            f'{mark}</h3><ul>{"".join(items)}</ul></div>')
 
 
 def recorded_table(run: RunResults) -> str:
