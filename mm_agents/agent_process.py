@@ -98,11 +98,11 @@ def python_of(given: str) -> str:
 
 
 def checkout_root(file: Path) -> Path | None:
-    """The nearest folder above `file` with a `mm_agents/` or `desktop_env/` of its own that is not ours."""
+    """The nearest folder above `file` with a `mm_agents` or `desktop_env` package of its own that is not ours."""
     for folder in file.parents:
         if folder == HARNESS_ROOT:
             return None
-        if any((folder / name).is_dir() for name in OSWORLD_PACKAGES):
+        if any((folder / name / "__init__.py").is_file() for name in OSWORLD_PACKAGES):
             return folder
     return None
 

@@ -259,3 +259,15 @@ def test_a_worker_builds_the_agent_anew_after_its_process_died(tmp_path, checkou
     finally:
         worker.close()
     assert [r.status for r in results] == ["ok", "error", "ok"] and "killed by SIGKILL" in results[1].error
+
+
+def test_a_users_agent_without_osworlds_packages_runs_here_unless_given_another_python(tmp_path):
+    (tmp_path / "desktop_env").mkdir()  # a folder of that name, not a package: not a checkout
+    (tmp_path / "mine.py").write_text("import sys\nclass Mine:\n    def reset(self, logger=None): pass\n"
+                                      "    def predict(self, instruction, obs): return sys.executable, ['DONE']\n")
+    assert not issubclass(load_agent_class(f"{tmp_path}/mine.py:Mine"), ProcessAgent)
+    apart = build_agent(f"{tmp_path}/mine.py:Mine", agent_python=str(Path(sys.executable).parent.parent))
+    try:
+        assert isinstance(apart, ProcessAgent) and apart.predict("do it", OBS) == (sys.executable, ["DONE"])
+    finally:
+        apart.close()
