@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
@@ -49,6 +49,21 @@ def coverage_markdown(report: CoverageReport) -> str:
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows]) + "\n"
 
 
+def to_build_lines(tasks: list[Any]) -> list[str]:
+    """The apps a run builds before its first desktop starts, and how many of the tasks need each (counted as
+    runnable, as the run's plan and `env doctor` count them)."""
+    from desktop_env.providers.local.apps import apps_to_build
+    from desktop_env.tasks.coverage import needs_vscode
+
+    needs = {"VS Code": needs_vscode}
+    lines = []
+    for app, note in apps_to_build().items():
+        count = sum(needs[app](task) is not None for task in tasks) if app in needs else 0
+        if count:
+            lines.append(f"{app}: {note}; its {count} task(s) are counted as running here")
+    return lines
+
+
 @click.command("coverage")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--cache-dir", default="cache", show_default=True,
@@ -76,6 +91,8 @@ def coverage_command(paths: tuple[str, ...], cache_dir: str, json_path: Path | N
         click.echo(coverage_markdown(report), nl=False)
     else:
         console.print(coverage_table(report, f"coverage of {len(tasks)} task(s) ({', '.join(paths)})"))
+    for line in to_build_lines(tasks):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     if json_path is not None:
         json_path.write_text(json.dumps(report.to_json(), indent=1) + "\n")
         console.print(f"written: {json_path}")

@@ -131,7 +131,7 @@ def needs_vscode(task: Task) -> str | None:
 
 # What an unsupported name needs, for the table (a name not here is shown as it is).
 NEEDS = {"googledrive": "Google Drive", "googledrive_file": "Google Drive", "login": "a website login",
-         "proxy": "a proxy service", "vscode_config": "VS Code",
+         "proxy": "a proxy service", "vscode_config": "VS Code", "VS Code": "VS Code",
          "gotoRecreationPage_and_get_html_content": "a live scripted website"}
 
 
@@ -141,6 +141,12 @@ def lacking_apps(task: Task, missing: dict[str, str]) -> dict[str, str]:
     if vscode and "VS Code" in missing:
         return {"VS Code": f"needs VS Code ({vscode}): {missing['VS Code']}"}
     return {}
+
+
+def app_problems(task: Task, missing: dict[str, str]) -> list[Problem]:
+    """The apps the task needs that the desktop lacks and cannot build, as the plan refuses a task: unsupported
+    names of kind "app"."""
+    return [Problem(task.path, "related_apps", "app", app, why) for app, why in lacking_apps(task, missing).items()]
 
 
 def _blocker(problem: Problem) -> str:

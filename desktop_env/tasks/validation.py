@@ -35,7 +35,7 @@ from ..evaluators.scoring import EvaluationError, metric_entries
 from .loader import Task, TaskSet
 from .paths import missing_resources, unsafe_paths
 
-NAME_KINDS = ("setup step", "getter", "metric")
+NAME_KINDS = ("setup step", "getter", "metric", "app")  # app: one the desktop lacks (coverage.app_problems)
 OPTION_KINDS = ("option", "option value")
 WARNING_KINDS = ("ignored option",)  # the task runs: what validation says of these is a warning
 

@@ -14,7 +14,7 @@ from .breaker import FatalErrorBreaker
 from .task_result import TaskResult
 
 if TYPE_CHECKING:
-    from desktop_env.tasks import Problem
+    from desktop_env.tasks import Problem, TaskSet
 
 
 @dataclass
@@ -97,6 +97,20 @@ class Plan:
     selection: list[tuple[str, str]] = field(default_factory=list)  # before --shard and --limit took a part
 
 
+def add_app_problems(task_set: TaskSet, pairs: list[tuple[str, str]],
+                     problems: dict[tuple[str, str], list[Problem]]) -> None:
+    """Adds to `problems` the apps each readable task needs that the local desktop lacks and cannot build."""
+    from desktop_env.providers.local.apps import missing_apps  # noqa: PLC0415  (the local provider, loaded for a local run only)
+    from desktop_env.tasks.coverage import app_problems  # noqa: PLC0415
+
+    missing = missing_apps()
+    if not missing:
+        return
+    for pair in dict.fromkeys(pairs):
+        if not refusals(problems.get(pair, [])):
+            problems.setdefault(pair, []).extend(app_problems(task_set.load(*pair), missing))
+
+
 def plan_tasks(config: RunConfig) -> Plan:
     """Checks every selected task before any desktop starts, then sorts each of its trials: all tasks'
     first trials, then all second ones, and so on (a run cut short has whole trials first). Resume
@@ -114,6 +128,8 @@ def plan_tasks(config: RunConfig) -> Plan:
         suite_tasks = len(dict.fromkeys(everything)) - len(left_out)
         pairs = [pair for pair in pairs if pair not in left_out]
     problems = selection_problems(task_set, pairs)
+    if config.provider == "local":  # what the local desktop lacks and cannot build, as `tasks coverage` says
+        add_app_problems(task_set, pairs, problems)
     selection = list(dict.fromkeys(pairs))  # an id listed twice is one task (and an invalid one)
     unique = narrowed(selection, config.shard, config.limit)
     plan = Plan([], [], [], {pair: task_set.load(*pair).sha256 for pair in unique

@@ -89,7 +89,8 @@ def test_downloads_are_counted_prefetched_once_the_cache_holds_them(tmp_path):
 
 
 def test_the_command_prints_the_table_and_writes_the_same_as_json(tmp_path, monkeypatch):
-    monkeypatch.setitem(apps.APP_CHECKS, "VS Code", lambda: "not installed")  # whatever this machine has
+    # whatever this machine has
+    monkeypatch.setitem(apps.APP_CHECKS, "VS Code", lambda: apps.AppState(None, "not installed"))
     meta = example_tasks(tmp_path, "https://files.example.com")
     out = tmp_path / "coverage.json"
     outcome = CliRunner().invoke(cli, ["tasks", "coverage", str(meta), "--cache-dir", str(tmp_path / "cache"),

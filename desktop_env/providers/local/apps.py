@@ -1,27 +1,56 @@
-"""Apps an OSWorld task may need that the local desktop may lack: whether each is here, and why not.
+"""Apps an OSWorld task may need that the local desktop may lack: whether each can be had, and why not.
 
-`missing_apps()` is the one place `osworld tasks coverage` (and the fidelity suite) ask; an app's
-check says why it is missing, or None once the desktop has it.
+`app_states()` is the one place that decides: `osworld tasks coverage`, the run's plan (and so its dry run),
+`osworld env doctor` and the fidelity suite all ask it. An app that is not installed but whose build's
+prerequisites are here counts as runnable, with the note BUILT_FIRST (a run builds it before its first
+desktop starts); one that cannot be built counts as missing, and its tasks cannot run here.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
-from .build.vscode import build_blocker, installed_vscode
+from .build import vscode
 
-
-def vscode_missing() -> str | None:
-    """Why the desktop cannot have VS Code: None when it is installed, or when a run can build it on
-    first need (its build's Debian packages are here; vscode.ensure_vscode_for)."""
-    if installed_vscode() is not None:
-        return None
-    blocker = build_blocker()
-    return f"VS Code is not installed, and {blocker}" if blocker else None
+BUILT_FIRST = "built before the first desktop starts"
 
 
-APP_CHECKS: dict[str, Callable[[], str | None]] = {"VS Code": vscode_missing}
+@dataclass(frozen=True)
+class AppState:
+    installed: Path | None   # where it is installed, None when it is not
+    blocker: str | None      # why it cannot be built, None when it can (or is installed)
+
+    @property
+    def runnable(self) -> bool:
+        return self.installed is not None or self.blocker is None
+
+    def note(self) -> str:
+        """What a user is told: installed where, to be built first, or why its tasks cannot run."""
+        if self.installed is not None:
+            return f"installed in {self.installed}"
+        if self.blocker is None:
+            return f"not installed: {BUILT_FIRST} (a few minutes)"
+        return f"not installed, and {self.blocker}"
+
+
+def vscode_state() -> AppState:
+    found = vscode.installed_vscode()
+    return AppState(found, None if found is not None else vscode.build_blocker())
+
+
+APP_CHECKS: dict[str, Callable[[], AppState]] = {"VS Code": vscode_state}
+
+
+def app_states() -> dict[str, AppState]:
+    return {app: check() for app, check in APP_CHECKS.items()}
 
 
 def missing_apps() -> dict[str, str]:
-    """{app: why it is missing} for the apps this desktop lacks."""
-    return {app: why for app, check in APP_CHECKS.items() if (why := check()) is not None}
+    """{app: why it cannot run here} for the apps this desktop lacks and cannot build."""
+    return {app: f"{app} is {state.note()}" for app, state in app_states().items() if not state.runnable}
+
+
+def apps_to_build() -> dict[str, str]:
+    """{app: note} for the apps a run builds before its first desktop starts."""
+    return {app: state.note() for app, state in app_states().items() if state.runnable and state.installed is None}

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ... import debian_packages
 from ...debian_packages import read_package_list
+from . import apps
 from .boot.host_ids import sandbox_id_range
 from .boot.userns import root_inside_unavailable
 from .build import ubuntu_userland, vm_chromium, vm_settings, vscode
@@ -133,18 +134,23 @@ def check_sudo() -> Check:
 
 
 def check_vscode() -> Check:
-    """Whether VS Code (code-server) is installed; tasks that use it install it on first need."""
-    found = vscode.installed_vscode()
-    if found is not None:
-        return Check("vs code", True, f"code-server {vscode.CODE_SERVER_VERSION} in {found}", required=False)
+    """Whether VS Code (code-server) can run, as `tasks coverage` and the run's plan decide it (apps.py): installed,
+    built by a run before its first desktop starts, or not buildable here (its tasks cannot run)."""
+    state = apps.vscode_state()
+    if state.installed is not None:
+        return Check("vs code", True, f"code-server {vscode.CODE_SERVER_VERSION} in {state.installed}", required=False)
+    if state.runnable:
+        return Check("vs code", True, f"not installed ({vscode.vscode_dir()}); its tasks run: {apps.BUILT_FIRST} of a "
+                                      "run whose tasks use it (a few minutes)",
+                     "osworld env setup --vscode (to build it now)", required=False)
     missing = debian_packages.missing_packages(vscode.build_packages())
     fix = "osworld env setup --vscode"
     if missing:
         fix = f"apt-get install --no-install-recommends {' '.join(missing)}; then {fix}"
     if shutil.which("npm") is None:
         fix = f"install npm; then {fix}"
-    return Check("vs code", False, f"not installed ({vscode.vscode_dir()}); a run whose tasks use VS Code builds it "
-                                   "first (a few minutes)", fix, required=False)
+    return Check("vs code", False, f"not installed ({vscode.vscode_dir()}) and cannot be built: {state.blocker}; "
+                                   "its tasks cannot run here", fix, required=False)
 
 
 def check_chromium() -> Check:
