@@ -5,7 +5,7 @@ import click
 from rich.text import Text
 
 from .errors import CANNOT_START
-from .output import Column, console, show_table
+from .output import Column, console, format_option, rows_text, show_table
 from .run_commands import label_option, rescored_option
 
 
@@ -21,7 +21,7 @@ class CannotCompare(click.ClickException):
 @click.option("--common", is_flag=True,
               help="Compare only the tasks both runs finished from the same task file, saying what is left out "
                    "(without it, runs over different tasks are refused).")
-@click.option("--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "markdown", "json"]))
+@format_option(help="table; markdown; json; csv or tsv: the per-group rows.")
 @label_option
 @rescored_option
 def compare_command(result_a: str, result_b: str, common: bool, fmt: str, labels: dict[str, str],
@@ -54,6 +54,9 @@ def compare_command(result_a: str, result_b: str, common: bool, fmt: str, labels
         return
     if fmt == "markdown":
         click.echo(to_markdown(result))
+        return
+    if fmt in ("csv", "tsv"):
+        click.echo(rows_text(fmt, GROUP_COLUMNS, group_rows(result)), nl=False)
         return
     for line in headline(result):
         console.print(Text(line), soft_wrap=True)

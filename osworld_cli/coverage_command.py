@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from .output import console
+from .output import console, deprecated, format_option, print_table, rows_text
 from .task_commands import load_tasks
 
 if TYPE_CHECKING:
@@ -68,11 +68,13 @@ def to_build_lines(tasks: list[Any]) -> list[str]:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--cache-dir", default="cache", show_default=True,
               help="The cache `tasks prefetch` filled (the run's --cache-dir): are the downloads there?")
+@format_option(help="table; markdown (for a README or a paper's appendix, the total in bold); json (each domain "
+                    "and each task's category with its reasons); csv; tsv.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the same, and each task's category with its reasons, as JSON to this file.")
+              help="Write the JSON to this file too. " + deprecated("--json FILE", "--format json > FILE"))
 @click.option("--list", "list_tasks", is_flag=True, help="Also print each task that does not run offline, and why.")
-@click.option("--markdown", is_flag=True, help="Print the table as Markdown instead.")
-def coverage_command(paths: tuple[str, ...], cache_dir: str, json_path: Path | None, list_tasks: bool,
+@click.option("--markdown", is_flag=True, help=deprecated("--markdown", "--format markdown"))
+def coverage_command(paths: tuple[str, ...], cache_dir: str, fmt: str, json_path: Path | None, list_tasks: bool,
                      markdown: bool) -> None:
     """What can run here: per domain, how many of the tasks PATHs name (task files, meta files or
     folders) run offline, need only files downloaded by URL (and whether `tasks prefetch` put them in
@@ -87,12 +89,18 @@ def coverage_command(paths: tuple[str, ...], cache_dir: str, json_path: Path | N
             if task.category != "offline":
                 console.print(f"{task.category:16} {task.domain}/{task.task_id}: {'; '.join(task.reasons)}",
                               markup=False, highlight=False, soft_wrap=True)
-    if markdown:
+    fmt = "markdown" if markdown else fmt
+    if fmt == "json":
+        click.echo(json.dumps(report.to_json(), indent=1))
+    elif fmt == "markdown":
         click.echo(coverage_markdown(report), nl=False)
+    elif fmt != "table":
+        click.echo(rows_text(fmt, COLUMNS, coverage_rows(report)), nl=False)
     else:
-        console.print(coverage_table(report, f"coverage of {len(tasks)} task(s) ({', '.join(paths)})"))
-    for line in to_build_lines(tasks):
+        print_table(coverage_table(report, f"coverage of {len(tasks)} task(s) ({', '.join(paths)})"))
+    for line in to_build_lines(tasks) if fmt in ("table", "markdown") else []:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     if json_path is not None:
         json_path.write_text(json.dumps(report.to_json(), indent=1) + "\n")
-        console.print(f"written: {json_path}")
+        if fmt != "json":
+            console.print(f"written: {json_path}")

@@ -7,7 +7,6 @@ import sys
 import threading
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from desktop_env.desktop_defaults import DEFAULT_SCREEN_SIZE
@@ -15,10 +14,10 @@ from desktop_env.errors import ProviderError
 from desktop_env.server.access_policy import is_loopback
 
 from .limit_options import desktop_limit_options
+from .output import console, deprecated, format_option, print_table, rows_text
 from .prune_command import prune_command
 from .run_options import run_option
 
-console = Console()
 # The local desktop's machinery (desktop_env.providers.local, desktop_env.benchmark) is imported by the
 # command that uses it, as the provider registry imports a provider when first asked for: at the top,
 # it doubled the start-up of every `osworld` command (0.27 -> 0.56 s).
@@ -82,16 +81,23 @@ def setup_command(vscode: bool, ubuntu_userland: bool) -> None:
 
 
 @env_group.command("doctor")
-def doctor_command() -> None:
+@format_option()
+def doctor_command(fmt: str) -> None:
     """Check every system dependency of the local desktop; say how to install what is missing."""
     from desktop_env.providers.local.doctor import run_checks
 
     checks = run_checks()
-    table = Table("check", "ok", "detail", "fix")
-    for check in checks:
-        ok = "[green]yes[/]" if check.ok else "[red]no[/]" if check.required else "[yellow]no[/] (optional)"
-        table.add_row(check.name, ok, check.detail, check.fix)
-    console.print(table)
+    header = ["check", "ok", "detail", "fix"]
+    rows = [[check.name,
+             "[green]yes[/]" if check.ok else "[red]no[/]" if check.required else "[yellow]no[/] (optional)",
+             check.detail, check.fix] for check in checks]
+    if fmt == "table":
+        table = Table(*header)
+        for row in rows:
+            table.add_row(*row)
+        print_table(table)
+    else:
+        click.echo(rows_text(fmt, header, rows), nl=False)
     if not all(c.ok or not c.required for c in checks):
         sys.exit(1)
 
@@ -156,29 +162,36 @@ def serve_command(port: int | None, host: str, vm_address: str | None, token: st
 
 
 @env_group.command("bench")
-@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@format_option(help="table; json (every figure); markdown, csv or tsv: the table's rows.")
+@click.option("--json", "as_json", is_flag=True, help=deprecated("--json", "--format json"))
 @screen_size_option
 @click.option("--resets", default=5, show_default=True, help="Number of resets to time.")
 @click.option("--samples", default=30, show_default=True, help="Screenshots and actions to time.")
-def bench_command(as_json: bool, screen_size: tuple[int, int], resets: int, samples: int) -> None:
+def bench_command(fmt: str, as_json: bool, screen_size: tuple[int, int], resets: int, samples: int) -> None:
     """Measure reset, screenshot, a11y tree and action latency and memory of one desktop."""
     from desktop_env.benchmark import TARGETS, machine_summary, run_bench
 
-    progress = (lambda _: None) if as_json else (lambda msg: console.print(f"[dim]{msg}[/]"))
+    fmt = "json" if as_json else fmt
+    progress = (lambda _: None) if fmt != "table" else (lambda msg: console.print(f"[dim]{msg}[/]"))
     result = run_bench(screen_size=screen_size, resets=resets, screenshots=samples, actions=samples,
                        progress=progress)
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2))
         return
-    table = Table(title=f"local desktop {screen_size[0]}x{screen_size[1]} on {machine_summary()}")
-    for column in ("figure", "median", "p95", "samples", "target", "note"):
-        table.add_column(column)
+    header = ["figure", "median", "p95", "samples", "target", "note"]
+    rows = []
     for name, fig in result.figures.items():
         target = TARGETS.get(name)
         verdict = "" if target is None else ("[green]<= " if fig.median <= target else "[red]> ") + f"{target:g}[/]"
         note = ", ".join(f"{k} {v:g}" for k, v in fig.extra.items())
-        table.add_row(name, f"{fig.median:g} {fig.unit}", f"{fig.p95:g}", str(fig.samples), verdict, note)
-    console.print(table)
+        rows.append([name, f"{fig.median:g} {fig.unit}", f"{fig.p95:g}", str(fig.samples), verdict, note])
+    if fmt != "table":
+        click.echo(rows_text(fmt, header, rows), nl=False)
+        return
+    table = Table(*header, title=f"local desktop {screen_size[0]}x{screen_size[1]} on {machine_summary()}")
+    for row in rows:
+        table.add_row(*row)
+    print_table(table)
 
 
 env_group.add_command(prune_command)

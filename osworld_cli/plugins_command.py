@@ -7,8 +7,8 @@ import click
 
 from desktop_env import extensions
 
-from .output import Column, console, show_table, tsv
-from .task_commands import format_option, load_plugins, plugin_option
+from .output import Column, console, format_option, rows_text, show_table
+from .task_commands import load_plugins, plugin_option
 
 
 @click.command("plugins")
@@ -16,7 +16,7 @@ from .task_commands import format_option, load_plugins, plugin_option
               help="Only this kind (repeatable; default all).")
 @click.option("--external", is_flag=True, help="Only what plugins add: leave out the built-ins.")
 @plugin_option
-@format_option
+@format_option()
 def plugins_command(kinds: tuple[str, ...], external: bool, plugins: tuple[str, ...], fmt: str) -> None:
     """List getters, metrics, setup steps, providers, agents, model clients and compare_table rule types by name, each
     with where it comes from: built-in, an installed distribution's entry point (group osworld.<kind>s),
@@ -38,9 +38,9 @@ def plugins_command(kinds: tuple[str, ...], external: bool, plugins: tuple[str, 
         click.echo(json.dumps({kind: [{"name": n, "from": f, "where": w} for n, f, w in rows]
                                for kind, rows in listed.items()}, indent=2))
         return
-    if fmt == "tsv":
-        click.echo(tsv(["kind", "name", "from", "where"], [[kind, *row] for kind, rows in listed.items()
-                                                          for row in rows]), nl=False)
+    if fmt != "table":
+        click.echo(rows_text(fmt, ["kind", "name", "from", "where"], [[kind, *row] for kind, rows in listed.items()
+                                                                     for row in rows]), nl=False)
         return
     for kind, rows in listed.items():
         title = f"{kind} ({extensions.KINDS[kind].group})"

@@ -8,7 +8,7 @@ import click
 from rich.text import Text
 
 from .errors import TASK_ERRORS
-from .output import Column, console, show_table
+from .output import Column, console, deprecated, format_option, rows_text, show_table
 from .run_commands import label_option, rescored_option
 from .task_commands import load_plugins, open_task_set, plugin_option, tasks_option
 
@@ -42,11 +42,12 @@ def report_command(results: tuple[str, ...], output: str, title: str, labels: di
 @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @tasks_option
 @plugin_option
-@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+@format_option()
+@click.option("--json", "as_json", is_flag=True, help=deprecated("--json", "--format json"))
 @click.option("--evaluator-fixes", is_flag=True,
               help="Score with our fixes of OSWorld's evaluator bugs (docs/EVALUATORS.md) instead of OSWorld's "
                    "verdicts: shows which scores the fixes change; not comparable with OSWorld's scores.")
-def rescore_command(results: tuple[str, ...], meta: str | None, plugins: tuple[str, ...], as_json: bool,
+def rescore_command(results: tuple[str, ...], meta: str | None, plugins: tuple[str, ...], fmt: str, as_json: bool,
                     evaluator_fixes: bool) -> None:
     """Re-run the evaluators of finished tasks on the result files saved at the time (rescore/ in each task
     folder), without a desktop. The new score goes to rescore.json beside the old result.txt, which is kept;
@@ -60,8 +61,13 @@ def rescore_command(results: tuple[str, ...], meta: str | None, plugins: tuple[s
     if not rows:
         raise click.ClickException(f"no task results under {', '.join(results)}")
     rescored = [r for r in rows if r.rescorable]
-    if as_json:
+    fmt = "json" if as_json else fmt
+    if fmt == "json":
         click.echo(json.dumps([row.to_dict() for row in rows], indent=2))
+    elif fmt != "table":
+        click.echo(rows_text(fmt, ["task", "old", "new", "changed", "note"], [
+            [f"{row.domain}/{row.task_id}" + (f" #{row.trial}" if row.trial > 1 else ""), row.old_text, row.new_text,
+             "yes" if row.changed else "no" if row.rescorable else "-", row.note or ""] for row in rows]), nl=False)
     else:
         show_table([Column("task", key=True), Column("old", key=True), Column("new", key=True),
                     Column("changed", key=True), Column("note")],

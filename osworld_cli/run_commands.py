@@ -1,6 +1,8 @@
 """`osworld run`, `osworld summarize`, `osworld demo`."""
 from __future__ import annotations
 
+import csv
+import io
 import json
 import logging
 import sys
@@ -19,7 +21,7 @@ from .env_commands import screen_size_option
 from .errors import INTERRUPTED, OK, RUN_STOPPED, TASK_ERRORS, option_mistakes
 from .limit_options import desktop_limit_options
 from .osworld_options import AcceptsOSWorldOptions
-from .output import Column, console, show_table
+from .output import Column, console, format_option, show_table, tsv
 from .run_options import run_option
 from .task_commands import load_plugins, plugin_option
 
@@ -113,10 +115,14 @@ def print_summary(paths: tuple[str, ...], fmt: str, with_failures: bool = False,
         if with_failures:
             data["failures"] = failures_json(listed)
         click.echo(json.dumps(data, indent=2))
-    elif fmt == "csv":
+    elif fmt in ("csv", "tsv"):
         if with_failures:
             raise click.UsageError("--failures lists explanations; use --format table, markdown or json")
-        click.echo(to_csv(summaries), nl=False)
+        text = to_csv(summaries)
+        if fmt == "tsv":
+            header, *body = csv.reader(io.StringIO(text))
+            text = tsv(header, body)
+        click.echo(text, nl=False)
     elif fmt == "markdown":
         lines = {run.path: [f"reproduce with: `{reproduce_line(run)}`"] * bool(reproduce_line(run))
                  + scope_lines(run) + comparability_lines(run) + recorded_disagreement_lines(run) for run in runs}
@@ -316,8 +322,7 @@ def run_exit_status(summary: RunSummary) -> int:
 
 @click.command("summarize")
 @click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
-@click.option("--format", "fmt", default="table", show_default=True,
-              type=click.Choice(["table", "markdown", "json", "csv"]))
+@format_option(help="table; markdown; json; csv or tsv: a row per group, then one per trial.")
 @click.option("--failures", "with_failures", is_flag=True,
               help="Also list each task that scored below 1 (or ended in an error) with why: its evaluation's "
                    "explanation from status.json.")

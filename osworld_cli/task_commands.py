@@ -14,15 +14,12 @@ from rich.text import Text
 from desktop_env.extensions import PluginError, load_plugin
 
 from .errors import TASK_ERRORS, OptionMistake, selection_mistake
-from .output import Column, console, show_table, tsv
+from .output import Column, console, format_option, print_table, rows_text, show_table
 from .run_options import run_option
 
 if TYPE_CHECKING:
     from desktop_env.tasks import Problem, TaskSet
 
-format_option = click.option(
-    "--format", "fmt", default="table", show_default=True, type=click.Choice(["table", "tsv", "json"]),
-    help="table: for reading (ids always whole); tsv: one tab-separated line per row, the header first; json.")
 
 tasks_option = click.option(
     "--tasks", "meta", type=click.Path(dir_okay=False), default=None,
@@ -68,7 +65,7 @@ def tasks_group() -> None:
 @tasks_group.command("list")
 @tasks_option
 @click.option("--domain", "domains", multiple=True, help="Only this domain (repeatable; `all`: every one).")
-@format_option
+@format_option()
 def list_command(meta: str | None, domains: tuple[str, ...], fmt: str) -> None:
     """List the tasks a meta file indexes, with their whole ids. A task file that cannot be read is listed
     with what is wrong (and the exit status is 1)."""
@@ -85,8 +82,8 @@ def list_command(meta: str | None, domains: tuple[str, ...], fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps([{"domain": d, "id": i, **({"instruction": text} if usable else {"error": text})}
                                for d, i, text, usable in rows], indent=2, ensure_ascii=False))
-    elif fmt == "tsv":
-        click.echo(tsv(["domain", "id", "instruction"], [[d, i, text] for d, i, text, _ in rows]), nl=False)
+    elif fmt != "table":
+        click.echo(rows_text(fmt, ["domain", "id", "instruction"], [[d, i, text] for d, i, text, _ in rows]), nl=False)
     else:
         show_table([Column("domain", key=True), Column("id", key=True), Column("instruction")],
                    [[d, i, Text(text, style="" if usable else "red")] for d, i, text, usable in rows],
@@ -234,16 +231,16 @@ def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bo
         summary.add_column(column, justify="right")
     summary.add_row(str(len(files)), str(valid), str(len(broken)), str(sum(unknown.values())),
                     str(sum(unsupported.values())), str(unsafe), str(missing), str(len(listing)), str(warned))
-    console.print(summary)
+    print_table(summary)
     if unknown:
         table = Table("kind", "unknown name", "uses", title="unknown names")
         for (kind, name), count in unknown.most_common():
             table.add_row(kind, name, str(count))
-        console.print(table)
+        print_table(table)
     if unsupported:
         table = Table("kind", "unsupported name", "uses", "why", title="unsupported names")
         for (kind, name, reason), count in unsupported.most_common():
             table.add_row(kind, name, str(count), reason)
-        console.print(table)
+        print_table(table)
     if broken or unknown or unsafe or missing or listing:
         sys.exit(TASK_ERRORS)

@@ -60,7 +60,8 @@ def test_the_installed_metric_makes_the_task_valid_and_is_unknown_without_it(sit
 def test_osworld_plugins_lists_what_the_distribution_adds(site):
     listed = osworld("plugins", "--external", site=site)
     assert listed.returncode == 0, listed.stderr
-    rows = {line.split("│")[1].strip(): line for line in listed.stdout.splitlines() if line.count("│") == 4}
+    rows = {line.split("\t")[0]: line for line in listed.stdout.splitlines()
+            if line.count("\t") == 2 and not line.startswith("name\t")}
     assert set(rows) == {"example_note_matches", "example-note-writer", "example-service"}
     assert f"entry point of {DIST}" in rows["example_note_matches"]
     assert "osworld_example_plugin.metrics:10" in rows["example_note_matches"]
@@ -154,8 +155,7 @@ def test_osworld_plugins_says_which_names_are_built_in_and_which_a_plugin_file_a
                       "@provider('my-cloud')\ndef my_cloud(**options):\n    raise NotImplementedError\n")
     listed = osworld("plugins", "--kind", "provider", "--plugin", str(plugin))
     assert listed.returncode == 0, listed.stderr
-    rows = [[cell.strip() for cell in line.split("│")[1:4]] for line in listed.stdout.splitlines()
-            if line.count("│") == 4]
+    rows = [line.split("\t") for line in listed.stdout.splitlines() if line.count("\t") == 2]
     assert ["local", "built-in", "desktop_env.providers.local:LocalProvider"] in rows
     assert ["remote", "built-in", "desktop_env.providers.remote:RemoteProvider"] in rows
     assert ["my-cloud", f"--plugin {plugin}", "osworld_plugin_my_desktops:4"] in rows

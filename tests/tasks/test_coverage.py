@@ -98,8 +98,7 @@ def test_the_command_prints_the_table_and_writes_the_same_as_json(tmp_path, monk
     assert outcome.exit_code == 0, outcome.output
     assert "live web         chrome/live-page: config[0] (chrome_open_tabs) opens https://www.example.org/" \
         in outcome.output
-    rows = {line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[2:-1]]
-            for line in outcome.output.splitlines() if line.startswith("│")}
+    rows = {line.split("\t")[0]: line.split("\t")[1:] for line in outcome.output.splitlines() if "\t" in line}
     assert rows["os"][:6] == ["3", "1", "1", "0", "0", "1"]
     assert rows["total"][0] == "8"
     report = json.loads(out.read_text())

@@ -69,7 +69,9 @@ def test_a_piped_task_list_has_every_id_whole():
                           cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     ids = [task_id for _, task_id in load_task_set(None).select()]
-    assert "…" not in done.stdout and all(f" {task_id} " in done.stdout for task_id in ids)
+    assert "…" not in done.stdout and [line.split("\t")[1] for line in done.stdout.splitlines()[2:]] == ids
+    # neither padded to the widest row nor cut: each line is as long as what it says
+    assert all(line == line.rstrip() for line in done.stdout.splitlines())
     tsv = CliRunner().invoke(cli, ["tasks", "list", "--format", "tsv"]).output.splitlines()
     assert tsv[0] == "domain\tid\tinstruction" and [line.split("\t")[1] for line in tsv[1:]] == ids
     listed = json.loads(CliRunner().invoke(cli, ["tasks", "list", "--format", "json"]).output)

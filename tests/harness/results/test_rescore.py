@@ -431,8 +431,7 @@ def test_cli_prints_old_and_new_side_by_side(tasks, tmp_path):
     (tasks.parent / "files" / "text-and-sheet" / "gold.txt").write_text("total: 43\n")
     result = CliRunner().invoke(rescore_command, [str(results), "--tasks", str(tasks)])
     assert result.exit_code == 0, result.output
-    lines = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:]]
-             for line in result.output.splitlines() if line.count("│") >= 5}
+    lines = {line.split("\t")[0]: line.split("\t")[1:] for line in result.output.splitlines() if "\t" in line}
     assert lines["multi_apps/text-and-sheet"][:3] == ["1", "0", "yes"]
     assert lines["chrome/homepage-json"][:3] == ["0", "0", "no"]
     assert lines["os/count-lines"][:3] == ["1", "-", "-"] and "nothing was recorded" in lines["os/count-lines"][3]
