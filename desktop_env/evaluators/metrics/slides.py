@@ -608,57 +608,117 @@ def _close(v1, v2, tolerance: float) -> bool:
     return abs(v1 - v2) / max(abs(v1), abs(v2)) <= tolerance
 
 
+class _ShapePair:
+    """A shape of the result and the gold's at the same place, as the position checks look at them."""
+
+    def __init__(self, result, gold, slide_number: int, tolerance: float):
+        self.result, self.gold = result, gold
+        self.slide_number = slide_number
+        self.tolerance = tolerance
+        self.texted = result.has_text_frame, gold.has_text_frame
+        self.types = _shape_type(result), _shape_type(gold)
+
+    def geometry(self) -> str | None:
+        """Why the two shapes differ when their boxes (left, top, width, height) are not close, else None."""
+        close = all(_close(getattr(self.result, a), getattr(self.gold, a), self.tolerance)
+                    for a in ("left", "top", "width", "height"))
+        return None if close else "shape geometry"
+
+    def both(self, kind: str) -> bool:
+        """Both shapes are of python-pptx's MSO_SHAPE_TYPE `kind` (TABLE, PICTURE, FREEFORM)."""
+        from pptx.enum.shapes import MSO_SHAPE_TYPE
+        return self.types[0] == self.types[1] == getattr(MSO_SHAPE_TYPE, kind)
+
+    def neither_texted(self) -> bool:
+        return not self.texted[0] and not self.texted[1]
+
+    def same_text(self) -> bool:
+        return self.texted[0] and self.texted[1] and self.result.text_frame.text == self.gold.text_frame.text
+
+
+def _title_not_at_bottom(pair: _ShapePair) -> str | None:
+    """The title "Product Comparison" must sit below the gold's and low on the slide; other shapes stay."""
+    if pair.same_text():
+        title = pair.result
+        if title.text_frame.text == "Product Comparison" and (title.top <= pair.gold.top or title.top < 3600000):
+            return "title not moved to the bottom"
+        return None
+    return pair.geometry()
+
+
+def _table_not_at_bottom(pair: _ShapePair) -> str | None:
+    """The table of slide 3 must sit below the gold's and low on the slide; other shapes stay."""
+    if pair.slide_number == 3 and pair.both("TABLE"):
+        if pair.result.top <= pair.gold.top or pair.result.top < 3600000:
+            return "table not moved to the bottom"
+        return None
+    return pair.geometry()
+
+
+def _picture_not_at_right(pair: _ShapePair) -> str | None:
+    """A shape without text on slide 2 must sit right of the gold's, far enough right."""
+    if pair.slide_number == 2 and pair.neither_texted() and (
+            pair.result.left <= pair.gold.left or pair.result.left < 4320000):
+        return "picture not moved to the right"
+    return None
+
+
+def _picture_not_at_top(pair: _ShapePair) -> str | None:
+    """A picture on slide 2 must sit above the gold's, high enough."""
+    if pair.slide_number == 2 and pair.both("PICTURE") and (
+            pair.result.top >= pair.gold.top or pair.result.top > 1980000):
+        return "picture not moved to the top"
+    return None
+
+
+def _moved_except_shifted_text(pair: _ShapePair) -> str | None:
+    """Every shape keeps its box but the text box the task resizes."""
+    problem = pair.geometry()
+    if problem and not (pair.same_text() and pair.result.text_frame.text == "Elaborate on what you want to discuss."):
+        return problem
+    return None
+
+
+def _picture_resized(pair: _ShapePair) -> str | None:
+    """A picture keeps its size (it may move); other shapes keep their box."""
+    if pair.both("PICTURE"):
+        close = _close(pair.result.width, pair.gold.width, pair.tolerance) and \
+            _close(pair.result.height, pair.gold.height, pair.tolerance)
+        return None if close else "picture size"
+    return pair.geometry()
+
+
+def _height_changed(pair: _ShapePair) -> str | None:
+    """A shape without text, or a freeform, keeps its height; other shapes keep their box."""
+    if pair.neither_texted() or pair.both("FREEFORM"):
+        return None if _close(pair.result.height, pair.gold.height, pair.tolerance) else "shape height"
+    return pair.geometry()
+
+
+# The geometry checks in OSWorld's order, each under the option that turns it on.
+_POSITION_CHECKS = (
+    ("examine_title_bottom_position", _title_not_at_bottom),
+    ("examine_table_bottom_position", _table_not_at_bottom),
+    ("examine_right_position", _picture_not_at_right),
+    ("examine_top_position", _picture_not_at_top),
+    ("examine_shape_for_shift_size", _moved_except_shifted_text),
+    ("examine_shape", _ShapePair.geometry),
+    ("examine_image_size", _picture_resized),
+    ("examine_modify_height", _height_changed),
+)
+
+
 def _positions_differ(shape1, shape2, slide_number: int, ex: dict, tolerance: float) -> str | None:
     """The geometry checks, in OSWorld's order. shape1 is the result's, shape2 the gold's.
 
     The options other than examine_shape, examine_image_size and examine_modify_height are
     tied to particular tasks, with the slide numbers, texts and EMU limits those tasks use.
     """
-    from pptx.enum.shapes import MSO_SHAPE_TYPE
-    def box_differs():
-        return not all(_close(getattr(shape1, a), getattr(shape2, a), tolerance)
-                       for a in ("left", "top", "width", "height"))
-    texted1, texted2 = shape1.has_text_frame, shape2.has_text_frame
-    type1, type2 = _shape_type(shape1), _shape_type(shape2)
-
-    if ex["examine_title_bottom_position"]:
-        if texted1 and texted2 and shape1.text_frame.text == shape2.text_frame.text:
-            if shape1.text_frame.text == "Product Comparison" and (shape1.top <= shape2.top or shape1.top < 3600000):
-                return "title not moved to the bottom"
-        elif box_differs():
-            return "shape geometry"
-    if ex["examine_table_bottom_position"]:
-        if slide_number == 3 and type1 == type2 == MSO_SHAPE_TYPE.TABLE:
-            if shape1.top <= shape2.top or shape1.top < 3600000:
-                return "table not moved to the bottom"
-        elif box_differs():
-            return "shape geometry"
-    if ex["examine_right_position"]:
-        if slide_number == 2 and not texted1 and not texted2:
-            if shape1.left <= shape2.left or shape1.left < 4320000:
-                return "picture not moved to the right"
-    if ex["examine_top_position"]:
-        if slide_number == 2 and type1 == type2 == MSO_SHAPE_TYPE.PICTURE:
-            if shape1.top >= shape2.top or shape1.top > 1980000:
-                return "picture not moved to the top"
-    if ex["examine_shape_for_shift_size"] and box_differs():
-        if not (texted1 and texted2 and shape1.text_frame.text == shape2.text_frame.text
-                == "Elaborate on what you want to discuss."):
-            return "shape geometry"
-    if ex["examine_shape"] and box_differs():
-        return "shape geometry"
-    if ex["examine_image_size"]:
-        if type1 == type2 == MSO_SHAPE_TYPE.PICTURE:
-            if not (_close(shape1.width, shape2.width, tolerance) and _close(shape1.height, shape2.height, tolerance)):
-                return "picture size"
-        elif box_differs():
-            return "shape geometry"
-    if ex["examine_modify_height"]:
-        if (not texted1 and not texted2) or type1 == type2 == MSO_SHAPE_TYPE.FREEFORM:
-            if not _close(shape1.height, shape2.height, tolerance):
-                return "shape height"
-        elif box_differs():
-            return "shape geometry"
+    pair = _ShapePair(shape1, shape2, slide_number, tolerance)
+    for option, check in _POSITION_CHECKS:
+        problem = check(pair) if ex[option] else None
+        if problem:
+            return problem
     return None
 
 
