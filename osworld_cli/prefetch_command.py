@@ -11,6 +11,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 from rich.table import Table
 
 from .errors import TASK_ERRORS, OptionMistake
+from .output import print_table
 
 if TYPE_CHECKING:
     from desktop_env.tasks.prefetch import FileOutcome
@@ -80,6 +81,6 @@ def prefetch_command(paths: tuple[str, ...], cache_dir: str, timeout: float) -> 
                   title="prefetch")
     table.add_row(str(len(report.outcomes)), str(report.count("fetched")), str(report.count("cached")),
                   str(report.count("copied")), str(len(report.failed)))
-    console.print(table)
+    print_table(table)
     if report.failed or report.refused:
         sys.exit(TASK_ERRORS)

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from .env_commands import screen_size_option
 from .errors import INTERRUPTED, RUN_STOPPED, TASK_ERRORS, OptionMistake, option_mistakes
-from .output import console
+from .output import console, print_table
 from .task_commands import load_plugins, open_task_set, plugin_option, select_tasks
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ def verify_command(meta: str | None, domains: tuple[str, ...], task_ids: tuple[s
     for domain in dict.fromkeys(v.domain for v in verdicts):
         mine = [v for v in verdicts if v.domain == domain]
         table.add_row(domain, str(len(mine)), str(sum(v.sound for v in mine)), str(sum(not v.sound for v in mine)))
-    console.print(table)
+    print_table(table)
     free_passes = [v for v in verdicts if v.free_pass]
     if noop_only:
         console.print(f"{len(free_passes)} free pass(es)" + (":" if free_passes else ""))
