@@ -98,9 +98,14 @@ class Parity:
     vm_successes: int
     score_1_here: int | None
     source: str = ""
+    by_domain: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # where measured per domain
+    load: str = ""
 
     def text(self) -> str:
         return f"VM replay parity {self.score_1_here} of {self.vm_successes}"
+
+    def domain_text(self) -> str:
+        return ", ".join(f"{domain} {f['score_1_here']} of {f['vm_successes']}" for domain, f in self.by_domain.items())
 
 
 def read_parity(path: Path = PARITY_FILE) -> dict[str, Any]:
@@ -140,6 +145,8 @@ class DesktopInfo:
         lines = [f"desktop: {self.label()}"]
         if self.apps:
             lines.append("  apps: " + ", ".join(f"{name} {version}" for name, version in sorted(self.apps.items())))
+        if self.parity and self.parity.by_domain:
+            lines.append(f"  parity by domain: {self.parity.domain_text()}")
         return lines
 
     def notes(self) -> list[str]:
@@ -148,8 +155,9 @@ class DesktopInfo:
         if self.parity is None:
             return ["a local-desktop score is comparable only as far as its VM replay parity, which is not measured "
                     "for this build"]
+        load = f"; load {self.parity.load}" if self.parity.load else ""
         note = (f"a local-desktop score is comparable only as far as its VM replay parity: of {self.parity.what}, "
-                f"{self.parity.score_1_here} scored 1 here ({self.parity.measured}, scripts/vm_parity.py)")
+                f"{self.parity.score_1_here} scored 1 here ({self.parity.measured}, scripts/vm_parity.py{load})")
         return [note + "".join(f"; {p.what}: being measured" for p in self.pending)]
 
 
@@ -202,7 +210,8 @@ class Verdict:
             "apps": dict(self.desktop.apps),
             "parity": None if self.desktop.parity is None else {
                 "what": self.desktop.parity.what, "measured": self.desktop.parity.measured,
-                "vm_successes": self.desktop.parity.vm_successes, "score_1_here": self.desktop.parity.score_1_here}}
+                "vm_successes": self.desktop.parity.vm_successes, "score_1_here": self.desktop.parity.score_1_here,
+                "by_domain": dict(self.desktop.parity.by_domain)}}
         return {"comparable": self.comparable, "reasons": self.reasons, "notes": self.notes, "warnings": self.warnings,
                 "desktop": desktop}
 

@@ -27,13 +27,14 @@ def newest_figure() -> dict:
 def test_the_parity_quoted_is_the_newest_measured_and_one_being_measured_is_said_as_such():
     data = {"local": {"build": "b", "measurements": [
         {"what": "old", "measured": "1", "vm_successes": 18, "score_1_here": 14},
-        {"what": "new", "measured": "2", "vm_successes": 18, "score_1_here": 17},
+        {"what": "new", "measured": "2", "vm_successes": 18, "score_1_here": 17,
+         "by_domain": {"os": {"vm_successes": 3, "score_1_here": 2}}},
         {"what": "75 of them", "measured": "3", "vm_successes": 75, "score_1_here": None}]}}
     latest, pending = measured_parity("local", data)
     assert (latest.what, latest.score_1_here, [p.what for p in pending]) == ("new", 17, ["75 of them"])
     info = desktop_info({"provider": "local"}, {"apps": {"gimp": "2.10"}}, data)
     assert info.label() == "local desktop (b; VM replay parity 17 of 18)"
-    assert info.lines()[1] == "  apps: gimp 2.10"
+    assert info.lines()[1:] == ["  apps: gimp 2.10", "  parity by domain: os 2 of 3"]
     assert "75 of them: being measured" in info.notes()[0]
 
 
@@ -60,6 +61,7 @@ def test_summarize_names_the_local_desktop_its_apps_and_parity(tmp_path):
     assert desktop["label"] == (f"local desktop ({PARITY['local']['build']}; VM replay parity "
                                 f"{figure['score_1_here']} of {figure['vm_successes']})")
     assert desktop["apps"] == args["versions"]["apps"]
+    assert desktop["parity"]["by_domain"] == figure.get("by_domain", {})
     assert any("comparable only as far as its VM replay parity" in note for note in run["comparable"]["notes"])
     assert any("desktops at once on" in w for w in run["comparable"]["warnings"])
     shown = " ".join(CliRunner().invoke(cli, ["summarize", str(folder)], terminal_width=200).output.split())
