@@ -140,8 +140,8 @@ def check_vscode() -> Check:
     if state.installed is not None:
         return Check("vs code", True, f"code-server {vscode.CODE_SERVER_VERSION} in {state.installed}", required=False)
     if state.runnable:
-        return Check("vs code", True, f"not installed ({vscode.vscode_dir()}); its tasks run: {apps.BUILT_FIRST} of a "
-                                      "run whose tasks use it (a few minutes)",
+        return Check("vs code", True, f"not installed ({vscode.vscode_dir()}), and its tasks run: {apps.BUILT_FIRST} "
+                                      "by a run whose tasks use it (a few minutes)",
                      "osworld env setup --vscode (to build it now)", required=False)
     missing = debian_packages.missing_packages(vscode.build_packages())
     fix = "osworld env setup --vscode"
