@@ -113,6 +113,19 @@ def agent_problem(config: RunConfig) -> str | None:
     return None
 
 
+def app_lines(config: RunConfig, preview: RunPreview) -> list[str]:
+    """The apps the local desktop will build before its first desktop starts, as `tasks coverage` says it."""
+    if config.provider != "local" or not preview.plan.to_run:
+        return []
+    from desktop_env.tasks import load_task_set
+    from osworld_harness.execution.plan import once_per_task
+
+    from .coverage_command import to_build_lines
+
+    task_set = load_task_set(config.tasks)
+    return to_build_lines([task_set.load(p.domain, p.task_id) for p in once_per_task(preview.plan.to_run)])
+
+
 def with_versions(verdict: Verdict, config: RunConfig) -> Verdict:
     """The verdict with the versions of the apps the run's desktops would have, as args.json will record them."""
     from osworld_harness.execution.run import environment_versions
@@ -177,6 +190,8 @@ def print_dry_run(config: RunConfig) -> int:
         f"({config.cache_dir}); {missing} file(s) to fetch"
         + (" before the first desktop starts" if missing and config.prefetch else
            " during each task's setup" if missing else ""))
+    for line in app_lines(config, preview):
+        say(line)
     say(budget_text(preview))
     say(agent_text(config))
     say(built_with_text(config))

@@ -43,6 +43,8 @@ def test_buildable_vs_code_is_runnable_in_all_three_with_the_same_note(meta, tmp
     assert json.loads((tmp_path / "c.json").read_text())["total"]["cannot_run_because"] == {}
     plan = dry_run(meta, tmp_path)
     assert "cannot run here: " not in plan
+    assert "VS Code: not installed: built before the first desktop starts (a few minutes); its 3 task(s) are " \
+           "counted as running here" in plan
     check = doctor.check_vscode()
     assert check.ok and apps.BUILT_FIRST in check.detail
 
@@ -54,6 +56,7 @@ def test_unbuildable_vs_code_cannot_run_in_all_three(meta, tmp_path, monkeypatch
     assert coverage.count("cannot run here vs_code/") == 2 and "cannot run here multi_apps/code" in coverage
     assert "built before the first desktop starts" not in coverage
     plan = dry_run(meta, tmp_path)
+    assert "built before the first desktop starts" not in plan
     assert "cannot run here: 3 task(s) (VS Code 3)" in plan, plan
     assert BLOCKER in plan
     check = doctor.check_vscode()
