@@ -35,6 +35,8 @@ FIXES: dict[str, str] = {
                           ".docx/.odt pair is compared instead of scoring 0",
     "is_expected_url_pattern_match": "a pattern given as one string (not a list) is one regex (OSWorld searches "
                                      "each of its characters as a regex of its own)",
+    "is_gold_text_included_in_pdf": "a gold value the PDF breaks across lines is found (whitespace runs count as "
+                                    "one space; OSWorld looks for it in the raw text)",
     "compare_pdfs": "no result file (None) scores 0 (OSWorld opens None as an empty document, whose text equals "
                     "that of a gold PDF without text)",
 }

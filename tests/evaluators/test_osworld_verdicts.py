@@ -95,6 +95,9 @@ CASES: list[tuple[str, str, tuple[Any, ...], dict[str, Any], float, float]] = [
      ("https://www.python.org/", {"expected": "(www)"}), {}, 0.0, 1.0),
     ("compare_pdfs", "no result (None) against a gold PDF without text",
      (None, ("blank-pdf", "gold.pdf", "")), {}, 1.0, 0.0),
+    ("is_gold_text_included_in_pdf", "a gold value the PDF breaks across lines (EUR / 42,000)",
+     (("pdf-lines", "minutes.pdf", ["approved at EUR", "42,000."]), ("file", "gold.json", '{"budget": "EUR 42,000"}')),
+     {}, 0.0, 1.0),
     ("compare_table", "sheet_fuzzy: a number against the same digits as text (3.0 against 3)",
      (("xlsx", "result.xlsx", [[3]]), ("xlsx", "gold.xlsx", [["3"]])), {"rules": FUZZY_A1}, 0.0, 0.0),
     ("compare_table", "sheet_fuzzy: an empty cell against the text None",
@@ -116,6 +119,26 @@ CASES: list[tuple[str, str, tuple[Any, ...], dict[str, Any], float, float]] = [
      (("xlsx", "result.xlsx", [[None, "x"]]), ("xlsx", "gold.xlsx", [["Non", "x"]])),
      {"rules": fuzzy("A1", "fuzzy_match", threshold=85)}, 1.0, 1.0),
 ]
+
+
+def pdf_with_lines(lines: list[str]) -> bytes:
+    """A minimal PDF (one page, the standard Helvetica font) whose text is these lines, one below the other."""
+    shown = " ".join(f"({line}) Tj 0 -14 Td" for line in lines)
+    stream = f"BT /F1 12 Tf 72 720 Td {shown} ET".encode()
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> "
+               b"/Contents 5 0 R >>",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+               b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
 
 
 def materialize(value: Any, folder: Path) -> Any:
@@ -142,6 +165,8 @@ def materialize(value: Any, folder: Path) -> Any:
         writer = pypdf.PdfWriter()
         writer.add_blank_page(width=595, height=842)
         writer.write(path)
+    elif kind == "pdf-lines":  # one page, each item of `text` a line of Helvetica, as a PDF writer lays them
+        path.write_bytes(pdf_with_lines(text))
     elif kind == "docx" or kind == "odt-named-docx":
         # An .odt name on a .docx file: OSWorld picks its reader by the names and reads neither pair.
         document = docx.Document()

@@ -228,6 +228,16 @@ def test_is_gold_text_included_in_pdf(pdfs, tmp_path, bad_files):
     assert pdf.is_gold_text_included_in_pdf(pdfs["gold"], None).score == 0.0
 
 
+def test_a_gold_value_the_pdf_breaks_across_lines_is_not_found_unless_fixes_are_on(pdfs, tmp_path):
+    """OSWorld looks for each value in the raw text (the reference run found a built-in task's "EUR 42,000"
+    that its PDF had broken after EUR, scored 1 here and 0 by OSWorld's own code)."""
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps({"across": "Customer: Ada Lovelace Total due"}))
+    assert pdf.is_gold_text_included_in_pdf(pdfs["gold"], str(gold)).score == 0.0
+    with evaluator_fixes():
+        assert pdf.is_gold_text_included_in_pdf(pdfs["gold"], str(gold)).score == 1.0
+
+
 def test_pdf_metrics_are_registered_under_osworld_names():
     assert {"compare_pdfs", "compare_pdf_images", "check_pdf_pages",
             "is_gold_text_included_in_pdf"} <= set(registry.metric_names())
