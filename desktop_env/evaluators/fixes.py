@@ -35,6 +35,8 @@ FIXES: dict[str, str] = {
                           ".docx/.odt pair is compared instead of scoring 0",
     "is_expected_url_pattern_match": "a pattern given as one string (not a list) is one regex (OSWorld searches "
                                      "each of its characters as a regex of its own)",
+    "check_json": "an unexpect rule whose key is missing (an index past a list's end, or any missing key under a "
+                  "regex or an order comparison) does not hold (OSWorld's matching raises there and scores 0)",
     "is_gold_text_included_in_pdf": "a gold value the PDF breaks across lines is found (whitespace runs count as "
                                     "one space; OSWorld looks for it in the raw text)",
     "compare_pdfs": "no result file (None) scores 0 (OSWorld opens None as an empty document, whose text equals "

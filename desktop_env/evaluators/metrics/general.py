@@ -467,6 +467,25 @@ def check_csv(result: Any, rules: dict | None = None) -> MetricResult:
     return passed("every expected record is there and no unexpected one")
 
 
+def _unexpect_raises(data: Any, rule: dict, missing: bool) -> str:
+    """Why OSWorld's check_json would raise on this unexpect rule (and so score 0), or "": it reads a missing key
+    as None, but an index past a list's end raises, and so does matching None with a regex or an order
+    comparison (its rule matching does not check types; eq and ne take None)."""
+    value = data
+    for key in rule["key"]:
+        if isinstance(value, list) and isinstance(key, int) and not -len(value) <= key < len(value):
+            return f"index {key} is past the end of a list of {len(value)}"
+        try:
+            value = value[key]
+        except (KeyError, TypeError, IndexError):
+            break
+    method = str(rule.get("method"))
+    typed = method == "re" or method.startswith(("re.", "approx:", "range.")) or method in ("le", "lt", "ge", "gt")
+    if missing and typed:
+        return f"the key is missing, and OSWorld matches {method} against None"
+    return ""
+
+
 @metric("check_json")
 def check_json(result: Any, rules: dict | None = None, is_yaml: bool = False) -> MetricResult:
     """Rules on values inside a JSON (or, with `is_yaml`, YAML) file.
@@ -502,6 +521,9 @@ def check_json(result: Any, rules: dict | None = None, is_yaml: bool = False) ->
             return failed(f"key {rule['key']} is {show(value)}, expected {rule['method']} {show(rule.get('ref'))}")
     for rule in rules.get("unexpect", []):
         value = lookup(rule["key"])
+        if not fixes_enabled() and (raises_in_osworld := _unexpect_raises(data, rule, value is missing)):
+            return failed(f"unexpect rule on {rule['key']}: {raises_in_osworld}, which OSWorld's check_json "
+                          "fails the whole metric on")
         if match_value_to_rule(None if value is missing else value, rule):
             return failed(f"key {rule['key']} is {show(None if value is missing else value)}, "
                           f"which it must not be ({rule['method']} {show(rule.get('ref'))})")
