@@ -54,6 +54,8 @@ def stand_in_for_missing(names: list[str]) -> None:
                 raise ImportError(f"{_name} is not installed in the reference venv")
 
             def attribute(attr: str, _missing: Callable[..., Any] = missing) -> Callable[..., Any]:
+                if attr.startswith("__"):  # a module's own dunders (__path__, __file__...) are absent, not callables:
+                    raise AttributeError(attr)  # code that walks sys.modules (numba, via librosa) asks for them
                 return _missing
 
             setattr(stand_in, "__getattr__", attribute)  # noqa: B010  (a module's own __getattr__, PEP 562)
