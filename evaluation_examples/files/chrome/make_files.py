@@ -164,10 +164,13 @@ TASKS: dict[str, dict[str, str]] = {
     "chrome-startup-page-intranet": {f"site/{k}": v for k, v in intranet().items()},
     "chrome-delete-apartment-history": {f"site/{k}": v for k, v in history_site().items()},
     "chrome-save-policy-as-pdf": {**{f"site/{k}": v for k, v in intranet().items()},
+                                  # Phrases short enough to sit on one line of the printed page: OSWorld's
+                                  # is_gold_text_included_in_pdf looks for each in the raw text, where a
+                                  # sentence the page wraps has a newline inside it.
                                   "expected-phrases.json": json.dumps({
                                       "title": "Travel policy 2027",
-                                      "hotels": TRAVEL_POLICY[2][1],
-                                      "claims": TRAVEL_POLICY[4][1]}, indent=2)},
+                                      "hotels": "The nightly hotel limit is 140 EUR",
+                                      "claims": "submitted within 30 days of returning"}, indent=2)},
     "chrome-lock-browser-with-pin": {f"site/{k}": v for k, v in intranet().items()},
 }
 
