@@ -115,7 +115,9 @@ def agent_problem(config: RunConfig) -> str | None:
 
 def app_lines(config: RunConfig, preview: RunPreview) -> list[str]:
     """The apps the local desktop will build before its first desktop starts, as `tasks coverage` says it."""
-    if config.provider != "local" or not preview.plan.to_run:
+    from desktop_env.providers import builds_its_desktop
+
+    if not builds_its_desktop(config.provider) or not preview.plan.to_run:
         return []
     from desktop_env.tasks import load_task_set
     from osworld_harness.execution.plan import once_per_task

@@ -31,6 +31,13 @@ def provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
     return extensions.decorator("provider", name)
 
 
+def builds_its_desktop(name: str) -> bool:
+    """Whether the provider of this name runs the desktop this harness builds here (the local one): its apps are
+    the ones `tasks coverage` checks, and its closeness to OSWorld's VM is what the replay suite measures. A VM
+    provider's desktop is its image's."""
+    return name == "local"
+
+
 def provider_names() -> list[str]:
     """The built-in providers in their usual order (local first: the default), then plugins' by name."""
     registered = extensions.names("provider")

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from desktop_env.providers import builds_its_desktop
 from desktop_env.tasks import load_task_set, refusals, selection_problems
 from osworld_harness.results.config import RunConfig
 from osworld_harness.results.suite import left_out as suite_left_out
@@ -128,7 +129,7 @@ def plan_tasks(config: RunConfig) -> Plan:
         suite_tasks = len(dict.fromkeys(everything)) - len(left_out)
         pairs = [pair for pair in pairs if pair not in left_out]
     problems = selection_problems(task_set, pairs)
-    if config.provider == "local":  # what the local desktop lacks and cannot build, as `tasks coverage` says
+    if builds_its_desktop(config.provider):  # what the local desktop lacks and cannot build, as `tasks coverage` says
         add_app_problems(task_set, pairs, problems)
     selection = list(dict.fromkeys(pairs))  # an id listed twice is one task (and an invalid one)
     unique = narrowed(selection, config.shard, config.limit)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from desktop_env.desktop_defaults import DEFAULT_SCREEN_SIZE
+from desktop_env.providers import builds_its_desktop
 from desktop_env.tasks.loader import ALL_DOMAINS
 
 from .suite import LEADERBOARD_STEPS, OFFICIAL_TASKS
@@ -136,7 +137,7 @@ class DesktopInfo:
     pending: tuple[Parity, ...] = ()
 
     def label(self) -> str:
-        if self.provider != "local":
+        if not builds_its_desktop(self.provider):
             return f"{self.provider} VM ({self.build})"
         parity = f"; {self.parity.text()}" if self.parity else "; VM replay parity not measured"
         return f"local desktop ({self.build}{parity})"
@@ -150,7 +151,7 @@ class DesktopInfo:
         return lines
 
     def notes(self) -> list[str]:
-        if self.provider != "local":
+        if not builds_its_desktop(self.provider):
             return []
         if self.parity is None:
             return ["a local-desktop score is comparable only as far as its VM replay parity, which is not measured "
@@ -167,7 +168,7 @@ def desktop_info(options: Mapping[str, Any], versions: Mapping[str, Any] | None 
     provider = str(options.get("provider") or "local")
     data = read_parity() if parity is None else parity
     apps = dict((versions or {}).get("apps") or {})
-    if provider != "local":
+    if not builds_its_desktop(provider):
         image = options.get("path_to_vm") or "the provider's default image"
         return DesktopInfo(provider, str(image))
     build = (data.get("local") or {}).get("build", "this machine's packages")
