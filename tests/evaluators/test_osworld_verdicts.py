@@ -3,6 +3,7 @@ verdict different from OSWorld's own: the same inputs, OSWorld's verdict as the 
 of our fix where --evaluator-fixes has one. Runs without a checkout, so CI keeps these verdicts."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import sqlite3
 from pathlib import Path
@@ -130,24 +131,13 @@ CASES: list[tuple[str, str, tuple[Any, ...], dict[str, Any], float, float]] = [
 ]
 
 
-def pdf_with_lines(lines: list[str]) -> bytes:
-    """A minimal PDF (one page, the standard Helvetica font) whose text is these lines, one below the other."""
-    shown = " ".join(f"({line}) Tj 0 -14 Td" for line in lines)
-    stream = f"BT /F1 12 Tf 72 720 Td {shown} ET".encode()
-    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> "
-               b"/Contents 5 0 R >>",
-               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-               b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"]
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+def _os_make_files():  # the os tasks' file builder, whose simple_pdf writes a one-page PDF of text lines
+    path = Path(__file__).resolve().parents[2] / "evaluation_examples" / "files" / "os" / "make_files.py"
+    spec = importlib.util.spec_from_file_location("os_make_files", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def materialize(value: Any, folder: Path) -> Any:
@@ -174,8 +164,8 @@ def materialize(value: Any, folder: Path) -> Any:
         writer = pypdf.PdfWriter()
         writer.add_blank_page(width=595, height=842)
         writer.write(path)
-    elif kind == "pdf-lines":  # one page, each item of `text` a line of Helvetica, as a PDF writer lays them
-        path.write_bytes(pdf_with_lines(text))
+    elif kind == "pdf-lines":  # one page, each item of `text` a line of Helvetica
+        path.write_bytes(_os_make_files().simple_pdf(text))
     elif kind == "docx" or kind == "odt-named-docx":
         # An .odt name on a .docx file: OSWorld picks its reader by the names and reads neither pair.
         document = docx.Document()
