@@ -19,6 +19,7 @@ from rapidfuzz import fuzz
 from desktop_env.evaluators import registry
 from desktop_env.evaluators.fixes import evaluator_fixes
 from desktop_env.evaluators.metrics import pdf
+from tests.evaluators.parity.document_cases import write_paged_docx
 
 INVOICE = ["Invoice 243729", "Customer: Ada Lovelace", "Total due: 1,250.00 EUR", "Payment within 30 days."]
 
@@ -111,18 +112,7 @@ CHANGED = [PAGES[0], ["Total due: 1,350.00 EUR", "Payment within 30 days."], PAG
 
 def paged_docx(path: Path, pages: list[list[str]], table: list[list[str]] | None = None) -> Path:
     """A .docx whose lists of paragraphs each start a page, and a table after them when given."""
-    doc = Document()
-    for number, paragraphs in enumerate(pages):
-        for n, text in enumerate(paragraphs):
-            p = doc.add_paragraph(text)
-            if n == len(paragraphs) - 1 and number < len(pages) - 1:
-                p.add_run().add_break(WD_BREAK.PAGE)
-    if table is not None:
-        grid = doc.add_table(rows=len(table), cols=len(table[0]))
-        for r, row in enumerate(table):
-            for c, text in enumerate(row):
-                grid.cell(r, c).text = text
-    doc.save(str(path))
+    write_paged_docx(str(path), pages, table)
     return path
 
 

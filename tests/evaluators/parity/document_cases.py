@@ -91,6 +91,13 @@ def docx_cases(files: Files) -> list[Case]:
 
 def paged_document(files: Files, pages: list[list[str]], table: list[list[str]] | None = None) -> str:
     """A .docx whose lists of paragraphs each start a new page, and a table after them when given."""
+    path = files.path(".docx")
+    write_paged_docx(path, pages, table)
+    return path
+
+
+def write_paged_docx(path: str, pages: list[list[str]], table: list[list[str]] | None = None) -> None:
+    """Writes at `path` a .docx whose lists of paragraphs each start a new page, and a table after them."""
     doc = docx.Document()
     for number, paragraphs in enumerate(pages):
         for n, text in enumerate(paragraphs):
@@ -102,9 +109,7 @@ def paged_document(files: Files, pages: list[list[str]], table: list[list[str]] 
         for r, row in enumerate(table):
             for c, text in enumerate(row):
                 grid.cell(r, c).text = text
-    path = files.path(".docx")
     doc.save(path)
-    return path
 
 
 PAGES = [["Invoice 243729", "Customer: Ada Lovelace"], ["Total due: 1,250.00 EUR", "Payment within 30 days."],
