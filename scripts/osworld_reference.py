@@ -19,7 +19,6 @@ import click
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
 
-from mm_agents.replay import load_trajectories  # noqa: E402
 from osworld_harness.experiments.osworld_reference import (  # noqa: E402
     CaseComparison,
     ReferenceCase,
@@ -67,7 +66,7 @@ def main(solutions: bool, tasks: Path, trajectories: Path | None, osworld: Path 
             raise click.UsageError("--trajectories needs --osworld, the checkout holding their tasks")
         assert trajectories is not None
         plan = plan_parity(trajectories, osworld, list(only), which, cache_dir)
-        cases = trajectory_cases(plan.meta_path, load_trajectories(trajectories), pacing, plan.selected)
+        cases = trajectory_cases(plan.meta_path, trajectories, pacing, plan.selected)
     python = python or str(ensure_venv() / "bin" / "python")
     click.echo(f"{len(cases)} case(s), OSWorld's side under {python}")
 

@@ -36,7 +36,7 @@ from desktop_env.resources import local_source
 from desktop_env.tasks import Task, load_task_set
 from desktop_env.tasks.remote_files import named_files
 from mm_agents.oracle import OracleAgent
-from mm_agents.replay import SPECIAL, RecordedTrajectory
+from mm_agents.replay import ReplayAgent
 from osworld_harness.execution.run import RunConfig, run_benchmark
 from osworld_harness.results.task_folder import TaskStatus, read_status, read_task
 
@@ -131,19 +131,18 @@ def solution_cases(meta: Path, only: Iterable[str] = ()) -> list[ReferenceCase]:
     return cases
 
 
-def trajectory_cases(meta: Path, trajectories: dict[str, RecordedTrajectory], pacing: float,
+def trajectory_cases(meta: Path, trajectories: Path, pacing: float,
                      selected: Iterable[tuple[str, str]]) -> list[ReferenceCase]:
-    """Recorded trajectories, paced as the parity suite paces them (`pacing` s after each action)."""
+    """Recorded trajectories (a file the replay agent reads), paced as the replay agent paces them (`pacing` s
+    after each action), which is how the parity suite replays them."""
     task_set = load_task_set(meta)
+    agent = ReplayAgent(trajectories=str(trajectories), pacing=pacing)
     cases = []
     for domain, task_id in selected:
-        recorded = trajectories[task_id]
-        pause = f"import time; time.sleep({pacing:g})"
-        actions = [a.strip() if isinstance(a, str) and a.strip() in SPECIAL else
-                   (f"{a}\n{pause}" if pacing and isinstance(a, str) else a) for a in recorded.actions]
-        actions = [f"{pause}  # WAIT" if a == "WAIT" and pacing else a for a in actions]
-        cases.append(ReferenceCase(task_set.load(domain, task_id, check_paths=False), meta, actions,
-                                   recorded.source, recorded.score))
+        task = task_set.load(domain, task_id, check_paths=False)
+        agent.start_task(task)
+        cases.append(ReferenceCase(task, meta, _played(agent.predict, task.instruction),
+                                   agent.trajectories[task_id].source, agent.recorded_score))
     return cases
 
 
