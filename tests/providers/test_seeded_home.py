@@ -85,7 +85,7 @@ def test_prepare_says_when_the_seed_could_not_be_made_and_boots_go_on_from_the_p
     assert (built.name, built.path, built.required) == ("start-up caches", None, False)
     assert built.problem() == ("start-up caches could not be installed; each boot compiles its shaders and "
                                "indexes its fonts anew (about a second of CPU): no bwrap here")
-    monkeypatch.setattr(prepare_module, "every_desktop_mounts", lambda: [
+    monkeypatch.setattr(prepare_module, "every_desktop_mounts", lambda system=None: [
         prepare_module.Built(name, path) for name, path in
         (("server venv", template), ("server code", template), ("desktop view", view), ("home template", template))])
     assert prepare_module.desktop_parts().home_template == template

@@ -14,6 +14,7 @@ from pathlib import Path
 from ....errors import SandboxStartError
 from ..build.etc_view import ensure_etc_view
 from ..sandbox_layout import SANDBOX_RUNTIME, SANDBOX_VENV, UNAVAILABLE_NOTE
+from ..system_root import HOST_SYSTEM, SystemRoot
 from .host_ids import IDS_PER_DESKTOP, SandboxIdentity
 from .sandbox import SandboxSpec
 from .userns import SYSTEM_TREES, attach_system_trees, create_user_namespace, id_maps, root_inside_unavailable
@@ -56,20 +57,22 @@ class RootInside:
             self.userns_fd = None
 
 
-def root_inside_for(env_dir: Path, identity: SandboxIdentity | None) -> RootInside:
+def root_inside_for(env_dir: Path, identity: SandboxIdentity | None,
+                    system: SystemRoot = HOST_SYSTEM) -> RootInside:
     reason = root_inside_unavailable()
     if reason or identity is None:
         return RootInside(reason=reason or "this desktop runs as a single uid")
-    system = env_dir / "system"
-    trees = {"etc": str(ensure_etc_view())}
-    trees.update({name: source for name, source in SYSTEM_TREES.items() if os.path.isdir(source)})
+    staging = env_dir / "system"
+    trees = {"etc": str(ensure_etc_view(system))}
+    trees.update({name: str(system.host_path(target)) for name, target in SYSTEM_TREES.items()
+                  if system.host_path(target).is_dir()})
     for name in trees:
-        (system / name).mkdir(parents=True, exist_ok=True)
-    os.chmod(system, 0o755)
+        (staging / name).mkdir(parents=True, exist_ok=True)
+    os.chmod(staging, 0o755)
     maps = id_maps(identity.root_uid, IDS_PER_DESKTOP, identity.gid)
     try:
         userns_fd = create_user_namespace(identity.root_uid, identity.gid, maps)
     except OSError as e:
         raise SandboxStartError(f"cannot make the user namespace of the desktop in {env_dir}: {e}") from e
     return RootInside(userns_fd=userns_fd, host_uid=identity.root_uid,
-                      trees={str(system / name): source for name, source in trees.items()})
+                      trees={str(staging / name): source for name, source in trees.items()})

@@ -39,6 +39,7 @@ from ..sandbox_layout import (
     SANDBOX_VENV,
     SANDBOX_VSCODE,
 )
+from ..system_root import HOST_SYSTEM, SystemRoot
 from .desktop_storage import Storage
 from .desktop_storage import mounts as storage_mounts
 from .userns import SYSTEM_TREES
@@ -99,6 +100,8 @@ class SandboxSpec:
     # GNOME Settings 41's folder (vm_settings.installed_settings()), mounted read-only, which the
     # `gnome-control-center` shim runs; None: not installed, and the shim runs the system's Settings.
     settings_dir: Path | None = None
+    # Where /usr, /etc and the system state come from: the host's, or the Ubuntu 22.04 userland's tree.
+    system: SystemRoot = HOST_SYSTEM
 
     @property
     def root_inside(self) -> bool:
@@ -179,13 +182,18 @@ def sandbox_env(spec: SandboxSpec) -> dict[str, str]:
 def _system_mounts(spec: SandboxSpec) -> list[str]:
     if spec.root_inside:
         return _system_mounts_with_root(spec)
-    argv = ["--ro-bind", "/usr", "/usr", "--tmpfs", "/usr/local"]  # /usr/local: where pip puts host installs
-    argv += _system_links()
-    for name in ETC_ALLOWED:
-        path = f"/etc/{name}"
-        if os.path.lexists(path):
-            argv += ["--ro-bind", path, path]
-    return argv + _read_only_extras()
+    system = spec.system
+    # /usr/local: where pip puts host installs
+    argv = ["--ro-bind", str(system.host_path("/usr")), "/usr", "--tmpfs", "/usr/local"]
+    argv += _system_links(system)
+    if system.is_host:
+        for name in ETC_ALLOWED:
+            path = f"/etc/{name}"
+            if os.path.lexists(path):
+                argv += ["--ro-bind", path, path]
+    else:  # a tree built for desktops holds nothing of the host's: its /etc is the desktop's whole
+        argv += ["--ro-bind", str(system.host_path("/etc")), "/etc"]
+    return argv + _read_only_extras(system)
 
 
 def _system_mounts_with_root(spec: SandboxSpec) -> list[str]:
@@ -193,29 +201,47 @@ def _system_mounts_with_root(spec: SandboxSpec) -> list[str]:
     /etc the desktop's own view (etc_view), each to be covered by an overlay inside."""
     argv = []
     for name, target in SYSTEM_TREES.items():
-        if os.path.isdir(target):
+        if spec.system.host_path(target).is_dir():
             argv += ["--ro-bind", str(spec.system_dir / name), target]
-    argv += ["--tmpfs", "/usr/local", *_system_links(), "--ro-bind", str(spec.system_dir / "etc"), "/etc"]
-    return argv + _read_only_extras()
+    argv += ["--tmpfs", "/usr/local", *_system_links(spec.system), "--ro-bind", str(spec.system_dir / "etc"), "/etc"]
+    return argv + _read_only_extras(spec.system)
 
 
-def _system_links() -> list[str]:
+def _system_links(system: SystemRoot) -> list[str]:
     argv = []
     for name in SYSTEM_LINKS:
-        path = f"/{name}"
-        if os.path.islink(path):
-            argv += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            argv += ["--ro-bind", path, path]
+        path = system.host_path(f"/{name}")
+        if path.is_symlink():
+            argv += ["--symlink", os.readlink(path), f"/{name}"]
+        elif path.is_dir():
+            argv += ["--ro-bind", str(path), f"/{name}"]
     return argv
 
 
-def _read_only_extras() -> list[str]:
+def _read_only_extras(system: SystemRoot) -> list[str]:
     argv = []
-    for path in (*SYS_ALLOWED, *READ_ONLY_EXTRAS):
+    for path in SYS_ALLOWED:  # the host's CPUs, whichever system runs on them
         if os.path.exists(path):
             argv += ["--ro-bind", path, path]
+    for path in READ_ONLY_EXTRAS:
+        source = system.host_path(path)
+        if source.exists():
+            argv += ["--ro-bind", str(source), path]
     return argv
+
+
+def _name_service(spec: SandboxSpec) -> list[str]:
+    """The host's resolver settings where a tree's /etc/resolv.conf points (systemd-resolved's file, under
+    /run): only a desktop with a network resolves names."""
+    if not spec.network or spec.system.is_host:
+        return []
+    link = spec.system.host_path("/etc/resolv.conf")
+    if not link.is_symlink() or not os.path.exists("/etc/resolv.conf"):
+        return []
+    inside = os.path.normpath(os.path.join("/etc", os.readlink(link)))
+    if not inside.startswith("/run/"):
+        return []
+    return ["--ro-bind", "/etc/resolv.conf", inside]
 
 
 def _tmpfs(path: str, size: int, perms: str | None = None) -> list[str]:
@@ -248,6 +274,7 @@ def bwrap_argv(spec: SandboxSpec, command: list[str]) -> list[str]:
         *_tmpfs("/var/tmp", size, "1777"),
         "--symlink", "../run", "/var/run",
         *_tmpfs("/run", size),
+        *_name_service(spec),
         "--ro-bind", str(spec.src_dir), SANDBOX_SRC,
         "--ro-bind", str(spec.venv_dir), SANDBOX_VENV,
         *(["--ro-bind", str(spec.vscode_dir), SANDBOX_VSCODE] if spec.vscode_dir is not None else []),

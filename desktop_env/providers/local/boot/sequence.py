@@ -83,7 +83,8 @@ class Desktop:
                            tmpfs_bytes=limits.tmpfs_bytes, disk_bytes=limits.disk_bytes,
                            home_template=parts.home_template,
                            userns_fd=root.userns_fd if root is not None and root.enabled else None,
-                           vscode_dir=parts.vscode, chromium_dir=parts.chromium, settings_dir=parts.settings)
+                           vscode_dir=parts.vscode, chromium_dir=parts.chromium, settings_dir=parts.settings,
+                           system=parts.system)
 
     def socket_path(self, name: str, generation: int) -> Path:
         return socket_path(self.spec(generation).sockets, name, generation)
@@ -106,7 +107,8 @@ def boot_desktop(desktop: Desktop, generation: int, reapers: list[threading.Thre
 def start_boot(desktop: Desktop, generation: int) -> Boot:
     """Steps 1 to 5: returns once the sandbox runs, without waiting for the desktop to be ready."""
     runtime_root()  # checked again: the desktop's uid must still be able to enter it
-    root = root_inside_for(desktop.env_dir, desktop.identity)  # a new namespace per boot: nothing carries over
+    # a new namespace per boot: nothing carries over
+    root = root_inside_for(desktop.env_dir, desktop.identity, desktop.parts.system)
     try:
         spec = desktop.spec(generation, root)
         make_runtime_folder(spec)

@@ -29,7 +29,8 @@ from pathlib import Path
 
 from ....errors import DesktopEnvError
 from ..paths import build_aside, sandbox_share_dir
-from ..sandbox_layout import SANDBOX_DESKTOP
+from ..sandbox_layout import SANDBOX_CHROMIUM, SANDBOX_DESKTOP
+from ..system_root import HOST_SYSTEM, SystemRoot
 from . import vm_desktop
 from .ubuntu_fonts import FontsUnavailable, ensure_ubuntu_fonts
 
@@ -48,27 +49,31 @@ class DesktopViewError(DesktopEnvError, RuntimeError):
     """The host lacks what the view is built from (a package of system_packages.txt)."""
 
 
-def ensure_desktop_view() -> Path:
-    try:
-        fonts = ensure_ubuntu_fonts()
-    except FontsUnavailable as e:
-        log.warning("the desktop uses DejaVu instead of Ubuntu's fonts: %s", e)
-        fonts = None
-    target = sandbox_share_dir() / f"desktop-view-{_signature(fonts)}"
+def ensure_desktop_view(system: SystemRoot = HOST_SYSTEM) -> Path:
+    """The view of `system`'s /usr/share and /etc/xdg. The host's takes Ubuntu's fonts, fetched aside; an
+    Ubuntu tree has its own."""
+    fonts = None
+    if system.is_host:
+        try:
+            fonts = ensure_ubuntu_fonts()
+        except FontsUnavailable as e:
+            log.warning("the desktop uses DejaVu instead of Ubuntu's fonts: %s", e)
+    target = sandbox_share_dir() / f"desktop-view-{system.tag()}{_signature(fonts, system)}"
     if target.is_dir():
         return target
-    return build_aside(target, lambda staging: fill_view(staging, fonts))
+    return build_aside(target, lambda staging: fill_view(staging, fonts, system))
 
 
-def _signature(fonts: Path | None) -> str:
-    """Changes when the facts, this module, a host folder the view lists, or the fonts change."""
+def _signature(fonts: Path | None, system: SystemRoot = HOST_SYSTEM) -> str:
+    """Changes when the facts, this module, a system folder the view lists, or the fonts change."""
     digest = hashlib.sha256(f"{VIEW_VERSION}\0{fonts}".encode())
     sources = [Path(vm_desktop.__file__), Path(__file__), *sorted(OWN_EXTENSIONS.glob("*/*"))]
     for source in sources:
         digest.update(source.read_bytes())
-    folders = [SYSTEM_SHARE, SYSTEM_XDG, *(SYSTEM_SHARE / name for name in CURATED_SHARE),
-               SYSTEM_SHARE / "dbus-1" / "services", SYSTEM_SHARE / "gnome-shell" / "extensions",
-               SYSTEM_SHARE / "gnome-shell" / "search-providers", SYSTEM_SHARE / "glib-2.0" / "schemas"]
+    share, xdg = _share(system), _xdg(system)
+    folders = [share, xdg, *(share / name for name in CURATED_SHARE),
+               share / "dbus-1" / "services", share / "gnome-shell" / "extensions",
+               share / "gnome-shell" / "search-providers", share / "glib-2.0" / "schemas"]
     for folder in folders:
         try:
             entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
@@ -80,20 +85,31 @@ def _signature(fonts: Path | None) -> str:
     return digest.hexdigest()[:12]
 
 
-def fill_view(view: Path, fonts: Path | None = None) -> None:
+def _share(system: SystemRoot) -> Path:
+    return SYSTEM_SHARE if system.is_host else system.host_path(SYSTEM_SHARE)
+
+
+def _xdg(system: SystemRoot) -> Path:
+    return SYSTEM_XDG if system.is_host else system.host_path(SYSTEM_XDG)
+
+
+def fill_view(view: Path, fonts: Path | None = None, system: SystemRoot = HOST_SYSTEM) -> None:
     share, xdg = view / "share", view / "xdg"
+    system_share = _share(system)
     _write_fonts(view, fonts)
-    _link_all_but(SYSTEM_SHARE, share, CURATED_SHARE)
-    _link_all_but(SYSTEM_XDG, xdg, CURATED_XDG)
+    _link_all_but(system_share, share, CURATED_SHARE)
+    _link_all_but(_xdg(system), xdg, CURATED_XDG)
     (xdg / "autostart").mkdir()
-    _write_applications(share / "applications")
-    _write_dbus(share / "dbus-1", view / "dbus")
-    _write_gnome_shell(share / "gnome-shell")
+    _write_applications(share / "applications", system_share)
+    _write_dbus(share / "dbus-1", view / "dbus", system_share)
+    _write_gnome_shell(share / "gnome-shell", system_share, system)
     _write_wallpaper(share / "backgrounds", share / "gnome-background-properties")
-    _link_all_but(SYSTEM_SHARE / "glib-2.0", share / "glib-2.0", ("schemas",))
-    compile_schemas(share / "glib-2.0" / "schemas")
+    _link_all_but(system_share / "glib-2.0", share / "glib-2.0", ("schemas",))
+    compile_schemas(share / "glib-2.0" / "schemas", system_share / "glib-2.0" / "schemas")
     compile_dconf(view / "dconf")
     _write_sound_server(view / "pulse")
+    if not system.is_host:
+        _links_as_seen_inside(view, system)
     for folder, _, files in os.walk(view):
         os.chmod(folder, 0o755)  # mkdtemp made the top 0700; the desktops' uid must read it all
         for name in files:
@@ -134,9 +150,21 @@ def _link_all_but(source: Path, target: Path, curated: tuple[str, ...]) -> None:
             (target / name).symlink_to(source / name)
 
 
-def _write_applications(folder: Path) -> None:
+def _links_as_seen_inside(view: Path, system: SystemRoot) -> None:
+    """The view's links into a tree retargeted at the paths the desktop sees the tree's files at."""
+    for folder, folders, files in os.walk(view):
+        for name in [*folders, *files]:
+            path = Path(folder) / name
+            if path.is_symlink():
+                target = Path(os.readlink(path))
+                if target.is_relative_to(system.path):
+                    path.unlink()
+                    path.symlink_to(system.inside_path(target))
+
+
+def _write_applications(folder: Path, share: Path = SYSTEM_SHARE) -> None:
     folder.mkdir()
-    system = SYSTEM_SHARE / "applications"
+    system = share / "applications"
     for path in sorted(system.glob("*.desktop")):
         if not vm_desktop.app_entry_allowed(path.name) or path.name == "google-chrome.desktop":
             continue
@@ -145,7 +173,7 @@ def _write_applications(folder: Path) -> None:
                                                           vm_desktop.APP_NAMES[path.name]))
         else:
             (folder / path.name).symlink_to(path)
-    (folder / "google-chrome.desktop").write_text(chrome_entry())
+    (folder / "google-chrome.desktop").write_text(chrome_entry(share))
     (folder / "mimeapps.list").write_text(mimeapps_list(system))
     (folder / "mimeinfo.cache").write_text(mimeinfo_cache(folder))
 
@@ -184,9 +212,15 @@ def renamed_entry(entry: str, name: str) -> str:
     return re.sub(r"^Name=.*$", f"Name={name}", entry, count=1, flags=re.MULTILINE)
 
 
-def chrome_entry() -> str:
-    # Debian has no Chrome icon; Chromium's is the closest the icon themes have.
-    return CHROME_ENTRY.format(icon="chromium")
+# Chromium 120's own icon, where desktops mount it (vm_chromium.py): for a system without a Chromium package.
+ASIDE_CHROMIUM_ICON = f"{SANDBOX_CHROMIUM}/usr/share/icons/hicolor/256x256/apps/chromium.png"
+
+
+def chrome_entry(share: Path = SYSTEM_SHARE) -> str:
+    # No distribution has Chrome's icon; Chromium's is the closest. Ubuntu 22.04's Chromium is a snap,
+    # left out of its tree: there the icon is the one of the Chromium set aside.
+    themed = any((share / "icons" / "hicolor").glob("*/apps/chromium.*"))
+    return CHROME_ENTRY.format(icon="chromium" if themed else ASIDE_CHROMIUM_ICON)
 
 
 def declared_types(entry: Path) -> list[str]:
@@ -281,12 +315,12 @@ SYSTEM_BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus
 """
 
 
-def _write_dbus(share_dbus: Path, configs: Path) -> None:
-    _link_all_but(SYSTEM_SHARE / "dbus-1", share_dbus, ("services",))
+def _write_dbus(share_dbus: Path, configs: Path, share: Path = SYSTEM_SHARE) -> None:
+    _link_all_but(share / "dbus-1", share_dbus, ("services",))
     services = share_dbus / "services"
     services.mkdir()
     for name in vm_desktop.SESSION_SERVICES:
-        source = SYSTEM_SHARE / "dbus-1" / "services" / name
+        source = share / "dbus-1" / "services" / name
         if source.exists() and _service_is_gnomes(source):
             (services / name).symlink_to(source)
     configs.mkdir()
@@ -302,24 +336,40 @@ def _service_is_gnomes(service: Path) -> bool:
     return "nautilus" in service.read_text(errors="replace")
 
 
-def _write_gnome_shell(folder: Path) -> None:
-    system = SYSTEM_SHARE / "gnome-shell"
+def _write_gnome_shell(folder: Path, share: Path = SYSTEM_SHARE, root: SystemRoot = HOST_SYSTEM) -> None:
+    system = share / "gnome-shell"
     _link_all_but(system, folder, ("modes", "extensions", "search-providers"))
     (folder / "modes").mkdir()
+    mode, own = session_mode(system, root)
     mode_file = folder / "modes" / f"{vm_desktop.SESSION_MODE_NAME}.json"
-    mode_file.write_text(json.dumps(vm_desktop.SESSION_MODE, indent=2))
+    mode_file.write_text(json.dumps(mode, indent=2))
     (folder / "extensions").mkdir()
-    for uuid in vm_desktop.SYSTEM_EXTENSIONS:
+    for uuid in mode["enabledExtensions"]:
         if (system / "extensions" / uuid).is_dir():
             (folder / "extensions" / uuid).symlink_to(system / "extensions" / uuid)
-    for uuid in vm_desktop.OWN_EXTENSIONS:  # copied: the desktop does not see this checkout
+    for uuid in own:  # copied: the desktop does not see this checkout
         shutil.copytree(OWN_EXTENSIONS / uuid, folder / "extensions" / uuid)
-    (folder / "extensions" / "vm-window-places@osworld" / "places.json").write_text(
-        json.dumps(vm_desktop.WINDOW_PLACES))
+    if "vm-window-places@osworld" in own:
+        (folder / "extensions" / "vm-window-places@osworld" / "places.json").write_text(
+            json.dumps(vm_desktop.WINDOW_PLACES))
     (folder / "search-providers").mkdir()
     for provider in sorted((system / "search-providers").glob("*.ini")):
         if vm_desktop.app_entry_allowed(_provider_app(provider)):
             (folder / "search-providers" / provider.name).symlink_to(provider)
+
+
+def session_mode(shell: Path, root: SystemRoot = HOST_SYSTEM) -> tuple[dict, tuple[str, ...]]:
+    """The session mode the desktop's shell runs in, and which of our own extensions it enables. On the host,
+    ours (Debian has no `ubuntu` mode) with our extensions that make GNOME 43 look as the VM's 42; in an Ubuntu
+    tree, the tree's own `ubuntu` mode, which is the VM's, past GNOME's tour as the VM's user is."""
+    if root.is_host:
+        return vm_desktop.SESSION_MODE, vm_desktop.OWN_EXTENSIONS
+    own_mode = shell / "modes" / f"{vm_desktop.SESSION_MODE_NAME}.json"
+    try:
+        mode = json.loads(own_mode.read_text())
+    except (OSError, ValueError) as e:
+        raise DesktopViewError(f"{own_mode}: cannot read the {root.name} tree's session mode ({e})") from None
+    return {**mode, "showWelcomeDialog": False}, ()
 
 
 def _provider_app(provider: Path) -> str:

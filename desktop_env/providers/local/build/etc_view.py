@@ -13,10 +13,12 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from ..boot.sandbox import ETC_ALLOWED, SANDBOX_HOME, SANDBOX_UID, SANDBOX_USER
 from ..paths import build_aside, cache_dir
+from ..system_root import HOST_SYSTEM, SystemRoot
 
 # What root's tools read, beyond what every desktop gets: su's PAM stack, useradd's and
 # adduser's defaults, apt's and dpkg's configuration (apt's auth.conf, which may hold
@@ -43,40 +45,46 @@ def _identity_files() -> dict[str, tuple[str, int]]:
     }
 
 
-def _entries() -> list[str]:
-    return [name for name in (*ETC_ALLOWED, *ETC_FOR_ROOT) if os.path.lexists(f"/etc/{name}")]
+def _entries(system: SystemRoot) -> list[str]:
+    """The host's allow-listed entries; all of a tree's built for desktops (which holds nothing of the host's)."""
+    etc = system.host_path("/etc")
+    if not system.is_host:
+        return sorted(os.listdir(etc))
+    return [name for name in (*ETC_ALLOWED, *ETC_FOR_ROOT) if os.path.lexists(etc / name)]
 
 
-def _signature(entries: list[str]) -> str:
+def _signature(etc: Path, entries: list[str]) -> str:
     """Changes when an entry (or a file directly in it) is changed, added or removed."""
-    digest = hashlib.sha256(VIEW_VERSION.encode())
+    digest = hashlib.sha256(f"{VIEW_VERSION}\0{etc}".encode())
     for name in entries:
-        path = f"/etc/{name}"
-        info = os.lstat(path)
+        info = os.lstat(etc / name)
         digest.update(f"{name}\0{info.st_mtime_ns}\0{info.st_size}\0".encode())
     return digest.hexdigest()[:12]
 
 
-def _ignore_never(folder: str, names: list[str]) -> list[str]:
-    relative = os.path.relpath(folder, "/etc")
-    return [name for name in names if os.path.normpath(os.path.join(relative, name)) in ETC_NEVER]
+def _ignore_never(etc: Path) -> Callable[[str, list[str]], list[str]]:
+    def ignore(folder: str, names: list[str]) -> list[str]:
+        relative = os.path.relpath(folder, etc)
+        return [name for name in names if os.path.normpath(os.path.join(relative, name)) in ETC_NEVER]
+    return ignore
 
 
-def ensure_etc_view() -> Path:
-    """The folder (made once per host /etc state) that a desktop's /etc starts as."""
-    entries = _entries()
-    target = cache_dir() / f"etc-view-{_signature(entries)}"
+def ensure_etc_view(system: SystemRoot = HOST_SYSTEM) -> Path:
+    """The folder (made once per state of the system's /etc) that a desktop's /etc starts as."""
+    etc = system.host_path("/etc")
+    entries = _entries(system)
+    target = cache_dir() / f"etc-view-{system.tag()}{_signature(etc, entries)}"
     if target.is_dir():
         return target
-    return build_aside(target, lambda staging: _fill_view(staging, entries))
+    return build_aside(target, lambda staging: _fill_view(staging, etc, entries))
 
 
-def _fill_view(staging: Path, entries: list[str]) -> None:
+def _fill_view(staging: Path, etc: Path, entries: list[str]) -> None:
     for name in entries:
-        source, destination = Path("/etc") / name, staging / name
+        source, destination = etc / name, staging / name
         destination.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir() and not source.is_symlink():
-            shutil.copytree(source, destination, symlinks=True, ignore=_ignore_never)
+            shutil.copytree(source, destination, symlinks=True, ignore=_ignore_never(etc))
         else:
             shutil.copy2(source, destination, follow_symlinks=False)
     for name, (text, mode) in _identity_files().items():

@@ -4,6 +4,7 @@ VS Code, GNOME Settings 41). `prepare` builds them before a run (or at `osworld 
 takes `desktop_parts`, which builds only what every desktop mounts and finds the apps already there."""
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,11 +12,13 @@ from typing import Any
 
 from ....errors import DesktopEnvError, MissingDependency
 from ...base import Built, Progress
+from ..system_root import HOST_SYSTEM, SystemRoot
 from .desktop_view import ensure_desktop_view
 from .home_template import ensure_home_template
 from .seeded_home import FillCaches, ensure_seeded_home, installed_seeded_home
 from .server_code import ensure_server_code
 from .server_venv import ensure_server_venv
+from .ubuntu_userland import USERLAND_NAME, installed_userland_system
 from .vm_chromium import ensure_chromium, ensure_chromium_for, installed_chromium
 from .vm_settings import ensure_settings, installed_settings
 from .vscode import ensure_vscode, ensure_vscode_for, installed_vscode
@@ -34,19 +37,44 @@ class DesktopParts:
     vscode: Path | None
     chromium: Path | None
     settings: Path | None
+    system: SystemRoot = HOST_SYSTEM  # where /usr and /etc come from
 
 
-def every_desktop_mounts() -> list[Built]:
-    """Built when missing (once per content or host state, then found in the cache)."""
-    return [Built("server venv", ensure_server_venv()), Built("server code", ensure_server_code()),
-            Built("desktop view", ensure_desktop_view()), Built("home template", ensure_home_template())]
+# Which system desktops run: "ubuntu-22.04" (the userland, which must be built), "host" (Debian's packages
+# dressed as Ubuntu's), or unset: the userland when it is built.
+SYSTEM_VARIABLE = "OSWORLD_DESKTOP_SYSTEM"
+
+
+def desktop_system() -> SystemRoot:
+    """The system desktops boot from (see SYSTEM_VARIABLE); MissingDependency when the userland is asked for
+    and not built."""
+    wanted = os.environ.get(SYSTEM_VARIABLE, "")
+    if wanted == "host":
+        return HOST_SYSTEM
+    if wanted not in ("", USERLAND_NAME):
+        raise MissingDependency(f"{SYSTEM_VARIABLE}={wanted!r}: say {USERLAND_NAME!r} or 'host'")
+    userland = installed_userland_system()
+    if userland is None and wanted:
+        raise MissingDependency(f"{SYSTEM_VARIABLE}={wanted}, but the Ubuntu 22.04 userland is not built: run "
+                                "`osworld env setup --ubuntu-userland` as root")
+    return (userland or HOST_SYSTEM) if wanted else HOST_SYSTEM
+
+
+def every_desktop_mounts(system: SystemRoot | None = None) -> list[Built]:
+    """Built when missing (once per content or system state, then found in the cache)."""
+    system = desktop_system() if system is None else system
+    return [Built("server venv", ensure_server_venv(system)), Built("server code", ensure_server_code()),
+            Built("desktop view", ensure_desktop_view(system)), Built("home template", ensure_home_template())]
 
 
 def desktop_parts() -> DesktopParts:
-    venv, code, view, home = (built.path for built in every_desktop_mounts())
+    system = desktop_system()
+    venv, code, view, home = (built.path for built in every_desktop_mounts(system))
     assert venv and code and view and home  # each ensure_* returns its folder or raises
+    # The userland has the VM's own GNOME Settings 41: the one set aside for Debian's desktop is not needed.
+    settings = installed_settings() if system.is_host else None
     return DesktopParts(venv, code, view, installed_seeded_home(home, view) or home, vscode=installed_vscode(),
-                        chromium=installed_chromium(), settings=installed_settings())
+                        chromium=installed_chromium(), settings=settings, system=system)
 
 
 def prepare(tasks: Sequence[dict[str, Any]] | None, extras: Collection[str], retry: bool,
@@ -56,7 +84,8 @@ def prepare(tasks: Sequence[dict[str, Any]] | None, extras: Collection[str], ret
     are, and VS Code when `extras` names it. Last, with `fill_caches` (one clean boot's), the home template
     with the caches each boot would otherwise make anew (seeded_home.py). What cannot be built is said in
     its Built."""
-    built = every_desktop_mounts()
+    system = desktop_system()
+    built = every_desktop_mounts(system)
     view, home = built[2].path, built[3].path
     assert view and home
     built.append(_app("Chromium 120", lambda: ensure_chromium(progress) if tasks is None
@@ -66,9 +95,10 @@ def prepare(tasks: Sequence[dict[str, Any]] | None, extras: Collection[str], ret
     if tasks is not None or VSCODE in extras:
         built.append(_app("VS Code", lambda: ensure_vscode(progress) if tasks is None
                           else ensure_vscode_for(tasks, progress), "its tasks will end as errors"))
-    built.append(_app("GNOME Settings 41", lambda: ensure_settings(progress, retry=retry),
-                      "desktops will run the system's Settings, whose pages are not laid out as the VM's",
-                      required=False))
+    if system.is_host:
+        built.append(_app("GNOME Settings 41", lambda: ensure_settings(progress, retry=retry),
+                          "desktops will run the system's Settings, whose pages are not laid out as the VM's",
+                          required=False))
     if fill_caches is not None:
         built.append(_start_up_caches(home, view, fill_caches))
     return built

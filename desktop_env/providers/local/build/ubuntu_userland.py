@@ -46,6 +46,7 @@ from pathlib import Path
 from ....debian_packages import read_package_list
 from ....errors import MissingDependency
 from ..paths import sandbox_share_dir
+from ..system_root import SystemRoot
 from .aside_packages import Archive
 from .one_time_build import Progress, install_once, progress_to_stderr, run_step
 from .ubuntu_archive import UBUNTU, UBUNTU_SECURITY, fetch_keyring
@@ -137,6 +138,15 @@ def installed_userland() -> Path | None:
     """The built folder of the current package list, None when not built (never builds)."""
     target = userland_dir()
     return target if (target / LOCK).is_file() and (target / ROOT / OS_RELEASE).is_file() else None
+
+
+USERLAND_NAME = "ubuntu-22.04"
+
+
+def installed_userland_system() -> SystemRoot | None:
+    """The built tree as the root desktops boot from, None when not built."""
+    found = installed_userland()
+    return SystemRoot(found / ROOT, USERLAND_NAME) if found is not None else None
 
 
 def build_blocker() -> str | None:
