@@ -1,5 +1,3 @@
-"""The `osworld` command. Its own mm_agents and desktop_env come first on the path (own_packages.py) before any
-command imports them."""
-from .own_packages import put_ours_first
-
-put_ours_first()
+"""The `osworld` command. Its own mm_agents and desktop_env come first on the path before any command imports
+them: importing the library's package puts them there (osworld_harness/own_packages.py)."""
+import osworld_harness  # noqa: F401  (for put_ours_first())

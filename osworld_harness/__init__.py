@@ -21,6 +21,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .own_packages import put_ours_first
+
+# Before anything below imports them: this harness's mm_agents, desktop_env and lib_run_single, not those of an
+# OSWorld checkout earlier on sys.path (PYTHONPATH).
+put_ours_first()
+
 if TYPE_CHECKING:
     from desktop_env.controllers.setup import setup_step as setup_step
     from desktop_env.evaluators.outcome import MetricResult as MetricResult

@@ -5,6 +5,7 @@ summarized, a metric registered."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -83,7 +84,26 @@ def test_importing_the_package_loads_none_of_its_layers():
          "print('\\n'.join(m for m in sys.modules if m.split('.')[0] in "
          "('osworld_harness', 'desktop_env', 'mm_agents', 'osworld_cli')))"],
         capture_output=True, text=True, check=True, timeout=60).stdout.split()
-    assert loaded == ["osworld_harness"]
+    assert sorted(loaded) == ["osworld_harness", "osworld_harness.own_packages"]  # the path check: stdlib only
+
+
+def test_a_checkout_earlier_on_the_path_does_not_lend_the_library_its_packages(tmp_path):
+    checkout = tmp_path / "OSWorld"  # as OSWorld's checkout is laid out: its own desktop_env, mm_agents, lib_run_single
+    for package in ("desktop_env", "mm_agents"):
+        (checkout / package).mkdir(parents=True)
+        (checkout / package / "__init__.py").write_text(f"raise ImportError('the checkout\\'s {package}')\n")
+    (checkout / "lib_run_single.py").write_text("raise ImportError(\"the checkout's lib_run_single\")\n")
+    script = ("import osworld_harness, desktop_env, mm_agents, lib_run_single\n"
+              "from osworld_harness import RunConfig, load_task_set\n"
+              "print(RunConfig(agent='noop').screen_size, load_task_set().load('os', 'os-organize-invoices').id)\n"
+              "for module in (desktop_env, mm_agents, lib_run_single): print(module.__file__)\n")
+    done = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(checkout)},
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    sizes, *files = done.stdout.splitlines()
+    assert sizes == "(1920, 1080) os-organize-invoices"
+    assert [Path(file).resolve() for file in files] == [
+        ROOT / "desktop_env" / "__init__.py", ROOT / "mm_agents" / "__init__.py", ROOT / "lib_run_single.py"]
 
 
 # -- tasks -----------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
-"""This harness's own `mm_agents` and `desktop_env` before any of the same name: a folder on PYTHONPATH that
-holds OSWorld's (a checkout) comes before the installed harness on sys.path, and the harness would import
-OSWorld's packages as its own (`cannot import name 'NO_ANSWER' from 'mm_agents.prompts'`). Standard library
+"""This harness's own `mm_agents`, `desktop_env` and `lib_run_single` before any of the same name: a folder on
+PYTHONPATH that holds OSWorld's (a checkout) comes before the installed harness on sys.path, and the harness
+would import OSWorld's packages as its own (`cannot import name 'NO_ANSWER' from 'mm_agents.prompts'`).
+`osworld_harness/__init__.py` calls put_ours_first(), so `import osworld_harness` (and with it the `osworld`
+command, and every module of the library, whose package is imported first) sees ours. Standard library
 only: it runs before anything of the harness is imported. The checkout's agents still run, each in a process of
 its own whose path has the checkout first (mm_agents/agent_process.py: `--agent mm_agents.agent:PromptAgent`
 finds it on PYTHONPATH)."""
@@ -12,7 +14,7 @@ import sys
 from pathlib import Path
 
 HARNESS_ROOT = Path(__file__).resolve().parents[1]
-SHADOWED = ("mm_agents", "desktop_env")
+SHADOWED = ("mm_agents", "desktop_env", "lib_run_single")
 
 
 def shadowing(name: str) -> str | None:
