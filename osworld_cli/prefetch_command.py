@@ -1,6 +1,7 @@
 """`osworld tasks prefetch`: the files tasks name by URL, into the cache, so runs need no network."""
 from __future__ import annotations
 
+import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -11,7 +12,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, Trans
 from rich.table import Table
 
 from .errors import TASK_ERRORS, OptionMistake
-from .output import print_table
+from .output import format_option, print_table, rows_text
 
 if TYPE_CHECKING:
     from desktop_env.tasks.prefetch import FileOutcome
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 from .task_commands import load_tasks
 
 console = Console()
+FILE_COLUMNS = ("status", "domain", "task", "field", "url", "name", "message")
 
 
 def progress_bar(bar: Progress, files: int) -> Any:
@@ -53,7 +55,10 @@ def progress_bar(bar: Progress, files: int) -> Any:
 @click.option("--cache-dir", default="cache", show_default=True, help="The cache runs read (run's --cache-dir).")
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(1),
               help="Seconds without data before a download fails.")
-def prefetch_command(paths: tuple[str, ...], cache_dir: str, timeout: float) -> None:
+@format_option(help="table: the counts; json: the counts, each file and each name refused; markdown, csv or tsv: "
+                    "a row per file (status, domain, task, field, url, name, message). Progress goes to stderr "
+                    "in all but table.")
+def prefetch_command(paths: tuple[str, ...], cache_dir: str, timeout: float, fmt: str) -> None:
     """Download every file the tasks' setup and evaluator name by URL (download steps, cloud files,
     expected files) into the cache, where runs read them, and write the cache's manifest with each
     file's size and sha256. Runs of these tasks then read only the cache and need no network.
@@ -68,19 +73,30 @@ def prefetch_command(paths: tuple[str, ...], cache_dir: str, timeout: float) -> 
 
     tasks = load_tasks(paths)
     files = len({(f.task_id, f.name) for task in tasks for f in remote_files(task)[0]})
-    console.print(f"{len(tasks)} task(s) name {files} file(s) by URL; cache: {cache_dir}")
+    said = console if fmt == "table" else Console(stderr=True)  # stdout holds only the result in the other formats
+    said.print(f"{len(tasks)} task(s) name {files} file(s) by URL; cache: {cache_dir}")
     columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
     try:
-        with Progress(*columns, console=console, transient=True) as bar:
+        with Progress(*columns, console=said, transient=True) as bar:
             report = prefetch(tasks, cache_dir, progress_bar(bar, files), timeout=timeout)
     except ManifestError as e:
         raise OptionMistake("--cache-dir", str(e)) from None
     for refused in report.refused:
-        console.print(f"[red]refused[/] {escape(refused)}", highlight=False, soft_wrap=True)
-    table = Table("files", "fetched", "already in the cache", "copied from another task", "failed",
-                  title="prefetch")
-    table.add_row(str(len(report.outcomes)), str(report.count("fetched")), str(report.count("cached")),
-                  str(report.count("copied")), str(len(report.failed)))
-    print_table(table)
+        said.print(f"[red]refused[/] {escape(refused)}", highlight=False, soft_wrap=True)
+    header = ["files", "fetched", "already in the cache", "copied from another task", "failed"]
+    counts = [len(report.outcomes), report.count("fetched"), report.count("cached"), report.count("copied"),
+              len(report.failed)]
+    rows = [[o.status, o.file.domain, o.file.task_id, o.file.field, o.file.url, o.file.name, o.message]
+            for o in report.outcomes]
+    if fmt == "json":
+        click.echo(json.dumps({"counts": dict(zip(header, counts, strict=True)),
+                               "files": [dict(zip(FILE_COLUMNS, row, strict=True)) for row in rows],
+                               "refused": report.refused}, indent=2))
+    elif fmt != "table":
+        click.echo(rows_text(fmt, FILE_COLUMNS, rows), nl=False)
+    else:
+        table = Table(*header, title="prefetch")
+        table.add_row(*map(str, counts))
+        print_table(table)
     if report.failed or report.refused:
         sys.exit(TASK_ERRORS)

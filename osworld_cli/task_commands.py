@@ -170,11 +170,19 @@ def load_tasks(paths: tuple[str, ...]) -> list[Any]:
     return tasks
 
 
+SUMMARY_COLUMNS = ("files", "valid", "broken", "unknown names", "unsupported names", "unsafe paths", "missing files",
+                   "listing problems", "warnings")
+FINDING_COLUMNS = ("category", "file", "field", "value", "kind", "reason")
+
+
 @tasks_group.command("validate")
 @click.argument("paths", nargs=-1, required=True)
 @plugin_option
 @click.option("-q", "--quiet", is_flag=True, help="Only the summary.")
-def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bool) -> None:
+@format_option(help="table: each problem, then the summary and the names not known or not supported; json: the "
+                    "summary and every finding; markdown, csv or tsv: a row per finding (category, file, field, "
+                    "value, kind, reason), or with --quiet the summary's row.")
+def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bool, fmt: str) -> None:
     """Check task files, meta files or folders of them: every setup step, getter and metric must be
     known, every host path a task names must stay inside the harness's folders, every local file a
     task uses must be there, and a meta file must list each task once, with its task file.
@@ -187,51 +195,75 @@ def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bo
 
     load_plugins(plugins)
     files, sets = validation_targets(paths)
-    broken: list[str] = []
+    findings: list[tuple[str, Problem | str, Path | None]] = []  # (category, what, the broken file) in order
     unknown: Counter[tuple[str, str]] = Counter()
     unsupported: Counter[tuple[str, str, str]] = Counter()
-    unsafe = missing = warned = 0
     valid = 0
-
-    def show(problem: Problem | str, style: str = "red") -> None:
-        if not quiet:  # the value is the task's text: printed as it is, never as markup
-            console.print(str(problem), style=style, markup=False, highlight=False, soft_wrap=True)
-
     for path in files:
         try:
             problems = validate_task(load_task(path, check_paths=False))  # unsafe paths come as problems
         except TaskFileError as e:
-            broken.append(str(e))
+            findings.append(("broken", str(e), path))
             continue
         if not refusals(problems):
             valid += 1
         for problem in problems:
-            if problem.warning:
-                warned += 1
-                show(f"warning: {problem}", "yellow")
-            elif problem.unsafe_path:
-                unsafe += 1
-                show(problem)
-            elif problem.kind == "missing file":
-                missing += 1
-                show(problem)
-            elif problem.unsupported:
+            category = ("warning" if problem.warning else "unsafe path" if problem.unsafe_path
+                        else "missing file" if problem.kind == "missing file"
+                        else "unsupported name" if problem.unsupported
+                        else "unknown name" if problem.about_names else "invalid value")
+            if category == "unsupported name":
                 unsupported[(problem.kind, problem.name, problem.reason)] += 1
-            else:
+            elif category in ("unknown name", "invalid value"):  # counted together, as "unknown names"
                 unknown[(problem.kind, problem.name)] += 1
-                show(problem)
-    listing = [problem for task_set in sets for problem in listing_problems(task_set)]
-    for problem in listing:
-        show(problem)
-    for message in broken if not quiet else []:
-        console.print(message, style="red", markup=False, highlight=False, soft_wrap=True)
-    summary = Table(title="task validation")
-    for column in ("files", "valid", "broken", "unknown names", "unsupported names", "unsafe paths", "missing files",
-                   "listing problems", "warnings"):
-        summary.add_column(column, justify="right")
-    summary.add_row(str(len(files)), str(valid), str(len(broken)), str(sum(unknown.values())),
-                    str(sum(unsupported.values())), str(unsafe), str(missing), str(len(listing)), str(warned))
-    print_table(summary)
+            findings.append((category, problem, None))
+    findings += [("listing problem", problem, None) for task_set in sets for problem in listing_problems(task_set)]
+    counted = Counter(category for category, _, _ in findings)
+    summary = [str(len(files)), str(valid), str(counted["broken"]), str(sum(unknown.values())),
+               str(sum(unsupported.values())), str(counted["unsafe path"]), str(counted["missing file"]),
+               str(counted["listing problem"]), str(counted["warning"])]
+    rows = [finding_row(category, what, broken) for category, what, broken in findings]
+    if fmt == "json":
+        click.echo(json.dumps({"summary": dict(zip(SUMMARY_COLUMNS, map(int, summary), strict=True)),
+                               "findings": [dict(zip(FINDING_COLUMNS, row, strict=True)) for row in rows]}, indent=2))
+    elif fmt != "table":
+        click.echo(rows_text(fmt, SUMMARY_COLUMNS, [summary]) if quiet else rows_text(fmt, FINDING_COLUMNS, rows),
+                   nl=False)
+    else:
+        print_validation(findings, summary, unknown, unsupported, quiet)
+    if counted.keys() - {"warning", "unsupported name"}:
+        sys.exit(TASK_ERRORS)
+
+
+def finding_row(category: str, what: Problem | str, broken: Path | None) -> list[str]:
+    """One finding of `tasks validate` as FINDING_COLUMNS: a problem's own fields, a broken file's message."""
+    if isinstance(what, str):
+        return [category, str(broken), "", "", "task file", what]
+    return [category, *(what.to_dict()[key] for key in ("file", "field", "value", "kind", "reason"))]
+
+
+def print_validation(findings: list[tuple[str, Problem | str, Path | None]], summary: list[str],
+                     unknown: Counter[tuple[str, str]], unsupported: Counter[tuple[str, str, str]],
+                     quiet: bool) -> None:
+    """`tasks validate`'s table format: each problem as it is found (the broken files last), the summary, the
+    names not known and those not supported with their uses."""
+    def show(problem: Problem | str, style: str = "red") -> None:
+        if not quiet:  # the value is the task's text: printed as it is, never as markup
+            console.print(str(problem), style=style, markup=False, highlight=False, soft_wrap=True)
+
+    for category, what, _ in findings:
+        if category == "warning":
+            show(f"warning: {what}", "yellow")
+        elif category not in ("broken", "unsupported name"):
+            show(what)
+    for category, what, _ in findings:
+        if category == "broken":
+            show(what)
+    table = Table(title="task validation")
+    for column in SUMMARY_COLUMNS:
+        table.add_column(column, justify="right")
+    table.add_row(*summary)
+    print_table(table)
     if unknown:
         table = Table("kind", "unknown name", "uses", title="unknown names")
         for (kind, name), count in unknown.most_common():
@@ -242,5 +274,3 @@ def validate_command(paths: tuple[str, ...], plugins: tuple[str, ...], quiet: bo
         for (kind, name, reason), count in unsupported.most_common():
             table.add_row(kind, name, str(count), reason)
         print_table(table)
-    if broken or unknown or unsafe or missing or listing:
-        sys.exit(TASK_ERRORS)

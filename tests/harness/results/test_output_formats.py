@@ -15,15 +15,18 @@ from click.testing import CliRunner
 
 from desktop_env.providers.local.doctor import run_checks
 from desktop_env.tasks import load_task_set
+from osworld_cli.errors import TASK_ERRORS
 from osworld_cli.main import cli
 from osworld_cli.output import FORMATS
+from tests.file_server import FileServer
 
 from .test_task_scope import ran
 
 ROOT = Path(__file__).resolve().parents[3]
 IDS = [task_id for _, task_id in load_task_set(None).select()]
 TABLE_COMMANDS = [["tasks", "list"], ["tasks", "coverage"], ["plugins"], ["summarize"], ["compare"], ["rescore"],
-                  ["env", "prune"], ["env", "bench"], ["env", "doctor"]]
+                  ["env", "prune"], ["env", "bench"], ["env", "doctor"], ["tasks", "validate"], ["tasks", "prefetch"],
+                  ["verify"]]
 
 
 def invoke(*args: str) -> str:
@@ -58,6 +61,76 @@ def test_summarize_and_compare_give_tsv(tmp_path):
     assert summary == as_csv and summary[0][0] == "run"
     compared = invoke("compare", "--format", "csv", str(a), str(b)).splitlines()
     assert compared[0].startswith("group,") and any(line.startswith("Overall,") for line in compared)
+
+
+def write_task(root: Path, task_id: str, task: dict) -> Path:
+    path = root / "examples" / "os" / f"{task_id}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"id": task_id, "instruction": "Do it.", **task}))
+    return path
+
+
+def results_of(*args: str) -> tuple[int, str]:
+    """The exit status and stdout alone (progress goes to stderr in the formats other than table)."""
+    done = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return done.exit_code, done.stdout
+
+
+def test_tasks_validate_gives_a_row_per_finding_and_the_summary_in_json(tmp_path):
+    write_task(tmp_path, "unknown", {"evaluator": {"func": "no_such_metric"}})
+    write_task(tmp_path, "fine", {"evaluator": {"func": "infeasible"}})
+    (tmp_path / "examples" / "os" / "cut.json").write_text('{"id": "cut", "instru')
+    status, out = results_of("tasks", "validate", str(tmp_path), "--format", "tsv")
+    assert status == TASK_ERRORS
+    header, *rows = [line.split("\t") for line in out.splitlines()]
+    assert header == ["category", "file", "field", "value", "kind", "reason"]
+    assert sorted((row[0], Path(row[1]).name, row[3]) for row in rows) == [
+        ("broken", "cut.json", ""), ("unknown name", "unknown.json", "no_such_metric")]
+    status, out = results_of("tasks", "validate", str(tmp_path), "--format", "json")
+    found = json.loads(out)
+    assert status == TASK_ERRORS and found["summary"]["files"] == 3 and found["summary"]["valid"] == 1
+    assert found["summary"]["broken"] == 1 and found["summary"]["unknown names"] == 1
+    assert [f["field"] for f in found["findings"] if f["category"] == "unknown name"] == ["evaluator.func"]
+    status, out = results_of("tasks", "validate", str(tmp_path), "--format", "csv", "--quiet")
+    assert list(csv.reader(io.StringIO(out)))[1][:3] == ["3", "1", "1"]
+
+
+def test_tasks_prefetch_gives_a_row_per_file_and_keeps_its_progress_off_stdout(tmp_path):
+    with FileServer({"/files/notes.txt": b"some notes\n"}) as server:
+        write_task(tmp_path, "notes", {"config": [{"type": "download", "parameters": {"files": [
+            {"url": f"{server.url}/files/notes.txt", "path": "/home/user/notes.txt"},
+            {"url": f"{server.url}/files/gone.txt", "path": "/home/user/gone.txt"}]}}],
+            "evaluator": {"func": "infeasible"}})
+        cache = str(tmp_path / "cache")
+        status, out = results_of("tasks", "prefetch", str(tmp_path / "examples"), "--cache-dir", cache, "--format",
+                                 "json")
+        assert status == TASK_ERRORS  # gone.txt is a 404
+        fetched = json.loads(out)  # stdout is the JSON alone
+        assert fetched["counts"] == {"files": 2, "fetched": 1, "already in the cache": 0,
+                                     "copied from another task": 0, "failed": 1}
+        assert {(f["url"].rsplit("/", 1)[1], f["status"]) for f in fetched["files"]} == {("notes.txt", "fetched"),
+                                                                                         ("gone.txt", "failed")}
+        status, out = results_of("tasks", "prefetch", str(tmp_path / "examples"), "--cache-dir", cache, "--format",
+                                 "csv")
+    rows = {row[4].rsplit("/", 1)[-1]: row for row in csv.reader(io.StringIO(out))}
+    assert rows["url"][:3] == ["status", "domain", "task"]
+    assert rows["notes.txt"][:3] == ["cached", "os", "notes"] and rows["gone.txt"][0] == "failed"
+    assert "HTTP 404" in rows["gone.txt"][6]
+
+
+def test_verify_gives_a_row_per_task_and_each_verdict_in_json(tmp_path):
+    write_task(tmp_path, "t", {"evaluator": {"func": "nope"}})  # cannot run: both runs record an error, no desktop
+    (tmp_path / "test_all.json").write_text(json.dumps({"os": ["t"]}))
+    args = ["verify", "--tasks", str(tmp_path / "test_all.json"), "--result-dir", str(tmp_path / "results")]
+    status, out = results_of(*args, "--format", "tsv")
+    assert status == TASK_ERRORS
+    header, row = [line.split("\t") for line in out.splitlines()]
+    assert header == ["domain", "id", "reference", "noop", "sound", "free pass", "error"]
+    assert row[:6] == ["os", "t", "-", "-", "no", "no"] and "InvalidTask" in row[6]
+    status, out = results_of(*args, "--format", "json")
+    verdicts = json.loads(out)
+    assert verdicts["domains"] == [{"domain": "os", "tasks": 1, "sound": 0, "not sound": 1}]
+    assert [(v["task_id"], v["sound"], v["reference_score"]) for v in verdicts["tasks"]] == [("t", False, None)]
 
 
 def test_the_old_flags_still_work_and_say_they_are_deprecated(tmp_path):
