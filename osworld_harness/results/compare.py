@@ -1,4 +1,5 @@
-"""`osworld compare RESULTS_A RESULTS_B`: two runs over the same tasks, paired task by task.
+"""`osworld compare RESULTS_A RESULTS_B`: two runs over the same tasks, paired task by task. Each side is one run,
+given as its folder or as its shards' folders (`run --shard I/N`, combined as `summarize` combines them).
 
 What differs between two runs' scores is partly which tasks each got right by chance; pairing the
 tasks takes the tasks' own difficulty out of the comparison, so a smaller difference is seen. The
@@ -14,21 +15,22 @@ file, saying what it left out.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from . import stats
+from .shards import shard_lines
 from .summary import (
     CATEGORIES,
     GroupStats,
     RunResults,
     TaskKey,
     distinct_labels,
-    find_runs,
     group_stats,
     pct,
+    runs_under,
     scores_by_task,
     usd,
 )
@@ -108,15 +110,24 @@ class RunComparison:
     b_stats: GroupStats
 
 
-def pick_run(path: str | Path, rescored: bool = False, label: str | None = None) -> RunResults:
-    """The one run under `path` (`rescored`: with the scores `osworld rescore` wrote; `label`: called so);
-    a folder with none or several is refused, naming them."""
-    runs = find_runs(path, rescored, label)
+def pick_run(paths: str | Path | Sequence[str | Path], rescored: bool = False,
+             labels: Mapping[str, str] | None = None) -> RunResults:
+    """The one run under `paths` (a folder, or several: the shards of one run are combined into it, as
+    `summarize` does; `rescored`: with the scores `osworld rescore` wrote; `labels`: NAME by PATH, as --label
+    gives them); folders with none or several runs, or shards that are not one run's, are refused, naming them."""
+    paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    where = ", ".join(map(str, paths))
+    try:
+        runs = runs_under(paths, {path: name for path, name in (labels or {}).items()
+                                  if path in {str(p) for p in paths}}, rescored)
+    except ValueError as e:  # ShardMismatch among them
+        raise CompareError(str(e)) from None
     if not runs:
-        raise CompareError(f"no task results under {path}")
+        raise CompareError(f"no task results under {where}")
     if len(runs) > 1:
-        raise CompareError(f"{path} holds {len(runs)} runs ({', '.join(r.label for r in runs)}): give the folder "
-                           "of one (<result-dir>/<action_space>/<obs>/<model>)")
+        raise CompareError(f"{where} {'holds' if len(paths) == 1 else 'hold'} {len(runs)} runs "
+                           f"({', '.join(r.label for r in runs)}): give the folder of one "
+                           "(<result-dir>/<action_space>/<obs>/<model>), or the folders of its shards")
     return runs[0]
 
 
@@ -126,8 +137,11 @@ def compare_runs(a: RunResults, b: RunResults, common: bool = False) -> RunCompa
     distinct_labels([a, b])
     difference = task_set_difference(a, b)
     if difference.differs and not common:
+        lacking = [f"{name} lacks shard(s) {', '.join(f'{i}/{run.scope.shards}' for i in run.scope.missing_shards)} "
+                   "of its run" for name, run in (("A", a), ("B", b)) if run.scope.missing_shards]
+        why = f" ({'; '.join(lacking)}: give each shard's folder)" if lacking else ""
         raise CompareError(f"{a.label} and {b.label} are not over the same tasks: "
-                           f"{difference.describe('A', 'B')}. Compare only what they share with --common")
+                           f"{difference.describe('A', 'B')}{why}. Compare only what they share with --common")
     scored_a, scored_b = scores_by_task(a.records), scores_by_task(b.records)
     tasks = sorted(set(scored_a) & set(scored_b) - set(difference.changed))
     if not tasks:
@@ -188,7 +202,9 @@ def headline(result: RunComparison) -> list[str]:
     """The lines above the table: what was compared, over what, and the overall verdict."""
     overall, a, b = result.overall, result.a_stats, result.b_stats
     budgets = {run.label: ", ".join(map(str, run.step_budgets)) or "not recorded" for run in (result.a, result.b)}
-    lines = [f"A: {result.a.label} ({result.a.path})", f"B: {result.b.label} ({result.b.path})",
+    lines = [f"{name}: {run.label} ({run.path})" + "".join(f"; {line}" for line in shard_lines(run))
+             for name, run in (("A", result.a), ("B", result.b))]
+    lines += [
              f"{len(result.tasks)} task(s) (task set {a.task_set}); trials per task A {a.k}, B {b.k}; "
              f"step budget A {budgets[result.a.label]}, B {budgets[result.b.label]}; "
              f"errors (counted as 0) A {a.errors}, B {b.errors}"]
@@ -234,13 +250,19 @@ def _comparison_json(comparison: stats.Comparison[TaskKey]) -> dict[str, Any]:
             "won": ["/".join(k) for k in comparison.won], "lost": ["/".join(k) for k in comparison.lost]}
 
 
+def _side_json(run: RunResults, summary: GroupStats) -> dict[str, Any]:
+    scope = run.scope
+    shards = {"count": scope.shards, "present": scope.present, "missing": scope.missing_shards} \
+        if scope.shards else None
+    return {"label": run.label, "path": str(run.path), "step_budgets": run.step_budgets, "shards": shards,
+            "summary": summary.to_dict()}
+
+
 def to_json(result: RunComparison) -> str:
     difference = result.difference
     return json.dumps({
-        "a": {"label": result.a.label, "path": str(result.a.path), "step_budgets": result.a.step_budgets,
-              "summary": result.a_stats.to_dict()},
-        "b": {"label": result.b.label, "path": str(result.b.path), "step_budgets": result.b.step_budgets,
-              "summary": result.b_stats.to_dict()},
+        "a": _side_json(result.a, result.a_stats),
+        "b": _side_json(result.b, result.b_stats),
         "left_out": {"only_a": ["/".join(k) for k in difference.only_a],
                      "only_b": ["/".join(k) for k in difference.only_b],
                      "changed": ["/".join(k) for k in difference.changed]},

@@ -187,6 +187,36 @@ def test_shards_of_different_configurations_or_one_shard_twice_are_refused(tmp_p
     assert done.exit_code == 2 and "is given twice" in done.output
 
 
+def test_compare_takes_each_side_as_its_shards_folders_and_keeps_the_two_runs_apart(tmp_path):
+    a_shards = [ran(tmp_path / f"a{i}", domains=["os"], shard=(i, 2)) for i in (1, 2)]  # one run, two machines
+    b_shards = [ran(tmp_path / "b", domains=["os"], shard=(i, 2)) for i in (1, 2)]  # another, the same model's
+    solved = next(pair for pair in OS_TASKS if pair[1][-1] not in "aeiou")  # 1 in both runs, but for this edit:
+    (next(s for s in b_shards if (s / "os" / solved[1]).is_dir()) / "os" / solved[1] / "result.txt").write_text("0\n")
+
+    def compare(*args: str) -> tuple[int, str]:
+        done = CliRunner().invoke(cli, ["compare", *args], terminal_width=300)
+        return done.exit_code, done.output
+
+    status, out = compare(str(a_shards[0]), str(tmp_path / "b"), "-a", str(a_shards[1]))
+    assert status == 0, out
+    # the two runs share a layout's name: each is told apart by its folder's root
+    assert f"A: a2:pyautogui/screenshot/m ({tmp_path}/a2/pyautogui/screenshot/m); shards: 2 of 2 combined (1/2, 2/2)" \
+           "; all present" in out
+    assert f"B: b:pyautogui/screenshot/m ({tmp_path}/b/pyautogui/screenshot/m); shards: 2 of 2" in out
+    assert f"{len(OS_TASKS)} task(s) (task set" in out and f"A scored higher (1): os/{solved[1]}" in out
+    status, out = compare("-a", str(a_shards[0]), "-a", str(a_shards[1]), "-b", str(b_shards[0]), "-b",
+                          str(b_shards[1]), "--format", "json")
+    sides = json.loads(out)
+    assert status == 0 and [sides[s]["shards"] for s in "ab"] == [{"count": 2, "present": [1, 2], "missing": []}] * 2
+    assert sides["overall"]["won"] == [f"os/{solved[1]}"]
+
+    status, out = compare(str(a_shards[0]), str(tmp_path / "b"))  # A without its second shard: not the same tasks
+    assert status == 2 and "only in B" in out and "(A lacks shard(s) 2/2 of its run: give each shard's folder)" in out
+    status, out = compare(str(tmp_path / "b"), str(a_shards[1]), "-a", str(a_shards[0]))  # A: b's shards and a's 1
+    assert status == 2 and "shard 1 of pyautogui/screenshot/m-shard-1-of-2 is given twice" in out
+    assert compare(str(a_shards[0]))[0] == 2  # no B
+
+
 def test_the_dry_run_says_what_the_folder_holds_of_this_run_of_other_task_sets_and_strays(tmp_path):
     folder = ran(tmp_path, domains=["os"])
     (folder / "chrome" / "copied-in").mkdir(parents=True)
