@@ -9,7 +9,6 @@ import threading
 import click
 from rich.table import Table
 
-from desktop_env.desktop_defaults import DEFAULT_SCREEN_SIZE
 from desktop_env.errors import ProviderError
 from desktop_env.server.access_policy import is_loopback
 
@@ -23,18 +22,7 @@ from .run_options import run_option
 # it doubled the start-up of every `osworld` command (0.27 -> 0.56 s).
 
 
-def parse_screen_size(ctx: click.Context, param: click.Parameter, value: str) -> tuple[int, int]:
-    try:
-        width, height = (int(v) for v in value.lower().split("x"))
-    except ValueError:
-        raise click.BadParameter(f"expected WIDTHxHEIGHT such as 1920x1080, got {value!r}") from None
-    if width < 320 or height < 240 or width % 2 or height % 2:
-        raise click.BadParameter(f"screen size must be even and at least 320x240, got {value!r}")
-    return width, height
-
-
-screen_size_option = run_option("screen_size", default="{}x{}".format(*DEFAULT_SCREEN_SIZE),
-                                callback=parse_screen_size)
+screen_size_option = run_option("screen_size")  # WIDTHxHEIGHT, checked as RunConfig checks it
 
 
 @click.group("env")

@@ -20,6 +20,7 @@ from osworld_harness.experiments import paper_tables
 from .errors import OptionMistake
 from .output import console
 from .run_commands import CLI_ONLY, run_command
+from .run_options import config_values
 from .task_commands import load_plugins
 
 # Build the cells: (models, observation types, result root, osworld run options, the script's own options).
@@ -37,7 +38,7 @@ def experiment_command(experiment: paper_tables.Experiment, default_observations
                  table_only: bool, plugins: tuple[str, ...], **options: Any) -> None:
             load_plugins(plugins)
             own_values = {param.name: options.pop(param.name) for param in own}
-            options.update(domains=list(options["domains"]), task_ids=list(options["task_ids"]), plugins=list(plugins))
+            options = {**config_values(options), "plugins": list(plugins)}
             root = options["result_dir"]
             try:
                 cells = build_cells(list(models), list(observation_types), root, options, **own_values)

@@ -1,37 +1,22 @@
-"""--desktop-memory/-pids/-cpu-weight/-tmpfs/-disk, shared by `run` and `env serve`."""
+"""--desktop-memory/-pids/-cpu-weight/-tmpfs/-disk, shared by `run` and `env serve`: the local provider's own
+options (its Options class), made like every run option from RunConfig's fields (run_options.py), each checked
+as the provider reads it."""
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import click
+from osworld_harness.results.config import RunConfig
+from osworld_harness.results.options import described
 
 from .run_options import run_option
 
 Command = TypeVar("Command", bound=Callable[..., Any])
-
-
-def _checked(option: str) -> Callable[[click.Context, click.Parameter, str], str]:
-    def check(ctx: click.Context, param: click.Parameter, value: str) -> str:
-        from desktop_env.providers.local.limits import DesktopLimits
-
-        try:
-            DesktopLimits.from_options(**{option: value})
-        except ValueError as e:
-            raise click.BadParameter(str(e)) from None
-        return value
-    return check
+DESKTOP_LIMITS = tuple(name for name in described(RunConfig) if name.startswith("desktop_"))
 
 
 def desktop_limit_options(command: Command) -> Command:
     """Per-desktop resource limits of the local provider (a cgroup, tmpfs sizes and the home's size)."""
-    options = [
-        run_option("desktop_memory", callback=_checked("memory")),
-        run_option("desktop_pids", callback=_checked("pids")),
-        run_option("desktop_cpu_weight", callback=_checked("cpu_weight")),
-        run_option("desktop_tmpfs", callback=_checked("tmpfs")),
-        run_option("desktop_disk", callback=_checked("disk")),
-    ]
-    for option in reversed(options):
-        command = option(command)
+    for name in reversed(DESKTOP_LIMITS):
+        command = run_option(name)(command)
     return command

@@ -14,34 +14,18 @@ import click
 from rich.markup import escape
 from rich.text import Text
 
-from osworld_harness.results.config import ACTION_SPACES, BACKENDS, OBSERVATION_TYPES, PERTURBATIONS
-
 from .dry_run import print_dry_run
-from .env_commands import screen_size_option
 from .errors import INTERRUPTED, OK, RUN_STOPPED, TASK_ERRORS, option_mistakes
-from .limit_options import desktop_limit_options
+from .limit_options import DESKTOP_LIMITS
 from .osworld_options import AcceptsOSWorldOptions
 from .output import Column, console, format_option, show_table, tsv
-from .run_options import run_option
-from .task_commands import load_plugins, plugin_option
+from .run_options import config_values, run_options
+from .task_commands import load_plugins
 
 if TYPE_CHECKING:
     from osworld_harness.execution.plan import RunSummary
     from osworld_harness.execution.run import RunConfig
     from osworld_harness.results.summary import TaskFailure
-
-
-def parse_agent_args(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, Any]:
-    parsed: dict[str, Any] = {}
-    for item in values:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}")
-        try:
-            parsed[key] = json.loads(raw)  # numbers, booleans, lists as JSON; anything else stays a string
-        except ValueError:
-            parsed[key] = raw
-    return parsed
 
 
 def parse_labels(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> dict[str, str]:
@@ -51,15 +35,6 @@ def parse_labels(ctx: click.Context, param: click.Parameter, values: tuple[str, 
         return parse(values)
     except ValueError as e:
         raise click.BadParameter(str(e)) from None
-
-
-def parse_shard(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, int] | None:
-    from osworld_harness.results.config import RunOptionError, shard_of
-
-    try:
-        return None if value is None else shard_of(value)
-    except RunOptionError as e:
-        raise click.BadParameter(e.detail) from None
 
 
 label_option = click.option(
@@ -189,60 +164,21 @@ def print_failures(listed: list[TaskFailure]) -> None:
 
 
 @click.command("run", cls=AcceptsOSWorldOptions)
-@run_option("osworld", metavar="CHECKOUT")
-@run_option("agent")
-@run_option("agent_args", multiple=True, callback=parse_agent_args)
-@run_option("agent_python", metavar="PYTHON")
-@run_option("model")
-@run_option("observation_type", "--observation-type", type=click.Choice(OBSERVATION_TYPES))
-@run_option("action_space", type=click.Choice(ACTION_SPACES))
-@run_option("provider")
-@run_option("path_to_vm")
-@run_option("tasks")
-@run_option("domains", multiple=True)
-@run_option("task_ids", multiple=True)
-@run_option("limit", type=click.IntRange(1))
-@run_option("shard", metavar="I/N", callback=parse_shard)
-@run_option("max_steps", type=click.IntRange(1))
-@run_option("max_trajectory_length", type=click.IntRange(0))
-@run_option("temperature", type=click.FloatRange(0))
-@run_option("top_p", type=click.FloatRange(0, 1, min_open=True))
-@run_option("max_tokens", type=click.IntRange(1))
-@run_option("sleep_after_execution", type=click.FloatRange(0))
-@screen_size_option
-@run_option("num_envs", type=click.IntRange(1))
-@run_option("trials", type=click.IntRange(1))
-@run_option("result_dir")
-@run_option("resume", negatable=True)
-@run_option("retry_errors")
-@run_option("force")
-@run_option("record", negatable=True)
-@run_option("network", negatable=True)
-@desktop_limit_options
-@run_option("wait_after_reset", type=click.FloatRange(0))
-@run_option("cache_dir")
-@run_option("screenshot_scale", type=click.FloatRange(0, 1, min_open=True))
-@run_option("perturb", type=click.Choice(PERTURBATIONS))
-@run_option("perturb_seed")
-@run_option("evaluator_fixes")
-@run_option("backend", type=click.Choice(BACKENDS))
-@run_option("ray_address")
-@run_option("ray_cpus_per_env", type=click.FloatRange(0))
-@run_option("ray_memory_per_env", type=click.FloatRange(0))
-@run_option("ray_task_retries", type=click.IntRange(0))
-@run_option("agent_time_budget", type=click.FloatRange(0))
-@run_option("stop_after_fatal", type=click.IntRange(0))
-@run_option("prefetch", negatable=True)
-@run_option("client_password")
-@run_option("label")
-@click.option("--log-level", default=None, type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]),
-              help="Log the harness's messages at this level to stderr (as -v does for INFO).")
-@click.option("--dry-run", is_flag=True,
-              help="Print the plan (what runs, what is skipped, what cannot run here and why, what needs the network "
-                   "or downloads), the budgets and whether the score would be comparable with OSWorld's "
-                   "leaderboard, then exit without starting anything.")
-@run_option("strict")
-@plugin_option
+@run_options(
+    "osworld", "agent", "agent_args", "agent_python", "model", "observation_type", "action_space", "provider",
+    "path_to_vm", "tasks", "domains", "task_ids", "limit", "shard", "max_steps", "max_trajectory_length",
+    "temperature", "top_p", "max_tokens", "sleep_after_execution", "screen_size", "num_envs", "trials", "result_dir",
+    "resume", "retry_errors", "force", "record", "network", *DESKTOP_LIMITS, "wait_after_reset", "cache_dir",
+    "screenshot_scale", "perturb", "perturb_seed", "evaluator_fixes", "backend", "ray_address", "ray_cpus_per_env",
+    "ray_memory_per_env", "ray_task_retries", "agent_time_budget", "stop_after_fatal", "prefetch", "client_password",
+    "label",
+    click.option("--log-level", default=None, type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]),
+                 help="Log the harness's messages at this level to stderr (as -v does for INFO)."),
+    click.option("--dry-run", is_flag=True,
+                 help="Print the plan (what runs, what is skipped, what cannot run here and why, what needs the "
+                      "network or downloads), the budgets and whether the score would be comparable with OSWorld's "
+                      "leaderboard, then exit without starting anything."),
+    "strict", "plugins")
 def run_command(dry_run: bool, log_level: str | None, **options: Any) -> None:
     """Run an agent on tasks and score it; results go to RESULT_DIR/ACTION_SPACE/OBS/MODEL/DOMAIN/ID/.
     OSWorld's run.py options are accepted by their own names too (--max_steps, --observation_type, ...).
@@ -272,10 +208,8 @@ def config_of(options: dict[str, Any]) -> RunConfig:
     own defaults taken for what the options leave out."""
     from osworld_harness.execution.run import RunConfig
 
-    options = {k: v for k, v in options.items() if k not in CLI_ONLY}
+    options = config_values({k: v for k, v in options.items() if k not in CLI_ONLY})
     load_plugins(options["plugins"])
-    options.update(domains=list(options["domains"]), task_ids=list(options["task_ids"]),
-                   plugins=list(options["plugins"]))
     with option_mistakes():
         return RunConfig(**options).resolved()
 

@@ -54,7 +54,7 @@ def select_tasks(task_set: TaskSet, domains: tuple[str, ...] = (), task_ids: tup
         raise selection_mistake(e) from None
 
 
-plugin_option = run_option("plugins", multiple=True)
+plugin_option = run_option("plugins")
 
 
 @click.group("tasks")

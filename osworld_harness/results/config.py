@@ -11,6 +11,7 @@ step budget, or lifted for OSWorld-Verified as the leaderboard runs it).
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -22,7 +23,7 @@ from desktop_env.providers import check_options, provider_class, provider_names
 from desktop_env.providers.base import DesktopOptions
 from mm_agents.loader import AgentLoadError, agent_name, declared_defaults
 
-from .options import Affects, default_of, described, flag_of, option
+from .options import Affects, Bounds, default_of, described, flag_of, option, problem
 from .task_folder import RunLayout
 
 if TYPE_CHECKING:
@@ -77,9 +78,10 @@ class AgentOptions:
         help='Registered agent (prompt, tool, oracle, noop, those plugins add: osworld plugins lists them) or '
              'package.module:Class or path/file.py:Class.')
     agent_args: dict[str, Any] = option(factory=dict, flag="--agent-arg", affects=Affects.SETTING,
+                                        parse=lambda items: agent_args_of(items),
         help="KEY=VALUE passed to the agent's constructor (repeatable; values parsed as JSON when they can be).")
     # the Python OSWorld's agent code runs in, in a process of its own (mm_agents/agent_process.py)
-    agent_python: str | None = option(None, affects=Affects.CONDITION,
+    agent_python: str | None = option(None, affects=Affects.CONDITION, metavar="PYTHON",
         help="Run --agent (package.module:Class or path/file.py:Class) in a process of its own with this Python "
              "(a venv's bin/python, or the venv) whose mm_agents and desktop_env are OSWorld's (pip install "
              "desktop-env, or a checkout), none of this harness's on its path.")
@@ -89,18 +91,20 @@ class AgentOptions:
              "agent's name.")
     # None: the agent's declared default, else DEFAULT_OBSERVATION
     observation_type: str | None = option(None, flag="--obs", affects=Affects.SETTING, always=True,
+                                          aliases=("--observation-type",), choices=OBSERVATION_TYPES,
         help='What the agent observes. Default: what the agent declares (screenshot for the computer-use agents,'
              ' screenshot_a11y_tree for prompt and for an agent that declares nothing).')
     # None, here and in GenerationOptions: what the agent declares, else RUN_DEFAULTS (resolved())
-    action_space: str | None = option(None, affects=Affects.SETTING, always=True,
+    action_space: str | None = option(None, affects=Affects.SETTING, always=True, choices=ACTION_SPACES,
         help="How the agent acts. Default: the agent's own, else pyautogui.")
-    max_trajectory_length: int | None = option(None, affects=Affects.SETTING,
+    max_trajectory_length: int | None = option(None, affects=Affects.SETTING, bounds=Bounds(0, whole=True),
         help="Past steps the agent keeps in its prompt. Default: the agent's own, else 3.")
-    screenshot_scale: float | None = option(None, affects=Affects.SETTING,
+    screenshot_scale: float | None = option(None, affects=Affects.SETTING, bounds=Bounds(0, 1, open=True),
         help='Scale the screenshot by this factor before the model sees it (its coordinates are scaled back). '
              "Default: the agent's own, else 1.")
     # seconds of the agent's predict() per task; 0: no limit; None: SECONDS_PER_STEP a step, none with --osworld
     agent_time_budget: float | None = option(None, affects=Affects.CONDITION,
+                                             bounds=Bounds(0, unit="of seconds", note="(0: no limit)"),
         help='Seconds the agent may spend in predict() per task (model calls included); then the task is an '
              'error. 0: no limit. Default: 20 s per step of --max-steps (300 s at 15); none with --osworld, as '
              "OSWorld's run.py has none.")
@@ -114,27 +118,27 @@ class AgentOptions:
 class GenerationOptions:
     """What the agent asks its model for (sampling), apart from the run's own options."""
 
-    temperature: float | None = option(None, affects=Affects.SETTING,
+    temperature: float | None = option(None, affects=Affects.SETTING, bounds=Bounds(0),
         help="Sampling temperature for the model. Default: the agent's own, else 1.0.")
-    top_p: float | None = option(None, affects=Affects.SETTING,
+    top_p: float | None = option(None, affects=Affects.SETTING, bounds=Bounds(0, 1, open=True),
         help="Nucleus sampling for the model. Default: the agent's own, else 0.9.")
-    max_tokens: int | None = option(None, affects=Affects.SETTING,
+    max_tokens: int | None = option(None, affects=Affects.SETTING, bounds=Bounds(1, whole=True),
         help="Maximum tokens per model answer. Default: the agent's own, else 1500.")
 
 @dataclass
 class EpisodeOptions:
     """What one episode of a task is: its step budget, pauses, recording and perturbation."""
 
-    max_steps: int = option(15, affects=Affects.SETTING, always=True,
+    max_steps: int = option(15, affects=Affects.SETTING, always=True, bounds=Bounds(1, whole=True),
         help='Agent predict calls per task.')
-    sleep_after_execution: float = option(0.0, affects=Affects.CONDITION,
+    sleep_after_execution: float = option(0.0, affects=Affects.CONDITION, bounds=Bounds(0),
         help='Seconds to wait after each action.')
-    wait_after_reset: float = option(0.0, affects=Affects.CONDITION,
+    wait_after_reset: float = option(0.0, affects=Affects.CONDITION, bounds=Bounds(0),
         help='Extra seconds after reset (for slow VMs).')
     record: bool = option(True,
         help="Record each task's screen to recording.mp4.")
     # "layout" or "clutter", applied after setup (the paper's robustness analysis)
-    perturb: str | None = option(None, affects=Affects.SETTING,
+    perturb: str | None = option(None, affects=Affects.SETTING, choices=PERTURBATIONS,
         help="After setup, move and resize the task's windows (layout) or open unrelated windows (clutter).")
     perturb_seed: int = option(0, affects=Affects.SETTING,
         help='Seed of --perturb (combined with the task id).')
@@ -146,7 +150,7 @@ class TaskSelection:
     # meta file; None = the built-in test_all.json
     tasks: str | None = option(None,
         help='Meta file {domain: [ids]} with examples/ beside it (default: built-in test_all.json).')
-    osworld: str | None = option(None,
+    osworld: str | None = option(None, metavar="CHECKOUT",
         help='OSWorld-Verified as the leaderboard runs it, from an OSWorld checkout (or its '
              'evaluation_examples/): its 361 tasks (test_nogdrive.json), the network on for the tasks that need '
              'it, their downloads fetched first, no agent time budget; args.json records it all and `summarize` '
@@ -156,16 +160,16 @@ class TaskSelection:
     task_ids: list[str] = option(factory=list, flag="--task-id",
         help='Only this task (repeatable).')
     # the first N tasks of the selection (after --shard), into a folder of their own (RunLayout.variant)
-    limit: int | None = option(None,
+    limit: int | None = option(None, bounds=Bounds(1, whole=True),
         help='A smoke run of the first N selected tasks, into a folder of its own (MODEL-limit-N) so it taints no '
              'full run; args.json marks it a smoke run and `summarize` says it is not comparable.')
     # (I, N): the I-th of N disjoint parts of the selection, round-robin over its sorted (domain, id) list
-    shard: tuple[int, int] | None = option(None,
+    shard: tuple[int, int] | None = option(None, metavar="I/N", parse=lambda text: shard_of(text),
         help='Run the I-th of N disjoint parts of the selected tasks (split by sorted domain and id, so each task '
              'is in one shard), into MODEL-shard-I-of-N; `osworld summarize` given the shards\' folders combines '
              'them into one score and says which are missing.')
     # runs of each task, each from a fresh reset (results.trial_dir)
-    trials: int = option(1, affects=Affects.CONDITION, always=True,
+    trials: int = option(1, affects=Affects.CONDITION, always=True, bounds=Bounds(1, whole=True),
         help="Run each task this many times, each from a fresh reset; trial 1 at the task's folder, trial k in "
              'its trials/<k>/. Summaries then give pass@k, pass^k and the tasks that flip.')
 
@@ -182,6 +186,8 @@ class DesktopRunOptions:
         help='Provider-specific: remote: the env server URL; docker: the .qcow2 image; vmware: the .vmx file; '
              'virtualbox: the .vbox file, VM name or UUID.')
     screen_size: tuple[int, int] = option(DEFAULT_SCREEN_SIZE, affects=Affects.SETTING,
+                                          parse=lambda text: screen_size_of(text), spell="{0[0]}x{0[1]}".format,
+                                          check=lambda size: screen_size_problem(size),
         help='Screen size of the desktop, WIDTHxHEIGHT.')
     # None: on when a selected task needs a live website (resolved by the plan)
     network: bool | None = option(None, affects=Affects.CONDITION,
@@ -190,15 +196,15 @@ class DesktopRunOptions:
     client_password: str = option(DEFAULT_PASSWORD,
         help="The desktop user's password, as tasks and agents are told it.")
     # Limits of each local desktop, as the command line gives them (see DesktopLimits.from_options).
-    desktop_memory: str = option("4G",
+    desktop_memory: str = option("4G", check=lambda value: limit_problem("memory", value),
         help='Memory limit of each local desktop (e.g. 2G, 512M, unlimited).')
-    desktop_pids: str = option("1024",
+    desktop_pids: str = option("1024", check=lambda value: limit_problem("pids", value),
         help='Process/thread limit of each local desktop (or unlimited).')
-    desktop_cpu_weight: str = option("100",
+    desktop_cpu_weight: str = option("100", check=lambda value: limit_problem("cpu_weight", value),
         help='CPU weight of each local desktop, 1..10000 (100 = a normal share).')
-    desktop_tmpfs: str = option("1G",
+    desktop_tmpfs: str = option("1G", check=lambda value: limit_problem("tmpfs", value),
         help='Size cap of each in-memory folder of a local desktop (/tmp, /dev/shm, /run).')
-    desktop_disk: str = option("2G",
+    desktop_disk: str = option("2G", check=lambda value: limit_problem("disk", value),
         help='Size cap of the home folder of a local desktop; it lives in memory, counted in --desktop-memory. '
              'Filling it is a limit hit, like an OOM kill.')
 
@@ -218,20 +224,20 @@ class DesktopRunOptions:
 class ExecutionOptions:
     """How the tasks are run: how many desktops at once, on which backend, when to stop, what to fetch first."""
 
-    num_envs: int = option(1,
+    num_envs: int = option(1, bounds=Bounds(1, whole=True),
         help='Desktops running tasks in parallel.')
-    backend: str = option("local",
+    backend: str = option("local", choices=BACKENDS,
         help='local: worker processes on this machine; ray: Ray workers on a cluster (pip install osworld[ray]).')
     ray_address: str | None = option(None,
         help='Ray cluster to join (e.g. 10.0.0.5:6379); default RAY_ADDRESS or a running local cluster, else a '
              'new local one.')
-    ray_cpus_per_env: float = option(1.0,
+    ray_cpus_per_env: float = option(1.0, bounds=Bounds(0),
         help='CPUs each desktop declares to Ray (fractions pack more desktops per core).')
-    ray_memory_per_env: float = option(1.5,
+    ray_memory_per_env: float = option(1.5, bounds=Bounds(0),
         help='GiB of memory each desktop declares to Ray.')
-    ray_task_retries: int = option(1,
+    ray_task_retries: int = option(1, bounds=Bounds(0, whole=True),
         help='Re-runs of a task whose Ray worker or node died under it.')
-    stop_after_fatal: int = option(2,
+    stop_after_fatal: int = option(2, bounds=Bounds(0, whole=True, note="(0: never stop)"),
         help='Stop the run when this many tasks in a row fail with the same fatal model error (401/403/404, a '
              'server that does not answer) or an agent that cannot be built. 0: never.')
     prefetch: bool = option(True,
@@ -277,8 +283,6 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
         def refuse(option: str, message: str) -> NoReturn:
             raise RunOptionError(option, message)
 
-        if self.observation_type is not None and self.observation_type not in OBSERVATION_TYPES:
-            refuse("--obs", f"must be one of {', '.join(OBSERVATION_TYPES)}, got {self.observation_type!r}")
         if self.osworld is not None:
             from .suite import NotACheckout, official_meta  # noqa: PLC0415  (start-up: `osworld --help` loads this module)
 
@@ -289,33 +293,12 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
             if self.tasks is not None and Path(self.tasks).resolve() != Path(meta):
                 refuse("--tasks", f"--osworld selects {meta}; give --tasks or --osworld, not both")
             self.osworld, self.tasks = str(Path(self.osworld).expanduser().resolve()), meta
-        for name in RUN_DEFAULTS:  # None: not given (or, once resolved, the agent's own None)
-            problem = _agent_option_problem(name, getattr(self, name))
-            if getattr(self, name) is not None and problem:
-                refuse(flag(name), problem)
-        for spelled, count, least in (("--num-envs", self.num_envs, 1), ("--trials", self.trials, 1),
-                                     ("--max-steps", self.max_steps, 1)):
-            if isinstance(count, bool) or not isinstance(count, int) or count < least:
-                refuse(spelled, f"must be a whole number >= {least}, got {count!r}")
-        for spelled, number in (("--sleep-after-execution", self.sleep_after_execution),
-                               ("--wait-after-reset", self.wait_after_reset)):
-            if isinstance(number, bool) or not isinstance(number, (int, float)) or number < 0:
-                refuse(spelled, f"must be a number >= 0, got {number!r}")
-        if self.agent_time_budget is not None and (
-                isinstance(self.agent_time_budget, bool) or not isinstance(self.agent_time_budget, (int, float))
-                or self.agent_time_budget < 0):
-            refuse("--agent-time-budget", f"must be a number of seconds >= 0 (0: no limit), "
-                                          f"got {self.agent_time_budget!r}")
-        if isinstance(self.stop_after_fatal, bool) or not isinstance(self.stop_after_fatal, int) \
-                or self.stop_after_fatal < 0:
-            refuse("--stop-after-fatal", f"must be a whole number >= 0 (0: never stop), got {self.stop_after_fatal!r}")
-        if self.limit is not None and (isinstance(self.limit, bool) or not isinstance(self.limit, int)
-                                       or self.limit < 1):
-            refuse("--limit", f"must be a whole number >= 1, got {self.limit!r}")
+        for name, info in described(RunConfig).items():  # each option's choices, range and own check
+            found = problem(info, getattr(self, name), _DEFAULTS.get(name))
+            if found:
+                refuse(flag(name), found)
         if self.shard is not None:
             self.shard = shard_of(self.shard)
-        if self.perturb is not None and self.perturb not in PERTURBATIONS:
-            refuse("--perturb", f"must be one of {', '.join(PERTURBATIONS)}, got {self.perturb!r}")
 
         if self.provider not in provider_names():  # built-in or a plugin's
             refuse("--provider", f"must be one of {', '.join(provider_names())}, got {self.provider!r}")
@@ -325,13 +308,6 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
             refuse(flag(e.option), str(e))
         except ProviderError as e:  # a plugin's provider that cannot be loaded
             refuse("--provider", str(e))
-        if self.backend not in BACKENDS:
-            refuse("--backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
-        for spelled, amount in (("--ray-cpus-per-env", self.ray_cpus_per_env),
-                               ("--ray-memory-per-env", self.ray_memory_per_env),
-                               ("--ray-task-retries", self.ray_task_retries)):
-            if amount < 0:
-                refuse(spelled, f"cannot be negative, got {amount!r}")
 
     @classmethod
     def of(cls, *groups: Any, **options: Any) -> RunConfig:
@@ -399,25 +375,55 @@ class RunConfig(ResultOptions, ExecutionOptions, DesktopRunOptions, TaskSelectio
         return {**{k: v for k, v in options.items() if k not in config.agent_defaults}, **config.agent_args}
 
 
-# (least, most, whole): a range [least, ...) when most is None, else (least, most]
-_LIMITS: dict[str, tuple[int, int | None, bool]] = {"max_trajectory_length": (0, None, True),
-                                                    "max_tokens": (1, None, True), "temperature": (0, None, False),
-                                                    "top_p": (0, 1, False), "screenshot_scale": (0, 1, False)}
-
-
 def _agent_option_problem(name: str, value: Any) -> str | None:
     """What is wrong with a value of one of the options an agent may declare (RUN_DEFAULTS); None when it can
     be used. None is right for all but the two the harness acts on itself: the agent's own choice (send none)."""
-    if name == "action_space":
-        return None if value in ACTION_SPACES else f"must be one of {', '.join(ACTION_SPACES)}, got {value!r}"
-    if value is None and name != "screenshot_scale":
+    acted_on = name in ("action_space", "screenshot_scale")
+    return problem(described(RunConfig)[name], value, None if not acted_on else dataclasses.MISSING)
+
+
+def agent_args_of(items: Any) -> dict[str, Any]:
+    """--agent-arg's KEY=VALUE texts as the keyword arguments they give (values parsed as JSON when they can be:
+    numbers, booleans, lists; anything else stays a string)."""
+    parsed: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = str(item).partition("=")
+        if not sep or not key:
+            raise ValueError(f"expected KEY=VALUE, got {item!r}")
+        try:
+            parsed[key] = json.loads(raw)
+        except ValueError:
+            parsed[key] = raw
+    return parsed
+
+
+def screen_size_of(text: str) -> tuple[int, int]:
+    """--screen-size's WIDTHxHEIGHT as (width, height)."""
+    try:
+        width, height = (int(v) for v in str(text).lower().split("x"))
+    except ValueError:
+        raise ValueError(f"expected WIDTHxHEIGHT such as 1920x1080, got {text!r}") from None
+    return width, height
+
+
+def screen_size_problem(size: Any) -> str | None:
+    pair = list(size) if isinstance(size, (list, tuple)) else []
+    if len(pair) == 2 and all(isinstance(n, int) and not isinstance(n, bool) for n in pair) \
+            and pair[0] >= 320 and pair[1] >= 240 and not pair[0] % 2 and not pair[1] % 2:
         return None
-    least, most, whole = _LIMITS[name]
-    what, kinds = ("a whole number", (int,)) if whole else ("a number", (int, float))
-    right = not isinstance(value, bool) and isinstance(value, kinds)
-    if most is None:
-        return None if right and value >= least else f"must be {what} >= {least}, got {value!r}"
-    return None if right and least < value <= most else f"must be {what} in ({least}, {most}], got {value!r}"
+    spelled = "{}x{}".format(*pair) if len(pair) == 2 else repr(size)
+    return f"screen size must be even and at least 320x240, got {spelled!r}"
+
+
+def limit_problem(limit: str, value: Any) -> str | None:
+    """What the local provider says is wrong with one of its desktops' limits (DesktopLimits.from_options)."""
+    from desktop_env.providers.local.limits import DesktopLimits  # noqa: PLC0415  (start-up: as the provider is)
+
+    try:
+        DesktopLimits.from_options(**{limit: value})
+    except (ValueError, TypeError) as error:
+        return str(error)
+    return None
 
 
 def shard_of(value: Any) -> tuple[int, int]:
@@ -442,6 +448,9 @@ def folder_variant(shard: Any, limit: int | None) -> str:
     if limit:
         variant += f"-limit-{limit}"
     return variant
+
+
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(RunConfig)}  # MISSING for a factory's: never None
 
 
 def flag(name: str) -> str:

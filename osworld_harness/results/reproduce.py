@@ -29,8 +29,9 @@ def _is_secret(name: str) -> bool:
 
 
 def _value(name: str, value: Any) -> str:
-    if name == "screen_size":
-        return f"{value[0]}x{value[1]}"
+    spell = described(RunConfig)[name].spell  # as the command line writes it: a screen size is WIDTHxHEIGHT
+    if spell is not None:
+        return spell(value)
     if isinstance(value, float) and value.is_integer():
         return f"{value:g}"
     return str(value)
