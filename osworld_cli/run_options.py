@@ -10,6 +10,7 @@ does not name comes after them, so a field added to RunConfig is an option of `o
 from __future__ import annotations
 
 import dataclasses
+import functools
 import typing
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -43,9 +44,14 @@ class _ShownFloatRange(click.FloatRange):
         return typing.cast(Any, click.types.FloatParamType.convert)(self, value, param, ctx)
 
 
+@functools.cache
+def _hints() -> dict[str, Any]:
+    return typing.get_type_hints(RunConfig)
+
+
 def _annotation(name: str) -> Any:
     """The field's type without None: `int | None` is int."""
-    hint = typing.get_type_hints(RunConfig)[name]
+    hint = _hints()[name]
     args = [arg for arg in typing.get_args(hint) if arg is not type(None)]
     return args[0] if typing.get_origin(hint) in (typing.Union, type(int | None)) and len(args) == 1 else hint
 
