@@ -204,12 +204,13 @@ class Connection:
     def spawn(self, argv: list[str], target: pwd.struct_passwd, env: dict[str, str], cwd: str, fds: list[int]) -> None:
         groups = os.getgrouplist(target.pw_name, target.pw_gid)
         try:
-            # process_group is new in Python 3.11, which the desktop's system Python (the only
-            # one the broker runs on) is; mypy checks the tree as 3.10, whose stub lacks it.
-            process = subprocess.Popen(  # type: ignore[call-overload]
+            # A process group of its own (which _kill_group ends), made with a session of its own: the
+            # broker has no terminal to lose, and Python 3.10 (Ubuntu 22.04's, which the broker runs on in
+            # its userland) has no process_group argument.
+            process = subprocess.Popen(
                 argv, stdin=fds[0], stdout=fds[1], stderr=fds[2], env=env,
                 cwd=cwd if os.path.isdir(cwd) else "/", user=target.pw_uid,
-                group=target.pw_gid, extra_groups=groups, process_group=0,
+                group=target.pw_gid, extra_groups=groups, start_new_session=True,
                 executable=_which(argv[0], env["PATH"]))
         except FileNotFoundError:
             self.send({"error": f"{argv[0]}: command not found"})

@@ -40,7 +40,7 @@ log = logging.getLogger("osworld.chromium")
 CHROMIUM_VERSION = "120.0.6099.224-1~deb11u1"
 UPSTREAM_VERSION = CHROMIUM_VERSION.split("-", 1)[0]
 # Bump when what the build writes changes: a new folder is built beside the old one.
-RECIPE = 1
+RECIPE = 2
 
 ARCHIVES = (Archive("http://deb.debian.org/debian", "bullseye"),
             Archive("http://security.debian.org/debian-security", "bullseye-security"))
@@ -50,7 +50,10 @@ BROWSER_PACKAGES = ("chromium", "chromium-common")  # at CHROMIUM_VERSION
 # and the bullseye libraries built against those, so that one process never holds two releases of a
 # library: Debian 12's libwebpdemux.so.2 and libwebpmux.so.3 link libwebp.so.7, and its libsndfile.so.1
 # (under libpulse) links libFLAC.so.12. Any version the bullseye index offers: the package name fixes the soname.
-LIBRARY_PACKAGES = ("libjsoncpp24", "libwebp6", "libwebpdemux2", "libwebpmux3", "libflac8", "libsndfile1")
+# libjpeg62-turbo too: Ubuntu 22.04 (the userland desktops may boot from) has libjpeg.so.62 only as libjpeg 6b's,
+# which lacks the libjpeg-turbo functions the browser calls (jpeg_crop_scanline).
+LIBRARY_PACKAGES = ("libjsoncpp24", "libwebp6", "libwebpdemux2", "libwebpmux3", "libflac8", "libsndfile1",
+                    "libjpeg62-turbo")
 
 BROWSER = Path("usr/lib/chromium/chromium")
 LIBRARIES = "lib"  # a link to usr/lib/<triplet>, for the shim's LD_LIBRARY_PATH

@@ -1,0 +1,71 @@
+"""A desktop booted from the Ubuntu 22.04 userland runs OSWorld's VM's own software: the versions each app
+reports inside, the release the desktop says it is, and what of the host it still cannot see.
+
+Run when the userland is built (`osworld env setup --ubuntu-userland`, which `make install` does as root); a
+machine without it skips, and on CI (CI=true), where `make install` builds it as root, a skip is a failure."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from desktop_env.controllers.python import PythonController
+from desktop_env.providers.local import LocalProvider
+from desktop_env.providers.local.build.prepare import SYSTEM_VARIABLE
+from desktop_env.providers.local.build.ubuntu_userland import USERLAND_NAME, installed_userland_system
+
+pytestmark = pytest.mark.desktop
+
+ON_CI = os.environ.get("CI", "").lower() in ("true", "1")
+
+
+@pytest.fixture(scope="module")
+def ubuntu_desktop():
+    if installed_userland_system() is None:
+        reason = "the Ubuntu 22.04 userland is not built (osworld env setup --ubuntu-userland)"
+        if ON_CI and os.geteuid() == 0:
+            pytest.fail(f"{reason}; make install builds it on CI", pytrace=False)
+        pytest.skip(reason)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(SYSTEM_VARIABLE, USERLAND_NAME)
+        provider = LocalProvider(screen_size=(1280, 720))
+        provider.start_emulator()
+    try:
+        yield PythonController(provider.get_ip_address())
+    finally:
+        provider.stop_emulator()
+
+
+def output_of(controller: PythonController, command: str) -> str:
+    result = controller.run_command(command, shell=True)
+    assert result["returncode"] == 0, result
+    return result["output"]
+
+
+def test_the_desktop_runs_the_vms_releases_of_its_apps(ubuntu_desktop):
+    assert output_of(ubuntu_desktop, "gnome-shell --version").startswith("GNOME Shell 42.")
+    assert output_of(ubuntu_desktop, "soffice --version").startswith("LibreOffice 7.3.")
+    assert output_of(ubuntu_desktop, "gimp --version").strip().endswith("version 2.10.30")
+    assert output_of(ubuntu_desktop, "vlc --version 2>/dev/null | head -n 1").startswith("VLC version 3.0.16 ")
+
+
+def test_the_desktop_is_ubuntu_22_04(ubuntu_desktop):
+    release = dict(line.split("=", 1) for line in output_of(ubuntu_desktop, "cat /etc/os-release").splitlines()
+                   if "=" in line)
+    assert (release["ID"], release["VERSION_ID"].strip('"')) == ("ubuntu", "22.04")
+
+
+def test_the_env_server_runs_on_the_trees_python(ubuntu_desktop):
+    # The shell that runs this command is the env server's child: its parent's program is the server's Python.
+    assert output_of(ubuntu_desktop, "readlink -f /proc/$PPID/exe").strip() == "/usr/bin/python3.10"
+
+
+def test_the_shell_runs_ubuntus_own_extensions_and_none_of_ours(ubuntu_desktop):
+    enabled = set(output_of(ubuntu_desktop, "gnome-extensions list --enabled").split())
+    assert enabled >= {"ubuntu-dock@ubuntu.com", "ubuntu-appindicators@ubuntu.com", "ding@rastersoft.com"}
+    assert not {uuid for uuid in enabled if uuid.endswith("@osworld")}  # GNOME 42's menu is the shell's own here
+
+
+def test_nothing_of_the_hosts_system_is_inside(ubuntu_desktop):
+    # The host is Debian 12 with Python 3.11; inside, only the tree's Python 3.10 exists.
+    assert output_of(ubuntu_desktop, "ls /usr/bin/python3.* | grep -v -- -config").split() == ["/usr/bin/python3.10"]
