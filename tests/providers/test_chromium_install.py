@@ -77,7 +77,7 @@ def test_the_manifest_lists_each_package_on_a_line_and_reads_back(tmp_path):
 
 def test_a_built_folder_is_installed_chromium(share):
     install(vm_chromium.chromium_dir(), [CHROMIUM, LIBJSONCPP])
-    assert vm_chromium.installed_chromium() == share / "chromium-120.0.6099.224-r1"
+    assert vm_chromium.installed_chromium() == share / f"chromium-120.0.6099.224-r{vm_chromium.RECIPE}"
 
 
 def test_a_folder_without_its_manifest_is_not_installed(share):

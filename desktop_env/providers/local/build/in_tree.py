@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import subprocess
 
+from ....errors import ProviderError
 from ..system_root import SystemRoot
 
 TIMEOUT_S = 300
 OUTPUT_CHARS = 800  # of a failed program's output, in its error
 
 
-class InTreeError(RuntimeError):
+class InTreeError(ProviderError):
     """A program in the tree failed: the message names it and ends with what it printed."""
 
 
