@@ -20,6 +20,7 @@ BUILTIN_AGENTS = {
     "oracle": "mm_agents.oracle:OracleAgent",
     "noop": "mm_agents.noop:NoopAgent",
     "replay": "mm_agents.replay:ReplayAgent",
+    "human": "mm_agents.human_agent:HumanAgent",
     "prompt": "mm_agents.prompt_agent:PromptAgent",
     "tool": "mm_agents.tool_agent:ToolAgent",
     "claude-computer-use": "mm_agents.computer_use.agents:ClaudeComputerUseAgent",

@@ -159,6 +159,11 @@ class HumanInput:
         extra = (f", clicks={clicks}" if clicks > 1 else "") + (f", button={button!r}" if button != "left" else "")
         return f"pyautogui.click({x}, {y}{extra})"
 
+    def pending(self) -> bool:
+        """Whether input is waiting to be taken."""
+        with self._lock:
+            return bool(self._actions or self._text)
+
     def take(self, idle_s: float, wait_s: float) -> list[TimedAction]:
         """The actions so far, once the person has paused for `idle_s` (or a click could still become a
         double click), waiting up to `wait_s` for some; [] when none came. Held buttons keep theirs back."""

@@ -23,6 +23,8 @@ from desktop_env.controllers.setup_check import check_setup_took
 from desktop_env.desktop_env import special_action
 from desktop_env.errors import ResourceLimitExceeded
 from desktop_env.evaluators.outcome import Evaluation
+from desktop_env.live_view.desktop import show, view_url
+from desktop_env.live_view.server import LiveViewUnavailable
 from desktop_env.perturb import apply_perturbation
 from mm_agents.llm.base import call_fatal_cause
 from mm_agents.llm.retry import cancel, in_flight
@@ -83,6 +85,7 @@ class EpisodeConfig:
     perturb_seed: int = 0
     agent_time_budget: float | None = None  # seconds of predict() per task; None: no limit
     check_setup: bool = True            # a setup that drove apps with keys must not leave the task solved
+    watch: bool = False                 # show the desktop live in the browser (desktop_env/live_view/)
 
 
 @dataclass
@@ -233,6 +236,25 @@ class Episode:
         self.log.info("reset done in %.2fs; instruction: %s", self.recorder.durations["reset"], instruction)
         return obs
 
+    def show_live(self, task_id: str, instruction: str) -> Any:
+        """The desktop in the live view for this task, when the run watches or the agent is a person
+        (`takes_the_desktop`, mm_agents/human_agent.py, who then gets it); None otherwise. A run that only
+        watches goes on without the view when it cannot be had."""
+        human = bool(getattr(self.agent, "takes_the_desktop", False))
+        if not (human or self.config.watch):
+            return None
+        try:
+            desktop = show(self.env, task_id, instruction, human=human)
+        except LiveViewUnavailable as e:
+            if human:
+                raise
+            self.log.warning("no live view: %s", e)
+            return None
+        self.log.info("live view: %s", view_url(desktop))  # without its token: the log is a result
+        if human:
+            self.agent.attach_view(desktop)
+        return desktop
+
     def perturb(self, obs: dict[str, Any], task_id: str) -> dict[str, Any]:
         """The desktop disturbed as --perturb asks (if it does); returns the screen the agent starts from."""
         if self.config.perturb:
@@ -375,7 +397,12 @@ def run_episode(agent: Any, env: EpisodeEnv, task_config: dict[str, Any], instru
         try:
             obs = episode.reset(task_config, instruction, task, task_dir_for_files, trial, another_reset_follows)
             obs = episode.perturb(obs, str(task_config.get("id")))
-            episode.act(instruction, obs)
+            live = episode.show_live(str(task_config.get("id")), instruction)
+            try:
+                episode.act(instruction, obs)
+            finally:
+                if live is not None:
+                    live.end_task()  # the page takes no input until the next task
             score = episode.score(task_config)
         except Exception as e:
             failure = e

@@ -114,6 +114,6 @@ class DesktopWorker:
 def episode_config(config: RunConfig) -> EpisodeConfig:
     """What each episode of the run is given: its step budget, pauses, recording, perturbation and time budget."""
     return EpisodeConfig(max_steps=config.max_steps, sleep_after_execution=config.sleep_after_execution,
-                         record=config.record, wait_after_reset=config.wait_after_reset,
+                         record=config.record, watch=config.watch, wait_after_reset=config.wait_after_reset,
                          perturb=config.perturb, perturb_seed=config.perturb_seed,
                          agent_time_budget=config.time_budget() or None)

@@ -137,6 +137,9 @@ class EpisodeOptions:
         help='Extra seconds after reset (for slow VMs).')
     record: bool = option(True,
         help="Record each task's screen to recording.mp4.")
+    watch: bool = option(False,
+        help="Show each desktop live in the browser (view-only): its view URL is printed as its first task starts "
+             "(docs/HUMANS.md).")
     # "layout" or "clutter", applied after setup (the paper's robustness analysis)
     perturb: str | None = option(None, affects=Affects.SETTING, choices=PERTURBATIONS,
         help="After setup, move and resize the task's windows (layout) or open unrelated windows (clutter).")

@@ -3,6 +3,7 @@ NUL-ended JSON on fds 3 and 4), so a test clicks, types and takes screenshots as
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import shutil
@@ -11,6 +12,9 @@ import tempfile
 import threading
 import time
 from typing import Any
+
+import numpy
+from PIL import Image
 
 CHROMIUM = shutil.which("chromium")
 
@@ -135,3 +139,20 @@ class Chromium:
         self.proc.wait()
         self._out.close()
         shutil.rmtree(self.profile, ignore_errors=True)
+
+
+CONTROL = 2  # CDP's modifier bit for Ctrl
+
+
+def press_with_control(browser: Chromium, char: str) -> None:
+    """Ctrl+`char` as a keyboard sends it: Control down, the key down and up with the modifier, Control up."""
+    browser.page("Input.dispatchKeyEvent", type="rawKeyDown", key="Control", code="ControlLeft",
+                 windowsVirtualKeyCode=17, modifiers=CONTROL)
+    browser.key(char, f"Key{char.upper()}", ord(char.upper()), modifiers=CONTROL)
+    browser.page("Input.dispatchKeyEvent", type="keyUp", key="Control", code="ControlLeft", windowsVirtualKeyCode=17)
+
+
+def colour_share(png: bytes, colour: tuple[int, int, int], tolerance: int = 12) -> float:
+    """Share of the screenshot's pixels within `tolerance` of `colour` in each channel."""
+    pixels = numpy.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=numpy.int16)
+    return float((numpy.abs(pixels - numpy.array(colour)) <= tolerance).all(axis=2).mean())

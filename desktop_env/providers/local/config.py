@@ -15,7 +15,8 @@ class LocalDesktopConfig:
     screen_size: tuple[int, int] = DEFAULT_SCREEN_SIZE
     network: bool = False
     client_password: str = DEFAULT_PASSWORD
-    forward_ports: tuple[int, ...] = (9222, 8080)
+    # Chrome's debugging port, VLC's web interface, the live view's VNC server (desktop_env/live_view/desktop.py)
+    forward_ports: tuple[int, ...] = (9222, 8080, 5900)
     desktop_components: tuple[str, ...] = DESKTOP_COMPONENTS
     start_timeout: float = 60.0
     # Boot the next desktop while a task runs on this one, so that a reset is a switch to a

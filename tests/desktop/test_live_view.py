@@ -1,0 +1,125 @@
+"""The live view on a real desktop, in a real headless Chromium: the page shows the desktop's pixels (a window
+the task opened, found in a screenshot of the page); with `--agent human` what is typed in the page goes into
+the desktop's text editor, Done ends the task, the task scores 1, traj.jsonl holds the typed keys, and the
+replay agent playing that traj.jsonl on a fresh desktop scores 1 too. The view's token is in no result file."""
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_env.desktop_env import DesktopEnv
+from desktop_env.live_view.desktop import full_url
+from desktop_env.live_view.server import shared_server
+from desktop_env.waiting import poll_until
+from osworld_harness.execution.run import run_benchmark
+from osworld_harness.execution.worker_pool import ThreadBackend
+from osworld_harness.results.config import RunConfig
+from tests.live_view.chromium import CHROMIUM, Chromium, colour_share, press_with_control
+
+pytestmark = [pytest.mark.desktop, pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")]
+
+GREEN = (0x12, 0xAB, 0x34)
+TYPED = "hello human"
+TASK = {
+    "id": "live-type-note",
+    "snapshot": "os",
+    "instruction": f"Type '{TYPED}' into the note open in the Text Editor and save it.",
+    "source": "osworld-test",
+    "config": [
+        {"type": "execute", "parameters": {"command": ["bash", "-c", "printf '' > /home/user/note.txt"]}},
+        # a window of one colour the test looks for in the page's screenshot, beside the editor
+        {"type": "launch", "parameters": {"command": [
+            "python3", "-c", "import tkinter; w = tkinter.Tk(); w.title('green'); w.geometry('500x400+1300+300');"
+            " w.configure(bg='#12ab34'); w.mainloop()"]}},
+        {"type": "launch", "parameters": {"command": ["gedit", "/home/user/note.txt"]}},
+    ],
+    "related_apps": ["gedit"],
+    "evaluator": {
+        "func": "exact_match",
+        "result": {"type": "vm_command_line", "shell": True, "command": "tr -d '\\n' < /home/user/note.txt"},
+        "expected": {"type": "rule", "rules": {"expected": TYPED}},
+    },
+}
+
+
+@pytest.fixture
+def meta(tmp_path) -> str:
+    root = tmp_path / "tasks"
+    (root / "examples" / "os").mkdir(parents=True)
+    (root / "examples" / "os" / f"{TASK['id']}.json").write_text(json.dumps(TASK))
+    (root / "test_live.json").write_text(json.dumps({"os": [TASK["id"]]}))
+    return str(root / "test_live.json")
+
+
+def config(meta: str, result_dir: Path, **overrides: Any) -> RunConfig:
+    options: dict[str, Any] = dict(tasks=meta, observation_type="screenshot", result_dir=str(result_dir),
+                                   cache_dir=str(result_dir / "cache"), max_steps=50)
+    return RunConfig(**{**options, **overrides})
+
+
+def task_folder(result_dir: Path, model: str) -> Path:
+    return result_dir / "pyautogui" / "screenshot" / model / "os" / TASK["id"]
+
+
+def test_a_person_in_the_browser_does_the_task_and_its_trajectory_replays_to_the_same_score(meta, tmp_path):
+    results = tmp_path / "results"
+    human = config(meta, results, agent="human", model="human")
+    backend = ThreadBackend.with_env_factory(human, lambda: DesktopEnv(
+        provider_name="local", action_space="pyautogui", require_a11y_tree=False, cache_dir=str(results / "cache")))
+    ran: dict[str, Any] = {}
+    run = threading.Thread(target=lambda: ran.setdefault("summary", run_benchmark(human, backend=backend)))
+    run.start()
+    server = shared_server()
+    assert poll_until(lambda: any(d.human is not None for d in list(server.desktops.values())), 240, 0.5), \
+        "the task's view never opened"
+    desktop = next(d for d in server.desktops.values() if d.human is not None)
+    assert server.server_address[0] == "127.0.0.1"
+    browser = Chromium()
+    try:
+        browser.navigate(full_url(desktop))
+        assert browser.evaluate("location.search") == ""  # the token left the address bar for a cookie
+        browser.wait_for("document.getElementById('status').textContent === 'your turn'")
+        assert TASK["instruction"] in browser.evaluate("document.getElementById('instruction').textContent")
+        assert poll_until(lambda: colour_share(browser.screenshot(), GREEN) > 0.02, 30, 0.5), \
+            "the task's green window is not in the page's screenshot"
+        browser.evaluate("document.querySelector('#screen canvas').focus()")
+        browser.type_text(TYPED)
+        browser.key("Enter", "Enter", 13)
+        press_with_control(browser, "s")
+        assert poll_until(lambda: not desktop.human.pending(), 20, 0.2)
+        done = browser.evaluate("(() => { const r = document.getElementById('done').getBoundingClientRect();"
+                                " return [r.x + r.width / 2, r.y + r.height / 2]; })()")
+        browser.click(*done)
+        run.join(300)
+    finally:
+        browser.close()
+    assert not run.is_alive()
+    summary = ran["summary"]
+    assert (summary.ran, summary.ok, summary.score_sum) == (1, 1, 1.0)
+    folder = task_folder(results, "human")
+    assert (folder / "result.txt").read_text().strip() == "1.0"
+    steps = [json.loads(line) for line in (folder / "traj.jsonl").read_text().splitlines()]
+    actions = [step["action"] for step in steps]
+    assert f"pyautogui.typewrite({TYPED!r})" in actions
+    assert "pyautogui.press('enter')" in actions and "pyautogui.hotkey('ctrl', 's')" in actions
+    assert actions[-1] == "DONE"
+    assert all((folder / step["screenshot_file"]).is_file() for step in steps if step["screenshot_file"])
+    # each step's response lists its actions with the time of the input each was made of (every line of the
+    # step carries it)
+    responses = {step["step_num"]: step["response"] for step in steps}
+    timed = [entry for _, response in sorted(responses.items()) for entry in response["input"]]
+    assert [entry["code"] for entry in timed] == actions[:-1]
+    assert [entry["seconds"] for entry in timed] == sorted(entry["seconds"] for entry in timed)
+    assert responses[max(responses)]["answer"] == "done"
+    for path in results.rglob("*"):
+        if path.is_file():
+            assert desktop.token.encode() not in path.read_bytes(), f"the view's token is in {path}"
+
+    replayed = run_benchmark(config(meta, results, agent="replay", model="replay-of-human",
+                                    agent_args={"trajectories": str(folder.parent), "pacing": 1.0}, record=False))
+    assert (replayed.ran, replayed.ok, replayed.score_sum) == (1, 1, 1.0)
+    assert (task_folder(results, "replay-of-human") / "result.txt").read_text().strip() == "1.0"
