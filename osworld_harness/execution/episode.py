@@ -251,6 +251,7 @@ class Episode:
             self.log.warning("no live view: %s", e)
             return None
         self.log.info("live view: %s", view_url(desktop))  # without its token: the log is a result
+        self.recorder.live_view(view_url(desktop))
         if human:
             self.agent.attach_view(desktop)
         return desktop

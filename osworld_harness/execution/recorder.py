@@ -125,6 +125,11 @@ class EpisodeRecorder:
             ensure_ascii=False))
         write_trajectory(self.task_dir, self._trajectory)
 
+    def live_view(self, url: str) -> None:
+        """The task's desktop is in the live view at `url` (without its token): in status.json while it runs."""
+        self.status.live_view = url
+        write_status(self.task_dir, self.status)
+
     def perturbation(self, record: dict[str, Any]) -> None:
         """What a perturbation did, in status.json at once (kept even if the episode fails later) and its own file."""
         self.log.info("perturbation: %s", json.dumps(record))
@@ -186,6 +191,7 @@ class EpisodeRecorder:
         if warnings:
             status.warnings = jsonable(list(warnings))
         status.status, status.steps, status.finished = "error" if error else "ok", steps, now_iso()
+        status.live_view = None  # the page showed the task while it ran
         status.durations = {k: round(v, 3) for k, v in self.durations.items()}
         if error:
             status.error, status.evaluation = error, None

@@ -56,6 +56,7 @@ MAX_TEXT = 20_000        # characters of one response / action / info shown; the
 MAX_TRACEBACK = 50_000
 OUTCOMES = ("ok", "partial", "fail", "error", "incomplete")
 STEP_SHOT = re.compile(r"^step_(\d+)_(.*)\.png$")
+LIVE_VIEW_URL = re.compile(r"http://(127\.0\.0\.1|localhost):\d{1,5}/view/[A-Za-z0-9-]+")  # desktop_env/live_view
 
 
 class ReportError(ValueError):
@@ -577,6 +578,9 @@ def task_details(view: TaskView, anchor: str, base: Path) -> str:
     for name in ("traj.jsonl", "status.json", "result.txt", "runtime.log", "desktop.log", "rescore.json"):
         if (view.folder / name).is_file():
             anchors.append(f'<a href="{esc(links.url(view.folder / name))}">{esc(name)}</a>')
+    live = status.live_view if view.status and status.status == "running" else None
+    if live and LIVE_VIEW_URL.fullmatch(live):  # a link into the harness's live view, nothing else
+        anchors.append(f'<a class="live" href="{esc(live)}">watch live</a>')
     body.append(f"<dt>files</dt><dd>{' · '.join(anchors)}</dd></dl>")
     if status.error:
         body.append(_error_block(status.error))

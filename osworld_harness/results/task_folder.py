@@ -303,6 +303,7 @@ class TaskStatus:
     previous_errors: list[PreviousError] = _json_field(_list_of(PreviousError.from_json), factory=list)
     cut_off: str | None = _json_field(_of(str))
     ray_worker: dict[str, Any] | None = _json_field(_of(dict))
+    live_view: str | None = _json_field(_of(str))
     extra: dict[str, Any] = field(default_factory=dict)  # keys of a newer format, kept as read
 
     def to_json(self) -> dict[str, Any]:

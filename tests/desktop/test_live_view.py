@@ -78,6 +78,9 @@ def test_a_person_in_the_browser_does_the_task_and_its_trajectory_replays_to_the
         "the task's view never opened"
     desktop = next(d for d in server.desktops.values() if d.human is not None)
     assert server.server_address[0] == "127.0.0.1"
+    status = task_folder(results, "human") / "status.json"
+    assert poll_until(lambda: json.loads(status.read_text()).get("live_view") == server.view_url(desktop.name), 10,
+                      0.1), "status.json does not name the task's live view (the report links it)"
     browser = Chromium()
     try:
         browser.navigate(full_url(desktop))
@@ -102,6 +105,7 @@ def test_a_person_in_the_browser_does_the_task_and_its_trajectory_replays_to_the
     assert (summary.ran, summary.ok, summary.score_sum) == (1, 1, 1.0)
     folder = task_folder(results, "human")
     assert (folder / "result.txt").read_text().strip() == "1.0"
+    assert "live_view" not in json.loads((folder / "status.json").read_text())
     steps = [json.loads(line) for line in (folder / "traj.jsonl").read_text().splitlines()]
     actions = [step["action"] for step in steps]
     assert f"pyautogui.typewrite({TYPED!r})" in actions
