@@ -127,3 +127,78 @@ def test_a_person_in_the_browser_does_the_task_and_its_trajectory_replays_to_the
                                     agent_args={"trajectories": str(folder.parent), "pacing": 1.0}, record=False))
     assert (replayed.ran, replayed.ok, replayed.score_sum) == (1, 1, 1.0)
     assert (task_folder(results, "replay-of-human") / "result.txt").read_text().strip() == "1.0"
+
+
+PROCEED = threading.Semaphore(0)
+
+
+class WaitingAgent:
+    """Answers DONE once the test lets it (one release per task), so the test watches a task that runs."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        pass
+
+    def reset(self, logger: Any = None) -> None:
+        pass
+
+    def predict(self, instruction: str, obs: dict[str, Any]) -> tuple[str, list[str]]:
+        assert PROCEED.acquire(timeout=240), "the test never let the agent go on"
+        return "done", ["DONE"]
+
+
+UNTOUCHED = {**TASK, "instruction": "Leave the note empty.", "evaluator": {
+    "func": "exact_match",
+    "result": {"type": "vm_command_line", "shell": True,
+               "command": "[ -s /home/user/note.txt ] && printf typed || printf empty"},
+    "expected": {"type": "rule", "rules": {"expected": "empty"}}}}
+
+
+def test_a_watched_run_shows_each_task_s_desktop_and_ignores_the_page_s_input(tmp_path):
+    root = tmp_path / "tasks"
+    (root / "examples" / "os").mkdir(parents=True)
+    ids = ["watch-first", "watch-second"]
+    for number, task_id in enumerate(ids, 1):
+        task = {**UNTOUCHED, "id": task_id, "instruction": f"Task {number}: leave the note empty."}
+        (root / "examples" / "os" / f"{task_id}.json").write_text(json.dumps(task))
+    (root / "test_watch.json").write_text(json.dumps({"os": ids}))
+    results = tmp_path / "results"
+    watched = config(str(root / "test_watch.json"), results, agent=f"{__name__}:WaitingAgent", model="waiting",
+                     watch=True, record=False)
+    backend = ThreadBackend.with_env_factory(watched, lambda: DesktopEnv(
+        provider_name="local", action_space="pyautogui", require_a11y_tree=False, cache_dir=str(results / "cache")))
+    ran: dict[str, Any] = {}
+    run = threading.Thread(target=lambda: ran.setdefault("summary", run_benchmark(watched, backend=backend)))
+    run.start()
+    server = shared_server()
+
+    def watching(task_id: str):
+        found = [d for d in list(server.desktops.values()) if d.task_id == task_id]
+        return found[0] if found else None
+
+    assert poll_until(lambda: watching(ids[0]), 240, 0.5), "the first task's view never opened"
+    desktop = watching(ids[0])
+    assert desktop.human is None
+    browser = Chromium()
+    try:
+        browser.navigate(full_url(desktop))
+        browser.wait_for("document.getElementById('status').textContent === 'watching'")
+        assert browser.evaluate("document.getElementById('answers').className") == ""  # no answer bar
+        assert poll_until(lambda: colour_share(browser.screenshot(), GREEN) > 0.02, 30, 0.5)
+        browser.evaluate("document.querySelector('#screen canvas').focus()")
+        browser.type_text("zzz")
+        press_with_control(browser, "s")
+        PROCEED.release()
+        browser.wait_for("document.getElementById('instruction').textContent.startsWith('Task 2')", timeout=240)
+        browser.wait_for("document.getElementById('status').textContent === 'watching'", timeout=60)
+        assert poll_until(lambda: colour_share(browser.screenshot(), GREEN) > 0.02, 30, 0.5), \
+            "the second task's desktop is not in the page"
+        PROCEED.release()
+        run.join(300)
+    finally:
+        browser.close()
+    assert not run.is_alive()
+    summary = ran["summary"]
+    assert (summary.ran, summary.ok, summary.score_sum) == (2, 2, 2.0)  # nothing typed in the page reached a note
+    for task_id in ids:
+        steps = (results / "pyautogui" / "screenshot" / "waiting" / "os" / task_id / "traj.jsonl").read_text()
+        assert [json.loads(line)["action"] for line in steps.splitlines()] == ["DONE"]
