@@ -17,9 +17,10 @@ from .server import LiveDesktop, LiveViewUnavailable, shared_server
 
 VNC_PORT = 5900
 # -localhost: the sandbox's loopback only; -viewonly: the viewer's input is the view server's to carry out;
-# -bg: returns once it listens, so the first connection finds it; -forever -shared: viewers come and go.
+# -bg: returns once it listens, so the first connection finds it; -forever -shared: viewers come and go;
+# -nosel: it never touches the desktop's selections (OSWorld's tasks use the clipboard; xclip's owner stays).
 X11VNC = ["x11vnc", "-localhost", "-rfbport", str(VNC_PORT), "-viewonly", "-shared", "-forever", "-nopw",
-          "-quiet", "-bg", "-noipv6", "-nolookup", "-noxrecord", "-nowf"]
+          "-quiet", "-bg", "-noipv6", "-nolookup", "-noxrecord", "-nowf", "-nosel", "-nobell"]
 _names = itertools.count(1)
 _desktops: weakref.WeakKeyDictionary[Any, LiveDesktop] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()

@@ -1,7 +1,8 @@
 """The live view on a real desktop, in a real headless Chromium: the page shows the desktop's pixels (a window
 the task opened, found in a screenshot of the page); with `--agent human` what is typed in the page goes into
-the desktop's text editor, Done ends the task, the task scores 1, traj.jsonl holds the typed keys, and the
-replay agent playing that traj.jsonl on a fresh desktop scores 1 too. The view's token is in no result file."""
+the desktop's text editor, the desktop waits while the person leaves the page and comes back, Done ends the
+task, the task scores 1, traj.jsonl holds the typed keys, and the replay agent playing that traj.jsonl on a
+fresh desktop scores 1 too. The view's token is in no result file. A watched run is view-only."""
 from __future__ import annotations
 
 import json
@@ -92,6 +93,11 @@ def test_a_person_in_the_browser_does_the_task_and_its_trajectory_replays_to_the
         browser.evaluate("document.querySelector('#screen canvas').focus()")
         browser.type_text(TYPED)
         browser.key("Enter", "Enter", 13)
+        # the person leaves and comes back (the cookie lets the URL without the token in): the desktop waited
+        browser.navigate("about:blank")
+        browser.navigate(server.view_url(desktop.name))
+        browser.wait_for("document.getElementById('status').textContent === 'your turn'")
+        browser.evaluate("document.querySelector('#screen canvas').focus()")
         press_with_control(browser, "s")
         assert poll_until(lambda: not desktop.human.pending(), 20, 0.2)
         done = browser.evaluate("(() => { const r = document.getElementById('done').getBoundingClientRect();"
