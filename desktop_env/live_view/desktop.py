@@ -6,6 +6,7 @@ connects to a path the desktop could have put there."""
 from __future__ import annotations
 
 import itertools
+import os
 import socket
 import sys
 import threading
@@ -74,7 +75,10 @@ def show(env: Any, task_id: str, instruction: str, human: bool, announce: bool =
         desktop = _desktops.get(env)
         first = desktop is None
         if desktop is None:
-            desktop = _desktops[env] = LiveDesktop(f"desktop-{next(_names)}", _connector(env))
+            # Named by this process too: a browser keeps cookies per host, not per port, so the desktops of two
+            # worker processes (two view servers) must not share a cookie's name.
+            name = f"desktop-{os.getpid()}-{next(_names)}"
+            desktop = _desktops[env] = LiveDesktop(name, _connector(env))
             url = server.add(desktop)
     desktop.start_task(task_id, instruction, HumanInput() if human else None)
     if first and announce:
