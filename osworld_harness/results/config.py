@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from desktop_env.desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
+from desktop_env.desktop_defaults import DEFAULT_DESKTOP_LIMITS, DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
 from desktop_env.errors import ProviderError, ProviderOptionError
 from desktop_env.extensions import PluginError, load_plugin
 from desktop_env.providers import check_options, provider_class, provider_names
@@ -199,15 +199,20 @@ class DesktopRunOptions:
     client_password: str = option(DEFAULT_PASSWORD,
         help="The desktop user's password, as tasks and agents are told it.")
     # Limits of each local desktop, as the command line gives them (see DesktopLimits.from_options).
-    desktop_memory: str = option("4G", check=lambda value: limit_problem("memory", value),
+    desktop_memory: str = option(DEFAULT_DESKTOP_LIMITS["desktop_memory"],
+        check=lambda value: limit_problem("memory", value),
         help='Memory limit of each local desktop (e.g. 2G, 512M, unlimited).')
-    desktop_pids: str = option("1024", check=lambda value: limit_problem("pids", value),
+    desktop_pids: str = option(DEFAULT_DESKTOP_LIMITS["desktop_pids"],
+        check=lambda value: limit_problem("pids", value),
         help='Process/thread limit of each local desktop (or unlimited).')
-    desktop_cpu_weight: str = option("100", check=lambda value: limit_problem("cpu_weight", value),
+    desktop_cpu_weight: str = option(DEFAULT_DESKTOP_LIMITS["desktop_cpu_weight"],
+        check=lambda value: limit_problem("cpu_weight", value),
         help='CPU weight of each local desktop, 1..10000 (100 = a normal share).')
-    desktop_tmpfs: str = option("1G", check=lambda value: limit_problem("tmpfs", value),
+    desktop_tmpfs: str = option(DEFAULT_DESKTOP_LIMITS["desktop_tmpfs"],
+        check=lambda value: limit_problem("tmpfs", value),
         help='Size cap of each in-memory folder of a local desktop (/tmp, /dev/shm, /run).')
-    desktop_disk: str = option("2G", check=lambda value: limit_problem("disk", value),
+    desktop_disk: str = option(DEFAULT_DESKTOP_LIMITS["desktop_disk"],
+        check=lambda value: limit_problem("disk", value),
         help='Size cap of the home folder of a local desktop; it lives in memory, counted in --desktop-memory. '
              'Filling it is a limit hit, like an OOM kill.')
 

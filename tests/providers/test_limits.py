@@ -507,3 +507,19 @@ def test_v2_a_shared_cgroup_is_not_taken_over(tmp_path, monkeypatch):
     assert "Delegate=yes" in reasons["memory"]
     assert not [p for p in kernel.parent.iterdir() if p.is_dir()]
     assert (kernel.parent / "cgroup.procs").read_text().split() == ["1", str(os.getpid())]
+
+
+def test_the_limits_defaults_are_one_definition():
+    """DEFAULT_DESKTOP_LIMITS is what LimitOptions, DesktopLimits and RunConfig's fields start from."""
+    import dataclasses  # noqa: PLC0415
+
+    from desktop_env.desktop_defaults import DEFAULT_DESKTOP_LIMITS  # noqa: PLC0415
+    from osworld_harness.results.config import RunConfig  # noqa: PLC0415
+
+    options = limits.LimitOptions()
+    assert dataclasses.asdict(options) == DEFAULT_DESKTOP_LIMITS
+    assert options.limits() == limits.DesktopLimits()
+    run_defaults = {f.name: f.default for f in dataclasses.fields(RunConfig) if f.name in DEFAULT_DESKTOP_LIMITS}
+    assert run_defaults == DEFAULT_DESKTOP_LIMITS
+    assert limits.DesktopLimits() == limits.DesktopLimits(memory_bytes=4 << 30, pids=1024, cpu_weight=100,
+                                                          tmpfs_bytes=1 << 30, disk_bytes=2 << 30)

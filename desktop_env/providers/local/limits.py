@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from ...desktop_defaults import DEFAULT_DESKTOP_LIMITS
 from ...waiting import poll_until
 
 log = logging.getLogger("osworld.local")
@@ -131,11 +132,11 @@ _SIZES = ("tmpfs_bytes", "disk_bytes")  # always capped: never None
 class LimitOptions:
     """The local provider's own run options (Provider.Options): each desktop's limits as the command line
     gives them (`--desktop-memory 4G`), named as RunConfig's fields."""
-    desktop_memory: str = "4G"
-    desktop_pids: str = "1024"
-    desktop_cpu_weight: str = "100"
-    desktop_tmpfs: str = "1G"
-    desktop_disk: str = "2G"
+    desktop_memory: str = DEFAULT_DESKTOP_LIMITS["desktop_memory"]
+    desktop_pids: str = DEFAULT_DESKTOP_LIMITS["desktop_pids"]
+    desktop_cpu_weight: str = DEFAULT_DESKTOP_LIMITS["desktop_cpu_weight"]
+    desktop_tmpfs: str = DEFAULT_DESKTOP_LIMITS["desktop_tmpfs"]
+    desktop_disk: str = DEFAULT_DESKTOP_LIMITS["desktop_disk"]
 
     def limits(self) -> DesktopLimits:
         return DesktopLimits.from_options(memory=self.desktop_memory, pids=self.desktop_pids,
@@ -143,13 +144,21 @@ class LimitOptions:
                                           disk=self.desktop_disk)
 
 
+_DEFAULT_OPTIONS = LimitOptions()
+
 @dataclass(frozen=True)
 class DesktopLimits:
-    memory_bytes: int | None = 4 << 30      # hard cap of RAM (+ swap); None = no limit
-    pids: int | None = 1024                 # processes and threads; None = no limit
-    cpu_weight: int | None = 100            # v2 scale 1..10000 (100 = a normal share); v1 cpu.shares = weight * 10.24
-    tmpfs_bytes: int = 1 << 30              # size of each tmpfs in the sandbox (/tmp, /dev/shm, /run), for bwrap --size
-    disk_bytes: int = 2 << 30               # size of the home folder (a tmpfs too: see desktop_storage)
+    """Each desktop's limits, parsed; the defaults are LimitOptions' (DEFAULT_DESKTOP_LIMITS), parsed."""
+    # hard cap of RAM (+ swap); None = no limit
+    memory_bytes: int | None = parse_size(_DEFAULT_OPTIONS.desktop_memory)
+    # processes and threads; None = no limit
+    pids: int | None = _parse_count(_DEFAULT_OPTIONS.desktop_pids, "pids")
+    # v2 scale 1..10000 (100 = a normal share); v1 cpu.shares = weight * 10.24
+    cpu_weight: int | None = _parse_count(_DEFAULT_OPTIONS.desktop_cpu_weight, "cpu_weight")
+    # size of each tmpfs in the sandbox (/tmp, /dev/shm, /run), for bwrap --size
+    tmpfs_bytes: int = _parse_cap(_DEFAULT_OPTIONS.desktop_tmpfs, "a tmpfs")
+    # size of the home folder (a tmpfs too: see desktop_storage)
+    disk_bytes: int = _parse_cap(_DEFAULT_OPTIONS.desktop_disk, "the home folder")
 
     def __post_init__(self) -> None:
         for name in ("memory_bytes", "pids", "cpu_weight", "tmpfs_bytes", "disk_bytes"):
