@@ -26,10 +26,15 @@ BUTTONS = {1: "left", 2: "middle", 4: "right"}
 WHEEL = {8: 1, 16: -1}  # pyautogui.scroll's clicks: up is positive
 
 
+KEYPAD = {0xFFAA: "*", 0xFFAB: "+", 0xFFAD: "-", 0xFFAE: ".", 0xFFAF: "/", **{0xFFB0 + n: str(n) for n in range(10)}}
+
+
 def keysym_char(keysym: int) -> str | None:
-    """The character a keysym types, for Latin-1 and Unicode keysyms; None for other keys."""
+    """The character a keysym types, for Latin-1 and Unicode keysyms and the keypad's; None for other keys."""
     if 0x20 <= keysym <= 0x7E or 0xA0 <= keysym <= 0xFF:
         return chr(keysym)
+    if keysym in KEYPAD:
+        return KEYPAD[keysym]
     if 0x1000100 <= keysym <= 0x110FFFF:
         return chr(keysym - 0x1000000)
     return None

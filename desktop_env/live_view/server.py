@@ -158,6 +158,7 @@ class ViewHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _refuse(self, status: int, why: str) -> None:
+        self.close_connection = True  # a body it did not read must not be taken for the next request
         self._send(status, (why + "\n").encode())
 
     def _same_origin(self, origin_required: bool) -> str | None:
@@ -183,8 +184,8 @@ class ViewHandler(BaseHTTPRequestHandler):
             key, _, value = part.strip().partition("=")
             if key == desktop.cookie:
                 given = value
-        if entry and not given:
-            given = parse_qs(urlsplit(self.path).query).get("token", [""])[0]
+        if entry:  # the URL's token wins over a cookie an earlier run left
+            given = parse_qs(urlsplit(self.path).query).get("token", [given])[0]
         if not hmac.compare_digest(given.encode(), desktop.token.encode()):
             self._refuse(403, "open the view URL the run printed (it carries the desktop's token)")
             return None
@@ -231,7 +232,8 @@ class ViewHandler(BaseHTTPRequestHandler):
         if self.headers.get("Content-Type", "").split(";")[0].strip() != "application/json":
             self._refuse(415, "the answer is JSON (Content-Type: application/json)")
             return
-        length = int(self.headers.get("Content-Length") or 0)
+        length_header = self.headers.get("Content-Length") or "0"
+        length = int(length_header) if length_header.isdigit() else MAX_BODY + 1
         if length > MAX_BODY:
             self._refuse(413, f"an answer is under {MAX_BODY} bytes")
             return

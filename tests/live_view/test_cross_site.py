@@ -86,6 +86,13 @@ def test_the_entry_url_trades_the_token_for_a_cookie_of_the_desktop_s_path(view)
     assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
 
 
+def test_the_entry_url_wins_over_a_cookie_an_earlier_run_left(view):
+    entry = requests.get(view.entry, cookies={view.desktop.cookie: "from-an-earlier-run"}, allow_redirects=False,
+                         timeout=10)
+    assert entry.status_code == 303
+    assert entry.cookies[view.desktop.cookie] == view.desktop.token
+
+
 def cookie_of(view) -> dict[str, str]:
     return {view.desktop.cookie: view.desktop.token}
 

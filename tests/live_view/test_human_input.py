@@ -24,9 +24,9 @@ def codes(human: HumanInput) -> list[str]:
 
 def test_typed_characters_are_one_typewrite_and_other_keys_presses():
     human = HumanInput()
-    keys(human, *map(ord, "Hi there"), RETURN, LEFT, 0xE9)
+    keys(human, *map(ord, "Hi there"), RETURN, LEFT, 0xE9, 0xFFB4, 0xFFAB, 0xFFB2)
     assert codes(human) == ["pyautogui.typewrite('Hi there')", "pyautogui.press('enter')", "pyautogui.press('left')",
-                            "pyautogui.typewrite('é')"]
+                            "pyautogui.typewrite('é4+2')"]
 
 
 def test_keys_held_with_control_or_super_are_hotkeys_and_super_alone_a_press():
