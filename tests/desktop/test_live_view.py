@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from desktop_env.desktop_env import DesktopEnv
 from desktop_env.live_view.desktop import full_url
 from desktop_env.live_view.server import shared_server
 from desktop_env.waiting import poll_until
+from osworld_cli.main import cli
 from osworld_harness.execution.run import run_benchmark
 from osworld_harness.execution.worker_pool import ThreadBackend
 from osworld_harness.results.config import RunConfig
@@ -112,6 +114,9 @@ def test_a_person_in_the_browser_does_the_task_and_its_trajectory_replays_to_the
     folder = task_folder(results, "human")
     assert (folder / "result.txt").read_text().strip() == "1.0"
     assert "live_view" not in json.loads((folder / "status.json").read_text())
+    assert (folder / "recording.mp4").stat().st_size > 0
+    summarized = CliRunner().invoke(cli, ["summarize", str(folder.parent.parent)], terminal_width=300)
+    assert summarized.exit_code == 0 and "100.0%" in summarized.output  # beside any model's run
     steps = [json.loads(line) for line in (folder / "traj.jsonl").read_text().splitlines()]
     actions = [step["action"] for step in steps]
     assert f"pyautogui.typewrite({TYPED!r})" in actions
