@@ -13,6 +13,7 @@ import threading
 import weakref
 from typing import Any
 
+from ..errors import ServerRequestError
 from .human_input import HumanInput
 from .server import LiveDesktop, LiveViewUnavailable, shared_server
 
@@ -45,7 +46,11 @@ def _local_provider(env: Any) -> Any:
 def start_vnc(env: Any) -> None:
     """x11vnc on the desktop's display, listening once this returns."""
     _local_provider(env)
-    answer = env.controller.run_command(X11VNC)
+    try:
+        answer = env.controller.run_command(X11VNC)
+    except ServerRequestError as e:  # the desktop refused: no x11vnc in its /usr, say
+        raise LiveViewUnavailable(f"x11vnc could not be started in the desktop ({e}): is x11vnc installed "
+                                  "in the desktop's system (system_packages.txt)?") from e
     if answer.get("returncode") not in (0, None):
         raise LiveViewUnavailable(f"x11vnc did not start in the desktop (exit {answer.get('returncode')}): "
                                   f"{str(answer.get('error') or answer.get('output'))[-300:]}")
