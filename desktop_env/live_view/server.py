@@ -143,6 +143,7 @@ SECURITY_HEADERS = {
 class ViewHandler(BaseHTTPRequestHandler):
     server: ViewServer
     protocol_version = "HTTP/1.1"
+    timeout = 15  # seconds a connection may be silent before its request is in; a stream then waits as long as it likes
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the stdlib's name)
         log.debug("%s %s", self.address_string(), format % args)
@@ -313,6 +314,7 @@ class ViewHandler(BaseHTTPRequestHandler):
             self.send_header("Sec-WebSocket-Protocol", "binary")
         self.end_headers()
         self.close_connection = True
+        self.connection.settimeout(None)  # a desktop that shows nothing new sends nothing, nor does its viewer
         self._relay(desktop, vnc)
 
     def _relay(self, desktop: LiveDesktop, vnc: socket.socket) -> None:

@@ -5,6 +5,7 @@ Checked in a real headless Chromium, and request by request as a browser would s
 from __future__ import annotations
 
 import http.server
+import socket
 import threading
 from collections.abc import Iterator
 
@@ -148,6 +149,13 @@ def test_the_page_cannot_be_framed_or_embedded(view):
     page = requests.get(view.server.view_url(view.desktop.name), cookies=cookie_of(view),
                         headers={"Sec-Fetch-Dest": "iframe", "Sec-Fetch-Site": "cross-site"}, timeout=10)
     assert page.status_code == 403
+
+
+def test_a_connection_that_never_sends_its_request_is_closed(view, monkeypatch):
+    monkeypatch.setattr(view.server.RequestHandlerClass, "timeout", 0.5)
+    with socket.create_connection(view.server.server_address[:2], timeout=5) as idle:
+        idle.sendall(b"GET /view/desktop-1 HTTP/1.1\r\n")
+        assert idle.recv(100) == b""  # closed, not waited on forever
 
 
 def test_the_view_serves_only_the_loopback_and_only_novnc_s_files(view):
