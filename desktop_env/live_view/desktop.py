@@ -85,6 +85,7 @@ def show(env: Any, task_id: str, instruction: str, human: bool, announce: bool =
             name = f"desktop-{os.getpid()}-{next(_names)}"
             desktop = _desktops[env] = LiveDesktop(name, _connector(env))
             url = server.add(desktop)
+            weakref.finalize(env, server.remove, name)  # its page goes with the desktop's env
     desktop.start_task(task_id, instruction, HumanInput() if human else None)
     if first and announce:
         print(f"live view of {desktop.name}: {url}", file=sys.stderr, flush=True)
