@@ -20,7 +20,7 @@ button {{ font-size: 15px; padding: 6px 14px; }}
 <body data-name="{name}">
 <div id="bar"><span id="status">connecting</span><span id="instruction"></span>
 <span id="answers"><button id="done">Done</button><button id="infeasible">Infeasible</button>
-<button id="give-up">Give up</button></span></div>
+<button id="give-up">Give up</button></span><button id="full-screen">Full screen</button></div>
 <div id="screen"></div>
 <script type="module" src="/live/view.js"></script>
 </body></html>
@@ -74,6 +74,11 @@ for (const answer of ['done', 'infeasible', 'give-up']) {
                                    body: JSON.stringify({answer})});
   });
 }
+// In full screen the browser lets a page have the keys it keeps otherwise (Ctrl+W, Ctrl+T, ...).
+document.getElementById('full-screen').addEventListener('click', async () => {
+  await document.documentElement.requestFullscreen();
+  if (navigator.keyboard && navigator.keyboard.lock) await navigator.keyboard.lock();
+});
 poll();
 """
 
