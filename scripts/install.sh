@@ -107,9 +107,13 @@ rm -f "$pip_log" "$pip_log.seconds" "$pip_log.vscode" "$pip_log.vscode-seconds" 
   "$pip_log.reference-seconds"
 
 setup_started=$(date +%s)
-setup_args=()
-[ "$DEMO" = 0 ] && [ "$(id -u)" -eq 0 ] && setup_args+=(--ubuntu-userland)
-"$VENV/bin/osworld" env setup "${setup_args[@]}"
+"$VENV/bin/osworld" env setup
+if [ "$DEMO" = 0 ] && [ "$(id -u)" -eq 0 ]; then
+  # Not fatal: desktops boot from Debian's packages unless told otherwise, and the tests of the Ubuntu desktop
+  # skip, saying why, without the tree.
+  "$VENV/bin/osworld" env setup --ubuntu-userland \
+    || echo "warning: building the Ubuntu 22.04 userland failed (above); its desktop's tests will skip" >&2
+fi
 setup_s=$(( $(date +%s) - setup_started ))
 echo "install took $(( $(date +%s) - started )) s: Debian packages ${apt_s} s; Python packages and the env" \
   "server's venv ${pip_s} s (at the same time)${vscode_note}; desktop setup ${setup_s} s"
