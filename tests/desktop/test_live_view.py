@@ -213,3 +213,6 @@ def test_a_watched_run_shows_each_task_s_desktop_and_ignores_the_page_s_input(tm
     for task_id in ids:
         steps = (results / "pyautogui" / "screenshot" / "waiting" / "os" / task_id / "traj.jsonl").read_text()
         assert [json.loads(line)["action"] for line in steps.splitlines()] == ["DONE"]
+    for path in results.rglob("*"):
+        if path.is_file():
+            assert desktop.token.encode() not in path.read_bytes(), f"the view's token is in {path}"
