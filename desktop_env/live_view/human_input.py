@@ -76,6 +76,13 @@ class HumanInput:
             self.last_event = time.monotonic()
             self._lock.notify_all()
 
+    def _held_around(self, code: str) -> str:
+        """`code` with the modifiers held now (Ctrl+click, Shift+click) held around it."""
+        held = [m for m in MODIFIER_ORDER if m in self._held]
+        downs = "".join(f"pyautogui.keyDown({m!r}); " for m in held)
+        ups = "".join(f"; pyautogui.keyUp({m!r})" for m in reversed(held))
+        return f"{downs}{code}{ups}"
+
     def _emit(self, now: float, code: str) -> None:
         self._flush_text()
         self._last_click = None
@@ -124,6 +131,8 @@ class HumanInput:
         pressed = event.buttons & ~self._buttons
         released = self._buttons & ~event.buttons
         self._buttons = event.buttons
+        if pressed:
+            self._solo = None  # Ctrl held for a click is the click's, not a press of its own
         for bit, clicks in WHEEL.items():
             if pressed & bit:
                 self._scroll(clicks, event.x, event.y, now)
@@ -135,28 +144,29 @@ class HumanInput:
 
     def _scroll(self, clicks: int, x: int, y: int, now: float) -> None:
         last = self._actions[-1] if self._actions and not self._text else None
-        if last is not None and last.code.startswith("pyautogui.scroll(") and last.code.endswith(f", x={x}, y={y})"):
+        if (last is not None and not self._held and last.code.startswith("pyautogui.scroll(")
+                and last.code.endswith(f", x={x}, y={y})")):
             total = int(last.code.split("(", 1)[1].split(",", 1)[0]) + clicks
             if (total > 0) == (clicks > 0):  # more turns the same way at the same spot: one scroll
                 last.code = f"pyautogui.scroll({total}, x={x}, y={y})"
                 return
-        self._emit(now, f"pyautogui.scroll({clicks}, x={x}, y={y})")
+        self._emit(now, self._held_around(f"pyautogui.scroll({clicks}, x={x}, y={y})"))
 
     def _release(self, bit: int, x: int, y: int) -> None:
         x0, y0, at = self._pressed.pop(bit)
         button = BUTTONS[bit]
         if abs(x - x0) > DRAG_MIN_PX or abs(y - y0) > DRAG_MIN_PX:
-            self._emit(at, f"pyautogui.moveTo({x0}, {y0}); "
-                           f"pyautogui.dragTo({x}, {y}, duration={DRAG_DURATION_S}, button={button!r})")
+            self._emit(at, self._held_around(f"pyautogui.moveTo({x0}, {y0}); pyautogui.dragTo({x}, {y}, "
+                                             f"duration={DRAG_DURATION_S}, button={button!r})"))
             return
         last = self._last_click
-        if (last is not None and last[0] == bit and abs(last[1] - x0) <= DRAG_MIN_PX
+        if (last is not None and not self._held and last[0] == bit and abs(last[1] - x0) <= DRAG_MIN_PX
                 and abs(last[2] - y0) <= DRAG_MIN_PX and at - last[3] <= DOUBLE_CLICK_S and self._actions):
             clicks = last[4] + 1
             self._actions[-1].code = self._click(button, last[1], last[2], clicks)
             self._last_click = (bit, last[1], last[2], at, clicks)
             return
-        self._emit(at, self._click(button, x0, y0, 1))
+        self._emit(at, self._held_around(self._click(button, x0, y0, 1)))
         self._last_click = (bit, x0, y0, at, 1)
 
     @staticmethod

@@ -63,6 +63,23 @@ def test_clicks_double_clicks_right_clicks_drags_and_scrolls():
                             "pyautogui.scroll(-3, x=640, y=400)", "pyautogui.scroll(1, x=640, y=400)"]
 
 
+def test_a_click_or_scroll_with_ctrl_or_shift_held_holds_them_around_it():
+    human = HumanInput()
+    human.feed(KeyEvent(True, CTRL))
+    human.feed(PointerEvent(1, 10, 20))
+    human.feed(PointerEvent(0, 10, 20))
+    human.feed(PointerEvent(8, 10, 20))
+    human.feed(KeyEvent(False, CTRL))
+    human.feed(KeyEvent(True, SHIFT))
+    human.feed(PointerEvent(1, 30, 40))
+    human.feed(PointerEvent(0, 30, 40))
+    human.feed(KeyEvent(False, SHIFT))
+    assert codes(human) == [
+        "pyautogui.keyDown('ctrl'); pyautogui.click(10, 20); pyautogui.keyUp('ctrl')",
+        "pyautogui.keyDown('ctrl'); pyautogui.scroll(1, x=10, y=20); pyautogui.keyUp('ctrl')",
+        "pyautogui.keyDown('shift'); pyautogui.click(30, 40); pyautogui.keyUp('shift')"]
+
+
 def test_a_step_is_taken_once_the_person_pauses_and_keeps_the_times_of_the_input():
     human = HumanInput()
     assert human.take(0.1, 0.2) == []
