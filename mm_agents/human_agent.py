@@ -43,6 +43,8 @@ class HumanAgent:
             raise HumanAgentError("--agent human needs the task's live view; it was not opened")
         human = self.view.human
         while True:
+            if self.view.human is not human:  # the task ended while this waited (its time budget ran out)
+                raise HumanAgentError("the person's task ended before they answered")
             if self.view.answered.is_set():
                 taken = human.drain()
                 answer = self.view.answer

@@ -3,6 +3,7 @@ Infeasible is FAIL, Give up ends the task without one."""
 from __future__ import annotations
 
 import socket
+import threading
 
 import pytest
 
@@ -50,6 +51,25 @@ def test_the_answer_ends_the_task_after_what_is_left(answer, last):
     assert actions == ["pyautogui.typewrite('a')", *last]
     assert response["answer"] == answer
     assert agent.episode_over == (answer == "give-up")
+
+
+def test_a_wait_left_behind_by_an_overrun_ends_with_its_task():
+    agent = HumanAgent()
+    desktop = person_at(agent)
+    ended: list[BaseException] = []
+
+    def wait() -> None:
+        try:
+            agent.predict("Type a.", {})
+        except HumanAgentError as e:
+            ended.append(e)
+
+    waiting = threading.Thread(target=wait)
+    waiting.start()
+    desktop.end_task()
+    waiting.join(5)
+    assert not waiting.is_alive()
+    assert "ended" in str(ended[0])
 
 
 def test_without_the_view_it_says_so():
