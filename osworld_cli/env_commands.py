@@ -5,6 +5,7 @@ import json
 import signal
 import sys
 import threading
+from typing import Any
 
 import click
 from rich.table import Table
@@ -102,9 +103,11 @@ def doctor_command(fmt: str) -> None:
               help="Require 'Authorization: Bearer TOKEN' on every TCP request (env OSWORLD_SERVER_TOKEN).")
 @screen_size_option
 @click.option("--network/--no-network", default=False, show_default=True, help="Give the desktop network access.")
+@click.option("--watch", is_flag=True, help="Show the desktop live in the browser (view-only): its URL is printed "
+                                            "(docs/HUMANS.md).")
 @desktop_limit_options
 def serve_command(port: int | None, host: str, vm_address: str | None, token: str | None,
-                  screen_size: tuple[int, int], network: bool,
+                  screen_size: tuple[int, int], network: bool, watch: bool,
                   desktop_memory: str, desktop_pids: str, desktop_cpu_weight: str, desktop_tmpfs: str,
                   desktop_disk: str) -> None:
     """Start one desktop and keep it running until Ctrl-C."""
@@ -120,6 +123,7 @@ def serve_command(port: int | None, host: str, vm_address: str | None, token: st
                                                        public_token=token))
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    viewed = None
     try:
         with console.status("starting the desktop..."):
             provider.start_emulator()
@@ -134,6 +138,7 @@ def serve_command(port: int | None, host: str, vm_address: str | None, token: st
             console.print(f"as a VM: env server http://{address}:5000, services at {ports}")
         for service in provider.config.forward_ports:
             console.print(f"sandbox port {service}: unix:{provider.socket_path(f'port-{service}')}")
+        viewed = show_live(provider) if watch else None  # its page lives as long as this reference
         console.print("Ctrl-C stops the desktop.")
         sys.stdout.flush()
         while not stop.wait(0.5):
@@ -146,8 +151,28 @@ def serve_command(port: int | None, host: str, vm_address: str | None, token: st
     except KeyboardInterrupt:
         pass
     finally:
+        if viewed is not None:
+            viewed.controller.close()
         provider.stop_emulator()
         console.print("desktop stopped")
+
+
+def show_live(provider: Any) -> Any:
+    """The served desktop in the live view, its URL (with the token) printed as `run --watch` prints it; returns
+    what keeps its page registered (None when it cannot be shown)."""
+    from desktop_env.controllers.python import PythonController
+    from desktop_env.live_view.desktop import ServedDesktop, full_url, show
+    from desktop_env.live_view.server import LiveViewUnavailable
+
+    served = ServedDesktop(provider, PythonController(provider.get_ip_address()))
+    try:
+        desktop = show(served, "env-serve", "the desktop of osworld env serve", human=False, announce=False)
+    except LiveViewUnavailable as e:
+        console.print(f"[red]no live view:[/] {e}")
+        served.controller.close()
+        return None
+    console.print(f"live view: {full_url(desktop)}", soft_wrap=True)
+    return served
 
 
 @env_group.command("bench")

@@ -11,6 +11,7 @@ import socket
 import sys
 import threading
 import weakref
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ServerRequestError
@@ -26,6 +27,13 @@ X11VNC = ["x11vnc", "-localhost", "-rfbport", str(VNC_PORT), "-viewonly", "-shar
 _names = itertools.count(1)
 _desktops: weakref.WeakKeyDictionary[Any, LiveDesktop] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
+
+
+@dataclass(eq=False)
+class ServedDesktop:
+    """A desktop with no DesktopEnv around it (`osworld env serve --watch`): what the view needs of one."""
+    provider: Any
+    controller: Any
 
 
 def _local_provider(env: Any) -> Any:

@@ -6,13 +6,17 @@ fresh desktop scores 1 too. The view's token is in no result file. A watched run
 from __future__ import annotations
 
 import json
+import re
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from click.testing import CliRunner
 
+from desktop_env.controllers.python import PythonController
+from desktop_env.controllers.transport import Endpoint
 from desktop_env.desktop_env import DesktopEnv
 from desktop_env.live_view.desktop import full_url
 from desktop_env.live_view.server import shared_server
@@ -22,6 +26,7 @@ from osworld_harness.execution.run import run_benchmark
 from osworld_harness.execution.worker_pool import ThreadBackend
 from osworld_harness.results.config import RunConfig
 from tests.live_view.chromium import CHROMIUM, Chromium, colour_share, press_with_control
+from tests.serve_cli import interrupt, osworld, wait_until_served
 
 pytestmark = [pytest.mark.desktop, pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")]
 
@@ -216,3 +221,27 @@ def test_a_watched_run_shows_each_task_s_desktop_and_ignores_the_page_s_input(tm
     for path in results.rglob("*"):
         if path.is_file():
             assert desktop.token.encode() not in path.read_bytes(), f"the view's token is in {path}"
+
+
+def test_env_serve_watch_prints_a_view_that_shows_the_served_desktop():
+    proc = osworld("env", "serve", "--watch", "--screen-size", "1024x768", "--desktop-disk", "96M")
+    try:
+        output = wait_until_served(proc, timeout=90)
+        entry = re.search(r"live view: (http://127\.0\.0\.1:\d+/view/\S+\?token=\S+)", output).group(1)
+        page = requests.get(entry, timeout=10)  # the token traded for the cookie, then the page
+        assert page.status_code == 200 and page.url == entry.split("?")[0]
+        state = requests.get(page.url + "/state", cookies=page.history[0].cookies, timeout=10).json()
+        assert state["input"] is False and state["instruction"] == "the desktop of osworld env serve"
+        server = PythonController(Endpoint(unix_socket=re.search(r"env server: unix:(\S+)", output).group(1)))
+        server.launch(TASK["config"][1]["parameters"]["command"])  # the green window
+        browser = Chromium()
+        try:
+            browser.navigate(entry)
+            browser.wait_for("document.getElementById('status').textContent === 'watching'")
+            assert poll_until(lambda: colour_share(browser.screenshot(), GREEN) > 0.02, 30, 0.5)
+        finally:
+            browser.close()
+            server.close()
+    finally:
+        rest = interrupt(proc, timeout=30)
+    assert proc.returncode == 0, rest
