@@ -6,10 +6,12 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..errors import DesktopEnvError
+
 SECURITY_NONE, SECURITY_VNC_AUTH = 1, 2
 
 
-class RFBProtocolError(ValueError):
+class RFBProtocolError(DesktopEnvError, ValueError):
     """The viewer sent something that is not RFB as this reader knows it; the message names the byte."""
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from ..errors import DesktopEnvError
 from . import websocket
 from .human_input import HumanInput
 from .page import VIEW_JS, page_html
@@ -40,7 +41,7 @@ ANSWERS = ("done", "infeasible", "give-up")
 MAX_BODY = 4096
 
 
-class LiveViewUnavailable(RuntimeError):
+class LiveViewUnavailable(DesktopEnvError, RuntimeError):
     """A desktop cannot be shown live here; the message says why."""
 
 

@@ -9,12 +9,14 @@ import struct
 from collections.abc import Callable
 from typing import IO
 
+from ..errors import DesktopEnvError
+
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 OP_CONT, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0, 1, 2, 8, 9, 10
 MAX_FRAME = 1 << 20  # a viewer's messages are a few bytes; a megabyte is past anything honest
 
 
-class WebSocketClosed(Exception):
+class WebSocketClosed(DesktopEnvError):
     """The browser closed the connection or broke the framing."""
 
 
