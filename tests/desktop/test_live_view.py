@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.desktop, pytest.mark.skipif(CHROMIUM is None, reason="
 
 GREEN = (0x12, 0xAB, 0x34)
 TYPED = "hello human"
-TASK = {
+TASK: dict[str, Any] = {
     "id": "live-type-note",
     "snapshot": "os",
     "instruction": f"Type '{TYPED}' into the note open in the Text Editor and save it.",
