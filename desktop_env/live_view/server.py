@@ -175,6 +175,14 @@ class ViewHandler(BaseHTTPRequestHandler):
             return f"a {site} request may not use the view"
         return None
 
+    def _page_desktop(self, name: str, origin_required: bool) -> LiveDesktop | None:
+        """The desktop `name` for a request of its own page holding its token; None once refused."""
+        why = self._same_origin(origin_required=origin_required)
+        if why:
+            self._refuse(403, why)
+            return None
+        return self._desktop(name)
+
     def _desktop(self, name: str, entry: bool = False) -> LiveDesktop | None:
         """The desktop `name` if the request holds its token (the cookie, or the URL's on the entry)."""
         desktop = self.server.desktops.get(name)
@@ -224,11 +232,7 @@ class ViewHandler(BaseHTTPRequestHandler):
         if not (len(parts) == 3 and parts[0] == "view" and parts[2] == "answer"):
             self._refuse(404, "not a page of the view")
             return
-        why = self._same_origin(origin_required=True)
-        if why:
-            self._refuse(403, why)
-            return
-        desktop = self._desktop(parts[1])
+        desktop = self._page_desktop(parts[1], origin_required=True)
         if desktop is None:
             return
         if self.headers.get("Content-Type", "").split(";")[0].strip() != "application/json":
@@ -277,11 +281,7 @@ class ViewHandler(BaseHTTPRequestHandler):
         self._send(200, page_html(name).encode(), "text/html; charset=utf-8", {"Content-Security-Policy": csp})
 
     def _state(self, name: str) -> None:
-        why = self._same_origin(origin_required=False)
-        if why:
-            self._refuse(403, why)
-            return
-        desktop = self._desktop(name)
+        desktop = self._page_desktop(name, origin_required=False)
         if desktop is None:
             return
         state = {"name": name, "task_id": desktop.task_id, "instruction": desktop.instruction,
@@ -289,11 +289,7 @@ class ViewHandler(BaseHTTPRequestHandler):
         self._send(200, json.dumps(state).encode(), "application/json")
 
     def _stream(self, name: str) -> None:
-        why = self._same_origin(origin_required=True)
-        if why:
-            self._refuse(403, why)
-            return
-        desktop = self._desktop(name)
+        desktop = self._page_desktop(name, origin_required=True)
         if desktop is None:
             return
         key = self.headers.get("Sec-WebSocket-Key")
