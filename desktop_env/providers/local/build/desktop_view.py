@@ -70,7 +70,7 @@ def _signature(fonts: Path | None, system: SystemRoot = HOST_SYSTEM) -> str:
     sources = [Path(vm_desktop.__file__), Path(__file__), *sorted(OWN_EXTENSIONS.glob("*/*"))]
     for source in sources:
         digest.update(source.read_bytes())
-    share, xdg = _share(system), _xdg(system)
+    share, xdg = system.host_path(SYSTEM_SHARE), system.host_path(SYSTEM_XDG)
     folders = [share, xdg, *(share / name for name in CURATED_SHARE),
                share / "dbus-1" / "services", share / "gnome-shell" / "extensions",
                share / "gnome-shell" / "search-providers", share / "glib-2.0" / "schemas"]
@@ -85,20 +85,12 @@ def _signature(fonts: Path | None, system: SystemRoot = HOST_SYSTEM) -> str:
     return digest.hexdigest()[:12]
 
 
-def _share(system: SystemRoot) -> Path:
-    return SYSTEM_SHARE if system.is_host else system.host_path(SYSTEM_SHARE)
-
-
-def _xdg(system: SystemRoot) -> Path:
-    return SYSTEM_XDG if system.is_host else system.host_path(SYSTEM_XDG)
-
-
 def fill_view(view: Path, fonts: Path | None = None, system: SystemRoot = HOST_SYSTEM) -> None:
     share, xdg = view / "share", view / "xdg"
-    system_share = _share(system)
+    system_share = system.host_path(SYSTEM_SHARE)
     _write_fonts(view, fonts)
     _link_all_but(system_share, share, CURATED_SHARE)
-    _link_all_but(_xdg(system), xdg, CURATED_XDG)
+    _link_all_but(system.host_path(SYSTEM_XDG), xdg, CURATED_XDG)
     (xdg / "autostart").mkdir()
     _write_applications(share / "applications", system_share)
     _write_dbus(share / "dbus-1", view / "dbus", system_share)
