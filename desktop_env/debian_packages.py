@@ -1,11 +1,23 @@
-"""What dpkg says about this machine's Debian packages: asked by the doctor, VS Code's build and
-the versions a run records (osworld_harness/execution/run.py), through one query."""
+"""What dpkg says about Debian packages: this machine's, asked by the doctor and VS Code's build through one
+query, and any system's, read from its dpkg status file (the versions a run records of the desktop's apps,
+the Ubuntu 22.04 tree's lock)."""
 from __future__ import annotations
 
 import shutil
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+DPKG_STATUS = Path("var/lib/dpkg/status")  # under a system's root
+
+
+@dataclass(frozen=True)
+class InstalledPackage:
+    """One installed package of a dpkg status file."""
+    name: str
+    version: str
+    architecture: str
 
 
 def read_package_list(path: Path) -> list[str]:
@@ -31,3 +43,20 @@ def missing_packages(packages: list[str]) -> list[str]:
     if status is None:
         return packages
     return [p for p in packages if not status.get(p, "").endswith("install ok installed")]
+
+
+def installed_packages(status: Path) -> list[InstalledPackage]:
+    """Every package a dpkg status file says is installed, by name. Read as text, so that a tree's is read
+    without running its dpkg; a package removed but for its configuration files (or half installed) is not."""
+    packages = []
+    for stanza in status.read_text().split("\n\n"):
+        fields = _fields(stanza)
+        if fields.get("Status", "").endswith(" installed") and "Package" in fields:
+            packages.append(InstalledPackage(fields["Package"], fields.get("Version", ""),
+                                             fields.get("Architecture", "")))
+    return sorted(packages, key=lambda p: p.name)
+
+
+def _fields(stanza: str) -> dict[str, str]:
+    """A deb822 stanza's fields' first lines (a continuation line starts with a space)."""
+    return dict(line.split(": ", 1) for line in stanza.splitlines() if ": " in line and not line.startswith(" "))

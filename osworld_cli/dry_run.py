@@ -11,7 +11,6 @@ from .output import Column, console, show_table
 
 if TYPE_CHECKING:
     from osworld_harness.execution.preview import RunPreview
-    from osworld_harness.results.comparability import Verdict
     from osworld_harness.results.config import RunConfig
 
 
@@ -128,20 +127,12 @@ def app_lines(config: RunConfig, preview: RunPreview) -> list[str]:
     return to_build_lines([task_set.load(p.domain, p.task_id) for p in once_per_task(preview.plan.to_run)])
 
 
-def with_versions(verdict: Verdict, config: RunConfig) -> Verdict:
-    """The verdict with the versions of the apps the run's desktops would have, as args.json will record them."""
-    from osworld_harness.execution.run import environment_versions
-    from osworld_harness.results.comparability import desktop_info
-
-    return dataclasses.replace(verdict, desktop=desktop_info(dataclasses.asdict(config), environment_versions()))
-
-
 def print_dry_run(config: RunConfig) -> int:
     """Prints what the run would do; the exit status: 2 when a real run would refuse to start (a mistake in the
     options, an agent that cannot be built, --strict and a score that would not be comparable), else 0."""
     from osworld_harness.execution.plan import broken_tasks, unsupported_tasks
     from osworld_harness.execution.preview import blockers
-    from osworld_harness.execution.run import check_run
+    from osworld_harness.execution.run import check_run, environment_versions
 
     strict, network_given = config.strict, config.network is not None
     with option_mistakes():
@@ -201,7 +192,7 @@ def print_dry_run(config: RunConfig) -> int:
     warning = preview.network_warning()  # the rest of the warnings a run gives are said above
     if warning:
         say(f"warning: {warning}", "yellow")
-    for line in with_versions(preview.verdict, config).lines():
+    for line in preview.verdict_with(environment_versions(config.provider)).lines():
         say(line)
     if problem:
         say(f"Error: the agent cannot be built, so a real run would stop here: {problem}", "red")

@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import extensions
 from ..errors import ProviderError
-from .base import DesktopOptions, Provider
+from .base import DesktopOptions, DesktopVersions, Provider
 
 # The built-in ones; provider_names() adds those plugins register.
 PROVIDER_NAMES = ("local", "remote", "docker", "vmware", "virtualbox")
@@ -83,3 +83,9 @@ def prepare_for(name: str, tasks: Sequence[dict[str, Any]]) -> None:
     cls = provider_class(name)
     if cls is not None:
         cls.prepare_for(tasks)
+
+
+def desktop_versions_for(name: str) -> DesktopVersions:
+    """What provider `name`'s desktops run, as a run records it (nothing for a plugin's plain function)."""
+    cls = provider_class(name)
+    return cls.desktop_versions() if cls is not None else DesktopVersions()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -42,6 +42,15 @@ class Built:
         return f"{self.name} could not be installed; {self.without}: {self.error}" if self.error else ""
 
 
+@dataclass(frozen=True)
+class DesktopVersions:
+    """What a provider's desktops run, as a run records it (args.json's `versions`): `apps`, each app's version
+    by its package's name, and `system`, which system they boot from (the local desktop's: its `name`, and a
+    built tree's folder as `tree`). Both empty for a VM: what it runs is its image's."""
+    apps: dict[str, str] = field(default_factory=dict)
+    system: dict[str, str] = field(default_factory=dict)
+
+
 def progress_to_stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
@@ -52,7 +61,7 @@ class Provider(ABC):
     The life cycle: `prepare()` builds once what every desktop of the provider uses, `create()` boots one
     desktop, `prune()` removes what killed runs left behind. The classmethods are what the harness asks of a
     provider by name, before it has one: whether options can work, what to build before any desktop starts,
-    what to clean up, and the provider made from a run's options."""
+    what its desktops run, what to clean up, and the provider made from a run's options."""
 
     # The dataclass of the provider's own run options (its fields named as RunConfig's), or None: it has none.
     Options: ClassVar[type | None] = None
@@ -79,6 +88,11 @@ class Provider(ABC):
         for built in cls.prepare(tasks):
             if built.error:
                 print(built.problem(), file=sys.stderr, flush=True)
+
+    @classmethod
+    def desktop_versions(cls) -> DesktopVersions:
+        """What its desktops run, read from what is on disk (nothing is built or started). Nothing by default."""
+        return DesktopVersions()
 
     @classmethod
     def prune(cls, dry_run: bool = False, tool: str | None = None) -> PruneResult:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +61,11 @@ class RunPreview:
                 "prefetched": sum(d.prefetched for d in self.domains.values()),
                 "left_out": len(self.plan.left_out), "suite_tasks": self.plan.suite_tasks,
                 "time_budget": self.config.time_budget()}
+
+    def verdict_with(self, versions: Mapping[str, Any]) -> Verdict:
+        """The verdict naming the desktop that `versions` (environment_versions(), as args.json records them)
+        say the run's desktops run: their apps, and the parity of the system they boot from."""
+        return plan_verdict(dataclasses.asdict(self.config), self.facts, versions)
 
     def network_warning(self) -> str | None:
         if self.live_web and not self.config.network:

@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import desktop_env
-from desktop_env.debian_packages import package_field
 from desktop_env.evaluators.metrics.pdf import pdf_text_engine
 from desktop_env.extensions import PluginError, load_plugin
-from desktop_env.providers import prepare_for
+from desktop_env.providers import desktop_versions_for, prepare_for
 from desktop_env.tasks import load_task_set
 from desktop_env.tasks.prefetch import prefetch
 from mm_agents.llm import LLMError
@@ -60,17 +59,18 @@ from .worker_pool import LocalBackend as LocalBackend  # re-exported: the librar
 from .worker_pool import ThreadBackend as ThreadBackend
 
 
-def environment_versions() -> dict[str, Any]:
+def environment_versions(provider: str) -> dict[str, Any]:
+    """What args.json records the run ran with: this harness, and what the provider's desktops run (`apps`,
+    and `desktop_system`, the system they boot from, which `summarize` names later)."""
     versions: dict[str, Any] = {"python": platform.python_version(), "platform": platform.platform()}
     try:
         versions["osworld"] = metadata.version("osworld")
     except metadata.PackageNotFoundError:
         versions["osworld"] = "unknown"
-    apps = ("libreoffice-core", "gimp", "vlc", "thunderbird", "chromium", "xvfb", "gnome-shell")
-    try:
-        versions["apps"] = package_field(apps, "Version", timeout=10) or {}
-    except (OSError, subprocess.TimeoutExpired):
-        versions["apps"] = {}
+    desktop = desktop_versions_for(provider)
+    versions["apps"] = desktop.apps
+    if desktop.system:
+        versions["desktop_system"] = desktop.system
     # compare_pdfs gives OSWorld's scores on every PDF only with PyMuPDF (the optional `pdf` extra)
     versions["pdf_text"] = pdf_text_engine()
     versions["cpus"] = os.cpu_count()  # the verdict warns when more desktops ran at once than this
@@ -113,17 +113,18 @@ SECRET_ARGS = frozenset({"api_key", "grounder_api_key"})
 
 
 def write_args(config: RunConfig, forced: Sequence[tuple[str, Any, Any]] = (), plan: Plan | None = None,
-               facts: dict[str, Any] | None = None) -> None:
+               facts: dict[str, Any] | None = None, versions: dict[str, Any] | None = None) -> None:
     """args.json: this run's options on top (as readers expect), and every run's in `runs`; with them
     what reproducing the run needs: the command, the model's price and its date, the task-set hash, and
-    what its plan found (`plan`: what the tasks need, the budgets), which `summarize` judges it by."""
+    what its plan found (`plan`: what the tasks need, the budgets), which `summarize` judges it by.
+    `versions`: environment_versions(), when the caller has them."""
     config = config.resolved()
     model = config.layout.model
     options = asdict(config)
     # A key given as --agent-arg is where the model is served, not a setting: it stays out of the file.
     options["agent_args"] = {k: "<not recorded>" if k in SECRET_ARGS else v for k, v in config.agent_args.items()}
-    run: dict[str, Any] = {"config": options, "versions": environment_versions(), "written": now_iso(),
-                           "reproduce": reproduce_command(options)}
+    run: dict[str, Any] = {"config": options, "versions": versions or environment_versions(config.provider),
+                           "written": now_iso(), "reproduce": reproduce_command(options)}
     try:
         price = price_for(model)
         run["pricing"] = price.record(model) if price else None
@@ -262,10 +263,11 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
     report(Planned(to_run, skipped, plan.invalid))
     for warning in preview.warnings():
         report(Note(f"warning: {warning}"))
-    for line in preview.verdict.lines():
+    versions = environment_versions(config.provider)
+    for line in preview.verdict_with(versions).lines():
         report(Note(line))
     if not to_run:
-        record_start(config, forced, plan, preview.facts)
+        record_start(config, forced, plan, preview.facts, versions)
         return summary
     if config.prefetch:
         prefetch_downloads(preview, report)
@@ -274,7 +276,7 @@ def run_benchmark(config: RunConfig, report: Reporter = lambda event: None,
     workers = min(config.num_envs, len(to_run))
     backend.start(workers, report)  # first: one that cannot start leaves no trace
     try:
-        record_start(config, forced, plan, preview.facts)
+        record_start(config, forced, plan, preview.facts, versions)
     except BaseException:
         backend.stop(clean=False)
         raise
@@ -290,10 +292,10 @@ def prepare_desktops(config: RunConfig, to_run: list[PlannedTask]) -> None:
 
 
 def record_start(config: RunConfig, forced: list[tuple[str, Any, Any]], plan: Plan,
-                 facts: dict[str, Any] | None = None) -> None:
+                 facts: dict[str, Any] | None = None, versions: dict[str, Any] | None = None) -> None:
     """What a run that starts writes before its first task: args.json and the error records of the
     tasks the plan refused."""
-    write_args(config, forced, plan, facts)
+    write_args(config, forced, plan, facts, versions)
     for planned in plan.invalid:
         record_invalid_task(config.layout.task_dir(planned.domain, planned.task_id, planned.trial), planned.task_id,
                             [problem.to_dict() for problem in planned.problems], planned.error, planned.trial)

@@ -12,9 +12,10 @@ reason in words). A field a run did not record is not checked, so an option adde
 number incomparable (a task that cannot run here costs at most its share of the score).
 
 The verdict names the desktop the run was made on (DesktopInfo): its provider and build (for the local
-desktop, the apps' versions args.json recorded, and the VM replay parity measured for that build, from
-desktop_parity.json, which a local-desktop score is comparable only as far as), and warns when more desktops
-ran at once than the machine has cores (the replay parity drops under load).
+desktop, the system its desktops booted from and the apps' versions, as args.json recorded them, and the VM
+replay parity measured for that system, from desktop_parity.json, which a local-desktop score is comparable
+only as far as), and warns when more desktops ran at once than the machine has cores (the replay parity drops
+under load).
 
 The same verdict is printed before a run (`--dry-run`, and at the start of a real one; `--strict`
 refuses an incomparable run) and by `summarize`, from what args.json recorded.
@@ -43,6 +44,8 @@ PARITY_FILE = Path(__file__).with_name("desktop_parity.json")
 SCREEN = list(DEFAULT_SCREEN_SIZE)
 SECONDS_PER_STEP = 60   # a time budget under this per step can cut a slow (reasoning) model short
 OVER_BUDGET = "AgentOverBudget"  # the error type of a task whose agent ran out of --agent-time-budget
+# The local desktop's system when a run recorded none (recorded before it could boot from another): the host's.
+HOST = "host"
 
 
 @dataclass(frozen=True)
@@ -110,16 +113,24 @@ class Parity:
 
 
 def read_parity(path: Path = PARITY_FILE) -> dict[str, Any]:
-    """desktop_parity.json: per provider, its build and the replay suite's measurements, newest last."""
+    """desktop_parity.json: per provider, its build and the replay suite's measurements, newest last; under
+    `systems`, the same for each other system its desktops may boot from."""
     data: dict[str, Any] = json.loads(path.read_text())
     return data
 
 
-def measured_parity(provider: str, data: Mapping[str, Any] | None = None) -> tuple[Parity | None, list[Parity]]:
-    """(the newest measurement with a figure, those after it still being measured) of a provider's build."""
-    data = read_parity() if data is None else data
+def parity_entry(provider: str, system: str = HOST, data: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
+    """desktop_parity.json's entry for a provider's desktops booted from `system` ({} when it has none)."""
+    entry = (read_parity() if data is None else data).get(provider) or {}
+    return entry if system == HOST else (entry.get("systems") or {}).get(system) or {}
+
+
+def measured_parity(provider: str, data: Mapping[str, Any] | None = None,
+                    system: str = HOST) -> tuple[Parity | None, list[Parity]]:
+    """(the newest measurement with a figure, those after it still being measured) of a provider's build on
+    `system`."""
     entries = [Parity(**{k: v for k, v in entry.items() if k in Parity.__dataclass_fields__})
-               for entry in (data.get(provider) or {}).get("measurements", [])]
+               for entry in parity_entry(provider, system, data).get("measurements", [])]
     done = [p for p in entries if p.score_1_here is not None]
     latest = done[-1] if done else None
     pending = [p for p in entries[entries.index(latest) + 1 if latest else 0:] if p.score_1_here is None]
@@ -128,13 +139,14 @@ def measured_parity(provider: str, data: Mapping[str, Any] | None = None) -> tup
 
 @dataclass(frozen=True)
 class DesktopInfo:
-    """Which desktop a run was made on: the provider, its build (the local desktop's apps' versions, a VM's
-    image) and, for the local desktop, the replay parity measured for the build."""
+    """Which desktop a run was made on: the provider, its build (the local desktop's system and apps'
+    versions, a VM's image) and, for the local desktop, the replay parity measured for that system."""
     provider: str
     build: str
     apps: Mapping[str, str] = field(default_factory=dict)
     parity: Parity | None = None
     pending: tuple[Parity, ...] = ()
+    system: Mapping[str, str] = field(default_factory=dict)  # as the run recorded it: name, and a tree's folder
 
     def label(self) -> str:
         if not builds_its_desktop(self.provider):
@@ -164,23 +176,37 @@ class DesktopInfo:
 
 def desktop_info(options: Mapping[str, Any], versions: Mapping[str, Any] | None = None,
                  parity: Mapping[str, Any] | None = None) -> DesktopInfo:
-    """The desktop a run's options (args.json's config) name, with the versions it recorded."""
+    """The desktop a run's options (args.json's config) name, with the versions it recorded: the apps, and
+    the system its desktops booted from, whose parity is quoted (the host's when none is recorded)."""
     provider = str(options.get("provider") or "local")
     data = read_parity() if parity is None else parity
     apps = dict((versions or {}).get("apps") or {})
     if not builds_its_desktop(provider):
         image = options.get("path_to_vm") or "the provider's default image"
         return DesktopInfo(provider, str(image))
-    build = (data.get("local") or {}).get("build", "this machine's packages")
-    latest, pending = measured_parity("local", data)
-    return DesktopInfo(provider, build, apps, latest, tuple(pending))
+    system = recorded_system(versions)
+    name = system.get("name") or HOST
+    build = parity_entry("local", name, data).get("build") or \
+        ("this machine's packages" if name == HOST else f"the {name} system's packages")
+    if system.get("tree"):
+        build += f" (userland {system['tree']})"
+    latest, pending = measured_parity("local", data, name)
+    return DesktopInfo(provider, build, apps, latest, tuple(pending), system)
 
 
-def load_warning(num_envs: Any, cores: Any, parity: Mapping[str, Any] | None = None) -> str | None:
-    """A warning when more desktops ran at once than the machine has cores: the replay parity drops."""
+def recorded_system(versions: Mapping[str, Any] | None) -> dict[str, str]:
+    """The system a run's versions say its local desktops booted from ({} for a run that did not say)."""
+    system = (versions or {}).get("desktop_system")
+    return {str(k): str(v) for k, v in system.items()} if isinstance(system, Mapping) else {}
+
+
+def load_warning(num_envs: Any, cores: Any, parity: Mapping[str, Any] | None = None,
+                 system: str = HOST) -> str | None:
+    """A warning when more desktops ran at once than the machine has cores: the replay parity drops (by as
+    much as measured on `system`, where it was)."""
     if not isinstance(num_envs, int) or not isinstance(cores, int) or num_envs <= cores:
         return None
-    load = ((read_parity() if parity is None else parity).get("local") or {}).get("under_load") or {}
+    load = parity_entry("local", system, parity).get("under_load") or {}
     drop = (f" (the VM replay parity drops from {load['quiet']} to {load['score_1_here']} of {load['vm_successes']} "
             "under load)") if load else ""
     return (f"{num_envs} desktops at once on {cores} core(s): a loaded desktop scores lower{drop}; "
@@ -208,7 +234,7 @@ class Verdict:
     def to_json(self) -> dict[str, Any]:
         desktop = None if self.desktop is None else {
             "provider": self.desktop.provider, "build": self.desktop.build, "label": self.desktop.label(),
-            "apps": dict(self.desktop.apps),
+            "system": dict(self.desktop.system), "apps": dict(self.desktop.apps),
             "parity": None if self.desktop.parity is None else {
                 "what": self.desktop.parity.what, "measured": self.desktop.parity.measured,
                 "vm_successes": self.desktop.parity.vm_successes, "score_1_here": self.desktop.parity.score_1_here,
@@ -245,12 +271,14 @@ def setting_notes(record: Mapping[str, Any]) -> list[str]:
     return notes
 
 
-def plan_verdict(options: Mapping[str, Any], facts: Mapping[str, Any]) -> Verdict:
-    """The verdict on a run about to start: its options and what its plan found."""
+def plan_verdict(options: Mapping[str, Any], facts: Mapping[str, Any],
+                 versions: Mapping[str, Any] | None = None) -> Verdict:
+    """The verdict on a run about to start: its options, what its plan found and, when given, the versions
+    its desktops run (environment_versions(), which name their system)."""
     record = {**options, "plan": dict(facts)}
     reasons = setting_reasons(record)
-    desktop = desktop_info(options)
-    warning = load_warning(options.get("num_envs"), os.cpu_count())
+    desktop = desktop_info(options, versions)
+    warning = load_warning(options.get("num_envs"), os.cpu_count(), system=desktop.system.get("name") or HOST)
     return Verdict(not reasons, reasons, setting_notes(record) + desktop.notes(), desktop,
                    [warning] if warning else [])
 
@@ -307,8 +335,9 @@ def run_comparability(run: RunResults) -> Verdict:
                      "--retry-errors runs them again")
     versions = latest.get("versions") or {}
     desktop = desktop_info(latest["config"], versions)
-    warnings = list(dict.fromkeys(w for r in runs if (w := load_warning(r["config"].get("num_envs"),
-                                                                          (r.get("versions") or {}).get("cpus")))))
+    warnings = list(dict.fromkeys(w for r in runs if (w := load_warning(
+        r["config"].get("num_envs"), (r.get("versions") or {}).get("cpus"),
+        system=recorded_system(r.get("versions")).get("name") or HOST))))
     return Verdict(not reasons, reasons, notes + desktop.notes(), desktop, warnings)
 
 

@@ -26,7 +26,7 @@ from ...desktop_defaults import DEFAULT_PASSWORD, DEFAULT_SCREEN_SIZE
 from ...errors import DesktopNotReady, DesktopPartDied, MissingDependency, ProviderError, SandboxStartError
 from ...server.access_policy import is_loopback
 from ...waiting import poll_until
-from ..base import Built, DesktopOptions, Progress, Provider, progress_to_stderr
+from ..base import Built, DesktopOptions, DesktopVersions, Progress, Provider, progress_to_stderr
 from ..leftovers import PruneResult
 from .boot.desktop_storage import copy_home_caches, home_full
 from .boot.env_dir import create_env_dir, prune_stale_env_dirs
@@ -40,6 +40,7 @@ from .boot.warm_spare import WarmSpare
 from .build.prepare import desktop_parts, prepare
 from .build.seeded_home import CACHES, MAX_SEED_BYTES
 from .config import LocalDesktopConfig
+from .desktop_versions import desktop_versions
 from .limits import DesktopCgroup, DesktopLimits, LimitEvents, LimitOptions
 
 log = logging.getLogger("osworld.local")
@@ -79,6 +80,12 @@ class LocalProvider(Provider):
         says VS Code is not installed, Chrome's tasks run on the system's Chromium and desktops on its
         Settings."""
         return prepare(tasks, extras, retry, progress, fill_caches=_start_up_caches_of_a_clean_boot)
+
+    @classmethod
+    def desktop_versions(cls) -> DesktopVersions:
+        """The apps of the system desktops boot from (the host's, or the Ubuntu 22.04 tree's), with Chromium 120
+        and code-server where they are built (desktop_versions.py)."""
+        return desktop_versions()
 
     @classmethod
     def prune(cls, dry_run: bool = False, tool: str | None = None) -> PruneResult:

@@ -43,7 +43,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ....debian_packages import read_package_list
+from .... import debian_packages
+from ....debian_packages import DPKG_STATUS, InstalledPackage, read_package_list
 from ....errors import MissingDependency
 from ..paths import sandbox_share_dir
 from ..system_root import SystemRoot
@@ -66,7 +67,6 @@ LOCALE = "en_US.UTF-8"  # the VM's
 ROOT = "root"
 LOCK = "packages.lock"
 BUILD_INFO = "build.json"
-DPKG_STATUS = Path("var/lib/dpkg/status")
 OS_RELEASE = Path("usr/lib/os-release")  # /etc/os-release links to it
 
 # Ubuntu's own minimal images leave out the same, but for the locales: English's are kept.
@@ -96,14 +96,6 @@ APPS = (("GNOME Shell", "gnome-shell"), ("mutter", "mutter"), ("LibreOffice", "l
 
 class UserlandBuildError(MissingDependency):
     """The Ubuntu 22.04 userland could not be built: the message names the step and what it printed."""
-
-
-@dataclass(frozen=True)
-class InstalledPackage:
-    """One line of packages.lock."""
-    name: str
-    version: str
-    architecture: str
 
 
 @dataclass(frozen=True)
@@ -307,18 +299,7 @@ def strip_privileges(root: Path) -> None:
 
 def installed_packages(root: Path) -> list[InstalledPackage]:
     """Every package dpkg's status file in `root` says is installed, by name."""
-    packages = []
-    for stanza in (root / DPKG_STATUS).read_text().split("\n\n"):
-        fields = _fields(stanza)
-        if fields.get("Status", "").endswith(" installed") and "Package" in fields:
-            packages.append(InstalledPackage(fields["Package"], fields.get("Version", ""),
-                                             fields.get("Architecture", "")))
-    return sorted(packages, key=lambda p: p.name)
-
-
-def _fields(stanza: str) -> dict[str, str]:
-    """A deb822 stanza's fields' first lines (a continuation line starts with a space)."""
-    return dict(line.split(": ", 1) for line in stanza.splitlines() if ": " in line and not line.startswith(" "))
+    return debian_packages.installed_packages(root / DPKG_STATUS)
 
 
 def lock_text(packages: Iterable[InstalledPackage]) -> str:
