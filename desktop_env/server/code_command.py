@@ -37,7 +37,10 @@ from typing import Any
 # Run alone (python3 -I puts no folder of ours on the path), so the server's table is loaded by its path.
 SANDBOX_PATHS = runpy.run_path(str(Path(__file__).with_name("sandbox_paths.py")))
 VSCODE_DIR = Path(SANDBOX_PATHS["VSCODE_DIR"])
-CHROMIUM = "/usr/lib/chromium/chromium"
+SYSTEM_CHROMIUM = "/usr/lib/chromium/chromium"
+# Chromium 120 set aside (vm_chromium.py), as the google-chrome shim runs it: VS Code of early 2024 was an Electron of
+# Chromium 118-120, and Ubuntu 22.04's userland has no Chromium of its own (its chromium-browser is a snap).
+ASIDE_CHROMIUM = Path(SANDBOX_PATHS["CHROMIUM_DIR"])
 HOME = Path(os.environ.get("HOME", SANDBOX_PATHS["HOME"]))
 USER_DATA = HOME / ".config" / "Code"        # VS Code's: User/settings.json, User/keybindings.json...
 EXTENSIONS = HOME / ".vscode" / "extensions"  # VS Code's extensions folder
@@ -287,14 +290,28 @@ def opening_page() -> Path:
     return page
 
 
+def chromium_command() -> tuple[str, dict[str, str]]:
+    """The browser VS Code's window runs in and its environment: the aside Chromium 120 with its own libraries
+    when the desktop has it mounted, else the system's."""
+    env = dict(os.environ, CHROME_DESKTOP="code.desktop")
+    aside = ASIDE_CHROMIUM / "usr" / "lib" / "chromium" / "chromium"
+    if os.access(aside, os.X_OK):
+        env["LD_LIBRARY_PATH"] = ":".join(filter(None, [str(ASIDE_CHROMIUM / "lib"), env.get("LD_LIBRARY_PATH")]))
+        return str(aside), env
+    if not os.access(SYSTEM_CHROMIUM, os.X_OK):
+        raise CodeError("VS Code's window needs Chromium, and this desktop has none: run `osworld env setup` on "
+                        "its host (it builds Chromium 120)")
+    return SYSTEM_CHROMIUM, env
+
+
 def open_window(port: int, query: dict[str, str]) -> None:
     """A Chromium app window (no tabs, no address bar) on VS Code's page, in its own profile."""
     let_closed_browser_exit()
     url = f"http://127.0.0.1:{port}/" + (f"?{urllib.parse.urlencode(query)}" if query else "")
     app = opening_page().as_uri() + "#" + urllib.parse.quote(url, safe="")
-    env = dict(os.environ, CHROME_DESKTOP="code.desktop")
+    browser, env = chromium_command()
     with open(state_dir() / "window.log", "ab") as log, open(os.devnull, "rb") as devnull:
-        subprocess.Popen([CHROMIUM, f"--app={app}", f"--user-data-dir={BROWSER_PROFILE}", f"--class={WINDOW_CLASS}",
+        subprocess.Popen([browser, f"--app={app}", f"--user-data-dir={BROWSER_PROFILE}", f"--class={WINDOW_CLASS}",
                           "--no-first-run", "--no-default-browser-check", "--disable-dev-shm-usage",
                           "--password-store=basic", "--force-renderer-accessibility", "--start-maximized",
                           "--disable-features=Translate", "--hide-crash-restore-bubble", "--force-dark-mode",

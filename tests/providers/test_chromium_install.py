@@ -109,8 +109,9 @@ def test_an_installed_chromium_is_mounted_read_only_where_the_shim_looks(tmp_pat
     {"snapshot": "chrome"},
     {"related_apps": ["os"], "config": [{"type": "launch", "parameters": {
         "command": ["google-chrome", "--remote-debugging-port=1337"]}}]},
+    {"related_apps": ["vscode"]},  # VS Code's window is a Chromium app window
 ])
-def test_a_task_that_uses_chrome_needs_it(task):
+def test_a_task_that_uses_chrome_or_vs_code_needs_it(task):
     assert vm_chromium.needs_chrome(task)
 
 

@@ -34,6 +34,7 @@ from ..paths import sandbox_share_dir
 from .aside_packages import MANIFEST, Archive, PrivateApt, drop_special_bits, manifest_text, read_manifest
 from .aside_packages import library_dir as aside_library_dir
 from .one_time_build import Progress, install_once, progress_to_stderr, run_step
+from .vscode import needs_vscode
 
 log = logging.getLogger("osworld.chromium")
 
@@ -148,10 +149,11 @@ def _run(step: str, argv: list[str], cwd: Path, env: dict[str, str] | None = Non
 
 
 def needs_chrome(task: dict) -> bool:
-    """Whether a task file uses Chrome: its app list names it, or a setup step starts it."""
+    """Whether a task file uses Chrome: its app list names it, or a setup step starts it; or VS Code, whose window
+    is a Chromium app window (code_command.py), and the Ubuntu userland has no Chromium of its own."""
     if "chrome" in (task.get("related_apps") or []) or task.get("snapshot") == "chrome":
         return True
-    return "google-chrome" in repr(task.get("config"))
+    return "google-chrome" in repr(task.get("config")) or needs_vscode(task)
 
 
 def ensure_chromium_for(tasks: Iterable[dict], progress: Progress = progress_to_stderr) -> Path | None:
