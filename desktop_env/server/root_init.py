@@ -21,7 +21,7 @@ import os
 import sys
 from pathlib import Path
 
-from .sandbox_paths import USER_UID
+from .sandbox_paths import THUNDERBIRD_DIR, THUNDERBIRD_TARGET, USER_UID
 from .sudo_broker import BROKER_LOG, SOCKET_DIR
 
 OVERLAID = ("/usr", "/etc", "/var/lib/dpkg", "/var/lib/apt")
@@ -36,6 +36,7 @@ MS_NOSUID = 0x2
 MS_NODEV = 0x4
 MS_REMOUNT = 0x20
 MS_BIND = 0x1000
+MS_MOVE = 0x2000
 PR_CAPBSET_DROP = 24
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
@@ -66,6 +67,10 @@ def overlay_system(upper_bytes: int) -> None:
         # The lower layer is the idmapped read-only mount already at `target`; the overlay covers it.
         _mount("overlay", target, "overlay", MS_NOSUID | MS_NODEV,
                f"lowerdir={target},upperdir={layer}/upper,workdir={layer}/work,userxattr")
+    # A folder mounted on top of /usr would be hidden by the overlay (its lower layer is /usr's mount alone):
+    # Thunderbird 115, staged elsewhere by the harness, moves over the overlay's /usr/lib/thunderbird.
+    if os.path.ismount(THUNDERBIRD_DIR) and os.path.isdir(THUNDERBIRD_TARGET):
+        _mount(THUNDERBIRD_DIR, THUNDERBIRD_TARGET, None, MS_MOVE, None)
     # What was hidden under /usr stays hidden: the host's /usr/local (pip's host installs).
     _mount("tmpfs", "/usr/local", "tmpfs", MS_NOSUID | MS_NODEV, f"size={upper_bytes},mode=0755")
     for name in USR_LOCAL:

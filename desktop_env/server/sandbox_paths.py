@@ -15,3 +15,6 @@ SUDO_UNAVAILABLE_NOTE = RUNTIME_DIR + "/sudo-unavailable"  # the harness writes 
 VSCODE_DIR = "/run/osworld-lib/vscode"           # VS Code (code-server), when installed
 CHROMIUM_DIR = "/run/osworld-lib/chromium"       # Chromium 120, when installed (the google-chrome shim's vm_chromium)
 SETTINGS_DIR = "/run/osworld-lib/gnome-control-center"  # GNOME Settings 41, when installed (its shim's)
+# Thunderbird 115 (a tree desktop's, when installed), staged here for root_init to move over /usr/lib/thunderbird
+THUNDERBIRD_DIR = "/run/osworld-lib/thunderbird"
+THUNDERBIRD_TARGET = "/usr/lib/thunderbird"

@@ -5,6 +5,9 @@ Run when the userland is built (`osworld env setup --ubuntu-userland`, which `ma
 machine without it skips, saying so."""
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import pytest
 
 from desktop_env.controllers.python import PythonController
@@ -14,8 +17,9 @@ from desktop_env.providers.local.build.ubuntu_userland import USERLAND_NAME, ins
 
 pytestmark = pytest.mark.desktop
 
-@pytest.fixture(scope="module")
-def ubuntu_desktop():
+@contextlib.contextmanager
+def booted_tree_desktop() -> Iterator[PythonController]:
+    """A desktop booted from the userland, or the test skipped when it is not built."""
     if installed_userland_system() is None:
         pytest.skip("the Ubuntu 22.04 userland is not built (osworld env setup --ubuntu-userland, as root)")
     with pytest.MonkeyPatch.context() as patch:
@@ -26,6 +30,12 @@ def ubuntu_desktop():
         yield PythonController(provider.get_ip_address())
     finally:
         provider.stop_emulator()
+
+
+@pytest.fixture(scope="module")
+def ubuntu_desktop():
+    with booted_tree_desktop() as controller:
+        yield controller
 
 
 def output_of(controller: PythonController, command: str) -> str:

@@ -22,6 +22,7 @@ def test_the_servers_table_agrees_with_the_harnesss():
     assert sandbox_paths.VSCODE_DIR == harness.SANDBOX_VSCODE
     assert sandbox_paths.CHROMIUM_DIR == harness.SANDBOX_CHROMIUM
     assert sandbox_paths.SETTINGS_DIR == harness.SANDBOX_SETTINGS
+    assert sandbox_paths.THUNDERBIRD_DIR == harness.SANDBOX_THUNDERBIRD
 
 
 def test_the_commands_that_run_alone_load_the_servers_table():

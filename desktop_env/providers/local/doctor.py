@@ -13,7 +13,7 @@ from ...debian_packages import read_package_list
 from . import apps
 from .boot.host_ids import sandbox_id_range
 from .boot.userns import root_inside_unavailable
-from .build import ubuntu_userland, vm_chromium, vm_settings, vscode
+from .build import ubuntu_userland, vm_chromium, vm_settings, vm_thunderbird, vscode
 from .build.server_venv import SYSTEM_MODULES, SYSTEM_PYTHON, venv_dir
 from .build.ubuntu_fonts import FAMILIES, fonts_dir
 from .limits import DesktopLimits, cgroup_support, format_size
@@ -182,6 +182,22 @@ def check_settings() -> Check:
                  vm_settings.build_blocker() or "osworld env setup", required=False)
 
 
+def check_thunderbird() -> Check:
+    """Which Thunderbird a desktop booted from the Ubuntu 22.04 userland runs: Debian 11's 115 (the VM's line) when
+    installed, else the userland's own 140 (the host's system always runs its own)."""
+    found = vm_thunderbird.installed_thunderbird()
+    if found is not None:
+        return Check("thunderbird", True, f"desktops on the Ubuntu 22.04 userland run Thunderbird "
+                                          f"{vm_thunderbird.UPSTREAM_VERSION} (Debian 11's, the VM's 115 line) from "
+                                          f"{found}", required=False)
+    return Check("thunderbird", False, f"Thunderbird {vm_thunderbird.UPSTREAM_VERSION} not installed "
+                                       f"({vm_thunderbird.thunderbird_dir()}): desktops on the Ubuntu 22.04 userland "
+                                       "run its Thunderbird 140, laid out unlike the VM's 115; a run on the userland "
+                                       "whose tasks use Thunderbird installs it first",
+                 vm_thunderbird.build_blocker() or "OSWORLD_DESKTOP_SYSTEM=ubuntu-22.04 osworld env setup",
+                 required=False)
+
+
 def check_fonts() -> Check:
     """Whether the desktop has Ubuntu's font family, as the VM has (else DejaVu stands in)."""
     if fonts_dir().is_dir():
@@ -214,5 +230,5 @@ def run_checks() -> list[Check]:
                     f"apt-get install --no-install-recommends {' '.join(missing)}" if missing else "")]
     checks += [check_bubblewrap(), check_home_cap(), check_system_python(), check_server_venv(), check_fonts(),
                check_limits(), check_sudo(), check_vscode(), check_chromium(),
-               check_settings(), check_ubuntu_userland()]
+               check_settings(), check_thunderbird(), check_ubuntu_userland()]
     return checks

@@ -18,6 +18,9 @@ SANDBOX_HOME_TEMPLATE = "/run/osworld-lib/home-template"  # copied into the home
 SANDBOX_VSCODE = "/run/osworld-lib/vscode"  # VS Code (code-server), when installed: see vscode.py
 SANDBOX_CHROMIUM = "/run/osworld-lib/chromium"  # Chromium 120, when installed: see vm_chromium.py
 SANDBOX_SETTINGS = "/run/osworld-lib/gnome-control-center"  # GNOME Settings 41, when installed: vm_settings.py
+# Thunderbird 115, when installed on a tree desktop (vm_thunderbird.py): where a desktop with a root of its own
+# sees it until its init has overlaid /usr and moved it to /usr/lib/thunderbird (root_init.py).
+SANDBOX_THUNDERBIRD = "/run/osworld-lib/thunderbird"
 SANDBOX_DESKTOP = "/run/osworld-lib/desktop"  # the desktop's XDG view (desktop_view)
 
 UNAVAILABLE_NOTE = "sudo-unavailable"  # in the runtime folder; the sudo command reads it

@@ -34,6 +34,7 @@ from ..sandbox_layout import (
     SANDBOX_HOME,
     SANDBOX_SETTINGS,
     SANDBOX_SRC,
+    SANDBOX_THUNDERBIRD,
     SANDBOX_UID,
     SANDBOX_USER,
     SANDBOX_VENV,
@@ -72,6 +73,7 @@ ROOT_CAPABILITIES = ("CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CA
 INIT_ONLY_CAPABILITIES = ("CAP_SYS_ADMIN",)
 
 SYS_ALLOWED = ("/sys/devices/system/cpu",)
+THUNDERBIRD_TARGET = "/usr/lib/thunderbird"
 READ_ONLY_EXTRAS = ("/var/cache/fontconfig",)  # without it every boot rebuilds the font cache in the home
 
 
@@ -100,6 +102,10 @@ class SandboxSpec:
     # GNOME Settings 41's folder (vm_settings.installed_settings()), mounted read-only, which the
     # `gnome-control-center` shim runs; None: not installed, and the shim runs the system's Settings.
     settings_dir: Path | None = None
+    # Thunderbird 115's usr/lib/thunderbird (vm_thunderbird.py), mounted read-only over the system's
+    # /usr/lib/thunderbird, where the tasks' profiles and the tree's /usr/bin/thunderbird expect it; None: the
+    # system's Thunderbird runs.
+    thunderbird_dir: Path | None = None
     # Where /usr, /etc and the system state come from: the host's, or the Ubuntu 22.04 userland's tree.
     system: SystemRoot = HOST_SYSTEM
 
@@ -230,6 +236,14 @@ def _read_only_extras(system: SystemRoot) -> list[str]:
     return argv
 
 
+def _thunderbird_mount(spec: SandboxSpec) -> list[str]:
+    """On top of /usr (bound before it): over /usr/lib/thunderbird itself, or, for a desktop with a root of its
+    own, whose init overlays /usr and would hide it, where the init moves it from (root_init.py)."""
+    if spec.thunderbird_dir is None or not spec.system.host_path(THUNDERBIRD_TARGET).is_dir():
+        return []
+    return ["--ro-bind", str(spec.thunderbird_dir), SANDBOX_THUNDERBIRD if spec.root_inside else THUNDERBIRD_TARGET]
+
+
 def _name_service(spec: SandboxSpec) -> list[str]:
     """The host's resolver settings where a tree's /etc/resolv.conf points (systemd-resolved's file, under
     /run): only a desktop with a network resolves names."""
@@ -280,6 +294,7 @@ def bwrap_argv(spec: SandboxSpec, command: list[str]) -> list[str]:
         *(["--ro-bind", str(spec.vscode_dir), SANDBOX_VSCODE] if spec.vscode_dir is not None else []),
         *(["--ro-bind", str(spec.chromium_dir), SANDBOX_CHROMIUM] if spec.chromium_dir is not None else []),
         *(["--ro-bind", str(spec.settings_dir), SANDBOX_SETTINGS] if spec.settings_dir is not None else []),
+        *_thunderbird_mount(spec),
         "--ro-bind", str(spec.desktop_dir), SANDBOX_DESKTOP,
         "--perms", "0700", "--dir", f"/run/user/{SANDBOX_UID}",
         *(_tmpfs("/home", size, "0755") if spec.root_inside else ["--perms", "0755", "--dir", "/home"]),

@@ -84,7 +84,7 @@ class Desktop:
                            home_template=parts.home_template,
                            userns_fd=root.userns_fd if root is not None and root.enabled else None,
                            vscode_dir=parts.vscode, chromium_dir=parts.chromium, settings_dir=parts.settings,
-                           system=parts.system)
+                           thunderbird_dir=parts.thunderbird, system=parts.system)
 
     def socket_path(self, name: str, generation: int) -> Path:
         return socket_path(self.spec(generation).sockets, name, generation)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pwd
+import shutil
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -117,6 +118,18 @@ class PrivateApt:
                                  f"{package.sha256}")
             debs.append(found[0])
         return debs
+
+
+def fetch_blocker(what: str, keyring: Path,
+                  tools: tuple[str, ...] = ("apt-get", "apt-cache", "dpkg-deb")) -> str | None:
+    """Why `what` cannot be fetched from Debian's archive here (None when it can): a tool or the keyring missing."""
+    missing = [tool for tool in tools if shutil.which(tool) is None]
+    if missing:
+        return f"fetching {what} from Debian's archive needs {' and '.join(missing)} (a Debian host)"
+    if not keyring.is_file():
+        return (f"fetching {what} checks Debian's signatures with {keyring}, which is missing: "
+                "apt-get install debian-archive-keyring")
+    return None
 
 
 def library_dir(root: Path, marker: str, error: type[MissingDependency]) -> Path:

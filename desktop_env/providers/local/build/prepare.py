@@ -1,7 +1,8 @@
 """What the local provider builds once, in one list: what every desktop mounts (the env server's venv and
 code, the desktop's view, the home template), then the VM's apps, set aside from the system (Chromium 120,
-VS Code, GNOME Settings 41). `prepare` builds them before a run (or at `osworld env setup`); a boot
-takes `desktop_parts`, which builds only what every desktop mounts and finds the apps already there."""
+VS Code, GNOME Settings 41 on the host's system, Thunderbird 115 on the Ubuntu 22.04 userland). `prepare` builds
+them before a run (or at `osworld env setup`); a boot takes `desktop_parts`, which builds only what every desktop
+mounts and finds the apps already there."""
 from __future__ import annotations
 
 import os
@@ -21,6 +22,8 @@ from .server_venv import ensure_server_venv
 from .ubuntu_userland import USERLAND_NAME, installed_userland_system
 from .vm_chromium import ensure_chromium, ensure_chromium_for, installed_chromium
 from .vm_settings import ensure_settings, installed_settings
+from .vm_thunderbird import APP_DIR as THUNDERBIRD_APP_DIR
+from .vm_thunderbird import ensure_thunderbird, ensure_thunderbird_for, installed_thunderbird
 from .vscode import ensure_vscode, ensure_vscode_for, installed_vscode
 
 # The build `osworld env setup` makes only when asked (--vscode): a few minutes of npm and a compiler.
@@ -37,6 +40,7 @@ class DesktopParts:
     vscode: Path | None
     chromium: Path | None
     settings: Path | None
+    thunderbird: Path | None  # its usr/lib/thunderbird, mounted over the system's
     system: SystemRoot = HOST_SYSTEM  # where /usr and /etc come from
 
 
@@ -75,17 +79,21 @@ def desktop_parts() -> DesktopParts:
     assert venv and code and view and home  # each ensure_* returns its folder or raises
     # The userland has the VM's own GNOME Settings 41: the one set aside for Debian's desktop is not needed.
     settings = installed_settings() if system.is_host else None
+    # Thunderbird 115 is laid out as Ubuntu's package, from the tree's: the host's system keeps its own.
+    thunderbird = installed_thunderbird() if not system.is_host else None
     return DesktopParts(venv, code, view, installed_seeded_home(home, view) or home, vscode=installed_vscode(),
-                        chromium=installed_chromium(), settings=settings, system=system)
+                        chromium=installed_chromium(), settings=settings,
+                        thunderbird=thunderbird / THUNDERBIRD_APP_DIR if thunderbird is not None else None,
+                        system=system)
 
 
 def prepare(tasks: Sequence[dict[str, Any]] | None, extras: Collection[str], retry: bool,
             progress: Progress, fill_caches: FillCaches | None = None) -> list[Built]:
     """Everything the local desktop builds once. With `tasks`, an app is built when one of them uses it
-    (GNOME Settings always: any task may open it from the system menu); without, Chromium and Settings
-    are, and VS Code when `extras` names it. Last, with `fill_caches` (one clean boot's), the home template
-    with the caches each boot would otherwise make anew (seeded_home.py). What cannot be built is said in
-    its Built."""
+    (GNOME Settings always: any task may open it from the system menu); without, Chromium, Settings and
+    (on the userland) Thunderbird are, and VS Code when `extras` names it. Last, with `fill_caches` (one clean
+    boot's), the home template with the caches each boot would otherwise make anew (seeded_home.py). What
+    cannot be built is said in its Built."""
     system = desktop_system()
     built = every_desktop_mounts(system)
     view, home = built[2].path, built[3].path
@@ -97,6 +105,11 @@ def prepare(tasks: Sequence[dict[str, Any]] | None, extras: Collection[str], ret
     if tasks is not None or VSCODE in extras:
         built.append(_app("VS Code", lambda: ensure_vscode(progress) if tasks is None
                           else ensure_vscode_for(tasks, progress), "its tasks will end as errors"))
+    if not system.is_host:
+        built.append(_app("Thunderbird 115", lambda: ensure_thunderbird(progress) if tasks is None
+                          else ensure_thunderbird_for(tasks, progress),
+                          "Thunderbird's tasks will run on the userland's Thunderbird 140, laid out unlike the VM's "
+                          "115"))
     if system.is_host:
         built.append(_app("GNOME Settings 41", lambda: ensure_settings(progress, retry=retry),
                           "desktops will run the system's Settings, whose pages are not laid out as the VM's",

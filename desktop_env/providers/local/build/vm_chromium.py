@@ -24,14 +24,21 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from ....errors import MissingDependency
 from ..paths import sandbox_share_dir
-from .aside_packages import MANIFEST, Archive, PrivateApt, drop_special_bits, manifest_text, read_manifest
+from .aside_packages import (
+    MANIFEST,
+    Archive,
+    PrivateApt,
+    drop_special_bits,
+    fetch_blocker,
+    manifest_text,
+    read_manifest,
+)
 from .aside_packages import library_dir as aside_library_dir
 from .one_time_build import Progress, install_once, progress_to_stderr, run_step
 from .vscode import needs_vscode
@@ -86,14 +93,7 @@ def library_dir(root: Path) -> Path:
 
 def build_blocker() -> str | None:
     """Why Chromium 120 cannot be fetched on this machine (None when it can)."""
-    missing = [tool for tool in ("apt-get", "apt-cache", "dpkg-deb") if shutil.which(tool) is None]
-    if missing:
-        return (f"fetching Chromium {UPSTREAM_VERSION} from Debian's archive needs {' and '.join(missing)} "
-                "(a Debian host)")
-    if not KEYRING.is_file():
-        return (f"fetching Chromium {UPSTREAM_VERSION} checks Debian's signatures with {KEYRING}, which is missing: "
-                "apt-get install debian-archive-keyring")
-    return None
+    return fetch_blocker(f"Chromium {UPSTREAM_VERSION}", KEYRING)
 
 
 def ensure_chromium(progress: Progress = progress_to_stderr) -> Path:
