@@ -165,6 +165,10 @@ def _get_all(path: str, interface: str) -> MethodCall:
     return MethodCall(path, _PROPERTIES, "GetAll", "s", (_IFACE_PREFIX + interface,))
 
 
+# Each action's fields as Node.actions lists them, and the Action method that reads one by its index.
+_ACTION_FIELDS = (("GetName", 0), ("GetDescription", 1), ("GetKeyBinding", 2))
+
+
 def _get_property(path: str, interface: str, name: str) -> MethodCall:
     return MethodCall(path, _PROPERTIES, "Get", "ss", (_IFACE_PREFIX + interface, name))
 
@@ -244,7 +248,7 @@ class _Walk:
             if _ok(result):
                 read(node, result)
         if len(node.actions) > 1:
-            yield from self.more_action_names(node)
+            yield from self.more_actions(node)
 
         if child_calls:
             refs = self.child_refs(results[len(calls):])
@@ -395,10 +399,15 @@ class _Walk:
             # the newer Text property), and there are few such nodes.
             add_properties("Value", _VALUE_ATTRIBUTES, get_all=False)
         if node.implements("Action"):
-            # GetActions has descriptions and key bindings but localized names; pyatspi
-            # (and so OSWorld) uses GetName, so ask for the first name along with it.
-            add(_call(path, "Action", "GetActions"), self.read_actions)
-            add(_call(path, "Action", "GetName", "i", 0), self.read_first_action_name)
+            # One action at a time, as pyatspi (and so OSWorld) reads them: GetName (GetActions has localized
+            # names), GetDescription and GetKeyBinding. Never GetActions itself: Ubuntu 22.04's atk-bridge (2.38)
+            # writes four strings into each of its (sss) entries, and libdbus aborts the app on that (GNOME
+            # Terminal, Chromium vanished at the first tree). The first action's come with the count; the
+            # others, when there are any, next (more_actions).
+            add(_get_property(path, "Action", "NActions"), self.read_action_count)
+            for member, field_index in _ACTION_FIELDS:
+                add(_call(path, "Action", member, "i", 0),
+                    functools.partial(self.read_first_action_field, field_index=field_index))
         if node.implements("Document"):
             add(_call(path, "Document", "GetLocale"), self.read_document_locale)
             add_properties("Document", _DOCUMENT_PAGE_ATTRIBUTES)
@@ -434,20 +443,23 @@ class _Walk:
         node.extra[key] = str(reply[0])
 
     @staticmethod
-    def read_actions(node: Node, reply) -> None:
-        # Names stay empty until GetName answers (read_first_action_name runs next).
-        node.actions = [["", description, key_binding] for _, description, key_binding in reply[0]]
+    def read_action_count(node: Node, reply) -> None:
+        # Name, description and key binding stay empty until their calls answer (the readers that run next).
+        node.actions = [["", "", ""] for _ in range(max(0, int(reply[0])))]
 
     @staticmethod
-    def read_first_action_name(node: Node, reply) -> None:
+    def read_first_action_field(node: Node, reply, field_index: int) -> None:
         if node.actions:
-            node.actions[0][0] = reply[0]
+            node.actions[0][field_index] = reply[0]
 
-    def more_action_names(self, node: Node) -> Task:
-        replies = yield [_call(node.path, "Action", "GetName", "i", index) for index in range(1, len(node.actions))]
-        for action, reply in zip(node.actions[1:], replies, strict=True):
+    def more_actions(self, node: Node) -> Task:
+        wanted = [(action, field_index, _call(node.path, "Action", member, "i", index))
+                  for index, action in enumerate(node.actions) if index
+                  for member, field_index in _ACTION_FIELDS]
+        replies = yield [call for _, _, call in wanted]
+        for (action, field_index, _), reply in zip(wanted, replies, strict=True):
             if _ok(reply):
-                action[0] = reply[0]
+                action[field_index] = reply[0]
 
     @staticmethod
     def read_document_locale(node: Node, reply) -> None:
