@@ -36,8 +36,8 @@ def env_group() -> None:
                                              "a few minutes), which runs otherwise install on first need.")
 @click.option("--ubuntu-userland", is_flag=True, help="Also build Ubuntu 22.04's own root filesystem with the VM's "
                                                       "apps (mmdebstrap, as root; about 650 MB from Ubuntu's "
-                                                      "archive), which desktops boot from with "
-                                                      "OSWORLD_DESKTOP_SYSTEM=ubuntu-22.04.")
+                                                      "archive), which desktops then boot from "
+                                                      "(OSWORLD_DESKTOP_SYSTEM=host: Debian's packages).")
 def setup_command(vscode: bool, ubuntu_userland: bool) -> None:
     """Build what the local desktop builds once (LocalProvider.prepare): the env server's venv and code,
     the desktop's view (with Ubuntu's fonts), the home template, Chromium 120, the VM's era of Chrome,

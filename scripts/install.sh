@@ -14,7 +14,7 @@
 #     desktop-env with --no-deps and the requirements beside it, in the cache, made once);
 #  3. the desktop's view, home template and Chromium 120 (`osworld env setup`), once both are done; as root and
 #     unless --demo, Ubuntu 22.04's userland too (`--ubuntu-userland`: 4-13 min, most of it the download), which
-#     desktops boot from with OSWORLD_DESKTOP_SYSTEM=ubuntu-22.04 and the tests of that desktop need.
+#     desktops then boot from (without it, from Debian's packages).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}

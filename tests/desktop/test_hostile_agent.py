@@ -9,6 +9,7 @@ with the harness running as an unprivileged user.
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import shutil
@@ -28,6 +29,7 @@ from desktop_env.errors import EnvServerGone, ResourceLimitExceeded, ServerReque
 from desktop_env.providers.local import LocalProvider
 from desktop_env.providers.local.boot.logs import log_tail
 from desktop_env.providers.local.build.etc_view import ensure_etc_view
+from desktop_env.providers.local.build.prepare import desktop_system
 from desktop_env.providers.local.build.server_code import SHARED_MODULES
 from desktop_env.providers.local.limits import DesktopLimits, cgroup_support
 from osworld_harness.execution.episode import EpisodeConfig, run_episode
@@ -154,14 +156,29 @@ def test_no_checkout_task_file_cache_or_result_is_visible(provider, tmp_path):
     assert any(path.startswith("./desktop_env/server/__pycache__/session.cpython-") for path in code), code
 
 
+HOST_CONFIG = ("/etc/environment", "/etc/sudoers", "/etc/profile.d", "/etc/ssh")
+
+
 def test_the_system_is_read_only_and_hidden_config_stays_hidden(provider):
-    result = shell(provider, "touch /usr/x /etc/x /x /var/x 2>&1; ls /etc/environment /etc/sudoers "
-                             "/etc/profile.d /etc/ssh 2>&1; ls /sys")
+    result = shell(provider, "touch /usr/x /etc/x /x /var/x 2>&1; ls /sys")
     # Closed to the user either way: read-only without a root inside, root's own with one (as on a VM).
     refusal = "Permission denied" if provider.sudo_unavailable == "" else "Read-only file system"
     assert result["output"].count(refusal) == 4, result
-    assert result["output"].count("No such file or directory") == 4
     assert result["output"].split()[-1] == "devices"
+    # The host's configuration never shows: a desktop of the host's packages has none of these files, one of
+    # the Ubuntu userland has its tree's own (its size and mode, and its bytes where the user may read them).
+    system = desktop_system()
+    listing = "; ".join(f"stat -c '%n %s %a' {path} 2>&1; sha256sum {path} 2>/dev/null" for path in HOST_CONFIG)
+    inside = shell(provider, listing)["output"]
+    for path in HOST_CONFIG:
+        tree = None if system.is_host else system.host_path(path)
+        if tree is None or not (tree.exists() or tree.is_symlink()):
+            assert f"'{path}': No such file or directory" in inside, (path, inside)
+            continue
+        found = tree.lstat()
+        assert f"{path} {found.st_size} {stat.S_IMODE(found.st_mode):o}" in inside, (path, inside)
+        if stat.S_ISREG(found.st_mode) and found.st_mode & stat.S_IROTH:
+            assert f"{hashlib.sha256(tree.read_bytes()).hexdigest()}  {path}" in inside, (path, inside)
     # The desktop's identity files are its own: no host account, no host password hash.
     host_accounts = {line.split(":")[0] for line in Path("/etc/passwd").read_text().splitlines()}
     inside = shell(provider, "cut -d: -f1 /etc/passwd; cat /etc/shadow 2>&1")["output"].split()
@@ -501,6 +518,7 @@ NORMAL_USER_PROBE = """
 import json, os, sys
 from desktop_env.providers.local import LocalProvider
 from desktop_env.providers.local.build.etc_view import ensure_etc_view
+from desktop_env.providers.local.build.prepare import desktop_system
 from desktop_env.controllers.python import PythonController
 from desktop_env.providers.local.limits import DesktopLimits
 provider = LocalProvider(screen_size=(800, 600), limits=DesktopLimits(disk_bytes=64 << 20))

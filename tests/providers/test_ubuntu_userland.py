@@ -99,7 +99,7 @@ def test_a_tree_is_named_by_its_packages_not_their_order_comments_or_repeats(tmp
 
 def test_a_new_recipe_or_archive_names_a_new_tree():
     packages = ["gnome-shell"]
-    assert key(packages, recipe=2) != key(packages)
+    assert key(packages, recipe=ubuntu_userland.RECIPE + 1) != key(packages)
     assert key(packages, archives=ubuntu_userland.ARCHIVES[:2]) != key(packages)
     assert key(packages, archives=[Archive("http://mirror.example/ubuntu", "jammy")]) != \
         key(packages)

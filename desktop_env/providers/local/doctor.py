@@ -207,8 +207,8 @@ def check_fonts() -> Check:
 
 
 def check_ubuntu_userland() -> Check:
-    """Whether Ubuntu 22.04's own userland is built, and the versions of the VM's apps in it (informational:
-    no desktop boots from it yet)."""
+    """Whether Ubuntu 22.04's own userland is built (desktops boot from it when it is), and the versions of the
+    VM's apps in it."""
     found = ubuntu_userland.installed_userland()
     if found is None:
         return Check("ubuntu userland", False, f"Ubuntu 22.04 userland: not built ({ubuntu_userland.userland_dir()})",

@@ -44,8 +44,9 @@ class DesktopParts:
     system: SystemRoot = HOST_SYSTEM  # where /usr and /etc come from
 
 
-# Which system desktops run: "ubuntu-22.04" (the userland, which must be built), or "host" (Debian's packages
-# dressed as Ubuntu's), which unset means too until the desktop tests pass on the userland.
+# Which system desktops run: "ubuntu-22.04" (the userland, which must then be built), "host" (Debian's packages
+# dressed as Ubuntu's), or unset: the userland where it is built (as `make install` builds it for root), else
+# the host's, which a run's args.json and its verdict then name (desktop_versions.py).
 SYSTEM_VARIABLE = "OSWORLD_DESKTOP_SYSTEM"
 
 
@@ -55,15 +56,15 @@ def desktop_system() -> SystemRoot:
     wanted = os.environ.get(SYSTEM_VARIABLE, "")
     if wanted == "host":
         return HOST_SYSTEM
-    if not wanted:  # the default, for now: the host's (DESKTOP.md, "Booting from the userland")
-        return HOST_SYSTEM
-    if wanted != USERLAND_NAME:
+    if wanted not in ("", USERLAND_NAME):
         raise MissingDependency(f"{SYSTEM_VARIABLE}={wanted!r}: say {USERLAND_NAME!r} or 'host'")
     userland = installed_userland_system()
-    if userland is None:
-        raise MissingDependency(f"{SYSTEM_VARIABLE}={wanted}, but the Ubuntu 22.04 userland is not built: run "
-                                "`osworld env setup --ubuntu-userland` as root")
-    return userland
+    if userland is not None:
+        return userland
+    if not wanted:
+        return HOST_SYSTEM
+    raise MissingDependency(f"{SYSTEM_VARIABLE}={wanted}, but the Ubuntu 22.04 userland is not built: run "
+                            "`osworld env setup --ubuntu-userland` as root")
 
 
 def every_desktop_mounts(system: SystemRoot | None = None) -> list[Built]:

@@ -1,8 +1,8 @@
 """Ubuntu 22.04's own root filesystem, with OSWorld's VM's apps: built once with mmdebstrap from Ubuntu's archive.
 
-A desktop today runs Debian 12's packages dressed as Ubuntu 22.04's (VM_DIFFERENCES.md). This tree is the
-first step to running the VM's own (GNOME Shell 42.9, LibreOffice 7.3.7, GIMP 2.10.30, VLC 3.0.16...); no
-desktop boots from it yet.
+The VM's own packages (GNOME Shell 42.9, LibreOffice 7.3.7, GIMP 2.10.30, VLC 3.0.16...) instead of Debian
+12's dressed as Ubuntu 22.04's (VM_DIFFERENCES.md): desktops boot from this tree where it is built
+(build/prepare.py's desktop_system).
 
 What goes in: the packages of ubuntu_packages.txt and what they depend on, not what they recommend, on top
 of Essential and apt (mmdebstrap's apt variant), from jammy, jammy-updates and jammy-security, main and
@@ -56,7 +56,7 @@ PACKAGES_FILE = Path(__file__).with_name("ubuntu_packages.txt")
 REPO_LOCK = Path(__file__).with_name("ubuntu_packages.lock")
 # Bump when what the build does changes (its options, hooks, what it removes): a new folder is built
 # beside the old one.
-RECIPE = 1
+RECIPE = 2
 SUITE = "jammy"
 COMPONENTS = ("main", "universe")
 ARCHIVES = (Archive(UBUNTU, "jammy", COMPONENTS), Archive(UBUNTU, "jammy-updates", COMPONENTS),
@@ -209,6 +209,13 @@ def _build(staging: Path, progress: Progress) -> None:
     os.chmod(staging, 0o755)  # mkdtemp made it 0700; the desktops' uid must read it
 
 
+# As Ubuntu's installer writes it, for the desktops' host name (the sandbox's --hostname).
+ETC_HOSTS = ("127.0.0.1\tlocalhost\n127.0.1.1\tosworld\n\n"
+             "# The following lines are desirable for IPv6 capable hosts\n"
+             "::1     ip6-localhost ip6-loopback\nfe00::0 ip6-localnet\nff00::0 ip6-mcastprefix\n"
+             "ff02::1 ip6-allnodes\nff02::2 ip6-allrouters\n")
+
+
 def mmdebstrap_argv(root: Path, key: Path, packages: Sequence[str], downloaded: Path) -> list[str]:
     """mmdebstrap's command for a tree at `root` from ARCHIVES trusted by `key` alone; its customize hooks
     write the size of the .debs it fetched to `downloaded`, generate the VM's locale and leave the tree's
@@ -221,11 +228,16 @@ def mmdebstrap_argv(root: Path, key: Path, packages: Sequence[str], downloaded: 
             *(f"--dpkgopt=path-{rule}" for rule in DPKG_PATHS),
             # the .debs stay in the cache until mmdebstrap's cleanup, after the hook that counts them
             "--skip=essential/unlink", f"--setup-hook={MERGED_USR_HOOK}",
+            # apt's package lists stay, as on the VM's image: `apt-get install x` offline fails resolving the
+            # archive, as the VM's would, not with "Unable to locate package"
+            "--skip=cleanup/apt/lists",
             f'--customize-hook=du -cb "$1"/var/cache/apt/archives/*.deb | tail -n 1 | cut -f 1 '
             f'> {shlex.quote(str(downloaded))}',
             f'--customize-hook=chroot "$1" locale-gen {LOCALE}',
             f'--customize-hook=chroot "$1" update-locale LANG={LOCALE}',
             '--customize-hook=sed -i "s/ \\[signed-by=[^]]*\\]//" "$1"/etc/apt/sources.list',
+            # Ubuntu's installer writes /etc/hosts (no package does): localhost and the machine's own name
+            f'--customize-hook=printf {shlex.quote(ETC_HOSTS)} > "$1"/etc/hosts',
             SUITE, str(root), *sources]
 
 

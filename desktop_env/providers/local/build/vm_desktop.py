@@ -51,6 +51,7 @@ APP_ENTRIES = (
     "org.gnome.Terminal.desktop",
     "org.gnome.gedit.desktop",
     "org.gnome.Settings.desktop", "gnome-*-panel.desktop",   # GNOME Settings and its panels
+    "gnome-control-center.desktop",  # Settings 41's id (the userland's): the system menu's Settings row needs it
     "org.gnome.Totem.desktop",
     "vim.desktop",             # an OSWorld task removes it from the favourites
     "yelp.desktop",
