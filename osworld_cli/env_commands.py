@@ -48,16 +48,8 @@ def setup_command(vscode: bool, ubuntu_userland: bool) -> None:
     def progress(line: str) -> None:
         console.print(f"[dim]{line}[/]")
 
-    built = LocalProvider.prepare(extras=[VSCODE] if vscode else [], retry=True, progress=progress)
-    for part in built:
-        if part.path is not None:
-            console.print(f"{part.name + ':':18} {part.path}")
-        elif part.required:
-            console.print(f"[red]error:[/] {part.problem()}")
-        else:  # desktops do without it, as `osworld env doctor` says
-            console.print(f"[yellow]warning:[/] {part.problem()}")
-    failed = any(part.error and part.required for part in built)
-    if ubuntu_userland:
+    failed = False
+    if ubuntu_userland:  # first: desktops boot from the tree once it is built, and what follows is built for it
         from desktop_env.errors import MissingDependency
         from desktop_env.providers.local.build.ubuntu_userland import ensure_userland
 
@@ -66,6 +58,15 @@ def setup_command(vscode: bool, ubuntu_userland: bool) -> None:
         except MissingDependency as e:
             console.print(f"[red]error:[/] {e}")
             failed = True
+    built = LocalProvider.prepare(extras=[VSCODE] if vscode else [], retry=True, progress=progress)
+    for part in built:
+        if part.path is not None:
+            console.print(f"{part.name + ':':18} {part.path}")
+        elif part.required:
+            console.print(f"[red]error:[/] {part.problem()}")
+        else:  # desktops do without it, as `osworld env doctor` says
+            console.print(f"[yellow]warning:[/] {part.problem()}")
+    failed = failed or any(part.error and part.required for part in built)
     if failed:
         sys.exit(1)
 

@@ -109,8 +109,9 @@ rm -f "$pip_log" "$pip_log.seconds" "$pip_log.vscode" "$pip_log.vscode-seconds" 
 setup_started=$(date +%s)
 "$VENV/bin/osworld" env setup
 if [ "$DEMO" = 0 ] && [ "$(id -u)" -eq 0 ]; then
-  # Not fatal: desktops boot from Debian's packages unless told otherwise, and the tests of the Ubuntu desktop
-  # skip, saying why, without the tree.
+  # Not fatal: without the tree desktops boot from Debian's packages (built just above), and the tests of the
+  # Ubuntu desktop skip, saying why. With it, this builds what its desktops mount (their view, venv, seeded home,
+  # Thunderbird 115) after the tree.
   "$VENV/bin/osworld" env setup --ubuntu-userland \
     || echo "warning: building the Ubuntu 22.04 userland failed (above); its desktop's tests will skip" >&2
 fi

@@ -81,10 +81,19 @@ ACCESSIBILITY_ENV = {
 # Annotated: SessionConfig, above, refers to it before mypy reaches this line.
 DESKTOP_COMPONENTS: tuple[str, ...] = ("pulseaudio", "gnome-shell", "gsd-xsettings", "gsd-media-keys")
 SESSION_MODE = "ubuntu"
+# What a desktop of the Ubuntu 22.04 userland runs besides, before the shell, on its private system bus, as the
+# VM's system menu shows them (the shell's own indicators, no imitation): the power profiles daemon (its
+# "Balanced" row) and UPower, which gsd-power needs to answer that the VM has no brightness control (without
+# gsd-power, GNOME 42 shows a Brightness slider the VM has not). A desktop of the host's packages draws
+# GNOME 42's menu with an extension instead.
+SYSTEM_SERVICES: tuple[str, ...] = ("upowerd", "power-profiles-daemon", "gsd-power")
 DESKTOP_COMMANDS = {
     "gnome-shell": ["gnome-shell", "--x11", f"--mode={SESSION_MODE}"],
     "gsd-xsettings": ["/usr/libexec/gsd-xsettings"],
     "gsd-media-keys": ["/usr/libexec/gsd-media-keys"],
+    "upowerd": ["/usr/libexec/upowerd"],
+    "power-profiles-daemon": ["/usr/libexec/power-profiles-daemon"],
+    "gsd-power": ["/usr/libexec/gsd-power"],
 }
 # PulseAudio with the view's startup script (the system's, then the VM's volume), in the
 # foreground so the session owns it, and never exiting when idle (its default after 20 s).

@@ -11,6 +11,7 @@ import pytest
 
 from desktop_env.a11y_namespaces import A11Y_NAMESPACES
 from desktop_env.providers.local.build import vm_desktop
+from desktop_env.providers.local.build.prepare import desktop_system
 from desktop_env.providers.local.build.vm_settings import installed_settings
 
 pytestmark = pytest.mark.desktop
@@ -108,6 +109,16 @@ def test_the_system_menu_has_gnome_42s_rows_where_the_vms_clicks_land(desktop, s
     assert rows["Settings"].holds(SETTINGS_ITEM)
     assert all(rows["Power Off / Log Out"].holds(point) for point in POWER_OFF_LOG_OUT)
 
+
+# A desktop of the Ubuntu 22.04 userland runs GNOME 42's own menu, whose session rows ask systemd-logind (Suspend)
+# and gnome-session (Restart…, Power Off…) what they may do; neither runs in a sandbox (both need systemd), so its
+# submenu holds Log Out alone (VM_DIFFERENCES.md, "the system menu's Power Off / Log Out").
+NO_SESSION_MANAGER = pytest.mark.xfail(not desktop_system().is_host, strict=True,
+                                       reason="no logind or gnome-session in the userland's desktop")
+
+
+@NO_SESSION_MANAGER
+def test_the_session_submenu_has_gnome_42s_rows_where_the_vms_clicks_land(desktop, system_menu):
     rows = open_session_submenu(desktop)
     submenu = ["Power Off / Log Out", "Suspend", "Restart…", "Power Off…", "Log Out"]
     assert [name for name in sorted(rows, key=lambda name: rows[name].y) if name in submenu] == submenu
@@ -115,6 +126,7 @@ def test_the_system_menu_has_gnome_42s_rows_where_the_vms_clicks_land(desktop, s
     assert rows["Log Out"].holds(LOG_OUT)
 
 
+@NO_SESSION_MANAGER
 def test_restart_asks_for_confirmation_with_the_button_where_the_vms_click_went(desktop, system_menu):
     open_session_submenu(desktop)
     click(desktop, RESTART)
@@ -130,7 +142,8 @@ def test_the_sound_server_reports_the_volume_and_the_menus_slider_sets_it(deskto
     percent = vm_desktop.INITIAL_VOLUME_PERCENT
     assert desktop.shell(OSWORLD_VOLUME_QUERY)["output"].strip() == str(percent)
     assert f"[{percent}%]" in desktop.shell("amixer -D pulse sget Master")["output"]
-    assert f"[{percent}%]" in desktop.shell("amixer sget Master")["output"]  # ALSA's default goes there too
+    if desktop_system().is_host:  # ALSA's default goes there too (the userland's alsa-utils 1.2.6 prints nothing)
+        assert f"[{percent}%]" in desktop.shell("amixer sget Master")["output"]
     click(desktop, MENU_BUTTON)
     try:
         slider = wait_for_rows(desktop, "Volume")["Volume"]

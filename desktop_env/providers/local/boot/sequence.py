@@ -27,18 +27,19 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ....controllers.transport import Endpoint, Transport
 from ....errors import DesktopNotReady, DesktopPartDied, SandboxStartError
-from ....server.session import SessionConfig
+from ....server.session import SYSTEM_SERVICES, SessionConfig
 from ....waiting import poll_until
 from ..build.prepare import DesktopParts
 from ..config import LocalDesktopConfig
 from ..limits import DesktopCgroup
 from ..sandbox_layout import SANDBOX_DESKTOP, SANDBOX_RUNTIME, SANDBOX_VENV
+from ..system_root import SystemRoot
 from . import seccomp
 from .desktop_storage import OutputTail, start_command
 from .env_dir import runtime_root
@@ -138,13 +139,23 @@ def write_session_config(spec: SandboxSpec, desktop: Desktop, listeners: dict[st
     width, height = config.screen_size
     session = SessionConfig(width=width, height=height, runtime_dir=SANDBOX_RUNTIME,
                             forward_ports=list(config.forward_ports),
-                            desktop_components=list(config.desktop_components), desktop_data=SANDBOX_DESKTOP,
+                            desktop_components=session_components(config.desktop_components, desktop.parts.system),
+                            desktop_data=SANDBOX_DESKTOP,
                             client_password=config.client_password, listen_fds=listen_fds(listeners),
                             public_token=config.public_token)
     (spec.runtime / "session.json").write_text(json.dumps(asdict(session)))
     root.explain_absence(spec.runtime)
     if desktop.identity is not None:  # bwrap, as the desktop's uid, reaches the files it binds in there
         os.chown(spec.runtime, desktop.identity.uid, desktop.identity.gid, follow_symlinks=False)
+
+
+def session_components(components: Sequence[str], system: SystemRoot) -> list[str]:
+    """The components a desktop's session starts: a userland desktop's system services (SYSTEM_SERVICES) go
+    right after the sound server, before the shell whose indicators ask them."""
+    if system.is_host or "gnome-shell" not in components:
+        return list(components)
+    at = list(components).index("gnome-shell")
+    return [*components[:at], *(name for name in SYSTEM_SERVICES if name not in components), *components[at:]]
 
 
 def start_sandbox(spec: SandboxSpec, desktop: Desktop, listeners: dict[str, socket.socket],

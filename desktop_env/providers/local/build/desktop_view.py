@@ -353,7 +353,8 @@ def _write_gnome_shell(folder: Path, share: Path = SYSTEM_SHARE, root: SystemRoo
 def session_mode(shell: Path, root: SystemRoot = HOST_SYSTEM) -> tuple[dict, tuple[str, ...]]:
     """The session mode the desktop's shell runs in, and which of our own extensions it enables. On the host,
     ours (Debian has no `ubuntu` mode) with our extensions that make GNOME 43 look as the VM's 42; in an Ubuntu
-    tree, the tree's own `ubuntu` mode, which is the VM's, past GNOME's tour as the VM's user is."""
+    tree, the tree's own `ubuntu` mode, which is the VM's, past GNOME's tour as the VM's user is, with the VM's
+    wired connection (vm_desktop.USERLAND_EXTENSIONS)."""
     if root.is_host:
         return vm_desktop.SESSION_MODE, vm_desktop.OWN_EXTENSIONS
     own_mode = shell / "modes" / f"{vm_desktop.SESSION_MODE_NAME}.json"
@@ -361,7 +362,9 @@ def session_mode(shell: Path, root: SystemRoot = HOST_SYSTEM) -> tuple[dict, tup
         mode = json.loads(own_mode.read_text())
     except (OSError, ValueError) as e:
         raise DesktopViewError(f"{own_mode}: cannot read the {root.name} tree's session mode ({e})") from None
-    return {**mode, "showWelcomeDialog": False}, ()
+    own_extensions = vm_desktop.USERLAND_EXTENSIONS
+    enabled = [*mode.get("enabledExtensions", []), *own_extensions]
+    return {**mode, "enabledExtensions": enabled, "showWelcomeDialog": False}, own_extensions
 
 
 def _provider_app(provider: Path) -> str:

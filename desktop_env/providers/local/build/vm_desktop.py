@@ -85,6 +85,9 @@ SYSTEM_EXTENSIONS = ("dash-to-dock@micxgx.gmail.com", "ubuntu-appindicators@ubun
 # network, power mode, Settings, Lock, Power Off / Log Out) in place of GNOME 43's quick
 # settings, where the VM's recorded clicks expect it; and the VM's window places below.
 OWN_EXTENSIONS = ("ubuntu-system-menu@osworld", "vm-window-places@osworld")
+# What the Ubuntu 22.04 userland's own GNOME 42 is given of ours: the one system service a sandbox cannot run
+# (NetworkManager), as the VM's menu shows it.
+USERLAND_EXTENSIONS = ("vm-wired-connection@osworld",)
 EXTENSIONS = SYSTEM_EXTENSIONS + OWN_EXTENSIONS
 
 # Where (x, y) and how large (width, height) the first window of an app (by WM_CLASS) shows on the
