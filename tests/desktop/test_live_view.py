@@ -73,14 +73,20 @@ def task_folder(result_dir: Path, model: str) -> Path:
     return result_dir / "pyautogui" / "screenshot" / model / "os" / TASK["id"]
 
 
+def start_run(run_config: RunConfig, results: Path) -> tuple[threading.Thread, dict[str, Any]]:
+    """The run in a thread of its own on local desktops; its summary lands in the dict under "summary"."""
+    backend = ThreadBackend.with_env_factory(run_config, lambda: DesktopEnv(
+        provider_name="local", action_space="pyautogui", require_a11y_tree=False, cache_dir=str(results / "cache")))
+    ran: dict[str, Any] = {}
+    run = threading.Thread(target=lambda: ran.setdefault("summary", run_benchmark(run_config, backend=backend)))
+    run.start()
+    return run, ran
+
+
 def test_a_person_in_the_browser_does_the_task_and_its_trajectory_replays_to_the_same_score(meta, tmp_path):
     results = tmp_path / "results"
     human = config(meta, results, agent="human", model="human")
-    backend = ThreadBackend.with_env_factory(human, lambda: DesktopEnv(
-        provider_name="local", action_space="pyautogui", require_a11y_tree=False, cache_dir=str(results / "cache")))
-    ran: dict[str, Any] = {}
-    run = threading.Thread(target=lambda: ran.setdefault("summary", run_benchmark(human, backend=backend)))
-    run.start()
+    run, ran = start_run(human, results)
     server = shared_server()
     assert poll_until(lambda: any(d.human is not None for d in list(server.desktops.values())), 240, 0.5), \
         "the task's view never opened"
@@ -180,11 +186,7 @@ def test_a_watched_run_shows_each_task_s_desktop_and_ignores_the_page_s_input(tm
     results = tmp_path / "results"
     watched = config(str(root / "test_watch.json"), results, agent=f"{__name__}:WaitingAgent", model="waiting",
                      watch=True, record=False)
-    backend = ThreadBackend.with_env_factory(watched, lambda: DesktopEnv(
-        provider_name="local", action_space="pyautogui", require_a11y_tree=False, cache_dir=str(results / "cache")))
-    ran: dict[str, Any] = {}
-    run = threading.Thread(target=lambda: ran.setdefault("summary", run_benchmark(watched, backend=backend)))
-    run.start()
+    run, ran = start_run(watched, results)
     server = shared_server()
 
     def watching(task_id: str):
