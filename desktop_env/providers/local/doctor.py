@@ -10,10 +10,12 @@ from pathlib import Path
 
 from ... import debian_packages
 from ...debian_packages import read_package_list
+from ...errors import MissingDependency
 from . import apps
 from .boot.host_ids import sandbox_id_range
 from .boot.userns import root_inside_unavailable
 from .build import ubuntu_userland, vm_chromium, vm_settings, vm_thunderbird, vscode
+from .build.prepare import SYSTEM_VARIABLE, desktop_system
 from .build.server_venv import SYSTEM_MODULES, SYSTEM_PYTHON, venv_dir
 from .build.ubuntu_fonts import FAMILIES, fonts_dir
 from .limits import DesktopLimits, cgroup_support, format_size
@@ -206,6 +208,21 @@ def check_fonts() -> Check:
                  "install npm, then osworld env setup", required=False)
 
 
+def check_desktop_system() -> Check:
+    """Which system desktops boot from (build/prepare.py's desktop_system): the userland where it is built."""
+    try:
+        system = desktop_system()
+    except MissingDependency as e:
+        return Check("desktop system", False, str(e), f"unset {SYSTEM_VARIABLE}, or build the userland", required=True)
+    if not system.is_host:
+        return Check("desktop system", True, f"desktops boot from Ubuntu 22.04's userland ({system.path})")
+    why = " (OSWORLD_DESKTOP_SYSTEM=host)" if os.environ.get(SYSTEM_VARIABLE) == "host" else \
+        ": the Ubuntu 22.04 userland is not built"
+    return Check("desktop system", True, f"desktops boot from the host's packages (Debian's, dressed as Ubuntu "
+                 f"22.04's){why}", "" if why.startswith(" (") else "osworld env setup --ubuntu-userland (as root)",
+                 required=False)
+
+
 def check_ubuntu_userland() -> Check:
     """Whether Ubuntu 22.04's own userland is built (desktops boot from it when it is), and the versions of the
     VM's apps in it."""
@@ -228,7 +245,7 @@ def run_checks() -> list[Check]:
     checks = [Check("debian packages", not missing,
                     f"missing: {' '.join(missing)}" if missing else f"all {len(required_packages())} installed",
                     f"apt-get install --no-install-recommends {' '.join(missing)}" if missing else "")]
-    checks += [check_bubblewrap(), check_home_cap(), check_system_python(), check_server_venv(), check_fonts(),
-               check_limits(), check_sudo(), check_vscode(), check_chromium(),
+    checks += [check_desktop_system(), check_bubblewrap(), check_home_cap(), check_system_python(),
+               check_server_venv(), check_fonts(), check_limits(), check_sudo(), check_vscode(), check_chromium(),
                check_settings(), check_thunderbird(), check_ubuntu_userland()]
     return checks
