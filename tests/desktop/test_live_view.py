@@ -44,6 +44,8 @@ TASK: dict[str, Any] = {
             "python3", "-c", "import tkinter; w = tkinter.Tk(); w.title('green'); w.geometry('500x400+1300+300');"
             " w.configure(bg='#12ab34'); w.mainloop()"]}},
         {"type": "launch", "parameters": {"command": ["gedit", "/home/user/note.txt"]}},
+        # the editor has the keys before the person types (a loaded desktop left them with the green window)
+        {"type": "activate_window", "parameters": {"window_name": "note.txt"}},
     ],
     "related_apps": ["gedit"],
     "evaluator": {
