@@ -8,11 +8,13 @@ records the facts in args.json (`plan`), which is what `summarize` judges the ru
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from desktop_env.providers import desktop_versions_for
 from desktop_env.tasks import TaskFileError, load_task_set
 from desktop_env.tasks.coverage import NEEDS, files_in_cache, web_reasons
 from desktop_env.tasks.remote_files import remote_files
@@ -156,8 +158,18 @@ def preview_run(config: RunConfig) -> RunPreview:
         config = dataclasses.replace(config, network=bool(preview.live_web))
         preview.config = config
     options = dataclasses.asdict(config)
-    preview.verdict = plan_verdict(options, preview.facts)
+    preview.verdict = plan_verdict(options, preview.facts, desktop_facts(config.provider))
     return preview
+
+
+def desktop_facts(provider: str) -> dict[str, Any]:
+    """What the verdict says of the desktops, as args.json's `versions` records it: the apps they run, the system
+    they boot from (`desktop_system`), and the machine's cores (a warning when more desktops run at once)."""
+    desktop = desktop_versions_for(provider)
+    facts: dict[str, Any] = {"apps": desktop.apps, "cpus": os.cpu_count()}
+    if desktop.system:
+        facts["desktop_system"] = desktop.system
+    return facts
 
 
 def blockers(plan: Plan) -> Counter[str]:

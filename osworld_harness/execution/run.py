@@ -11,7 +11,6 @@ tasks marked "running", which the next run detects and re-runs.
 from __future__ import annotations
 
 import json
-import os
 import platform
 import subprocess
 import tempfile
@@ -24,7 +23,7 @@ from typing import Any
 import desktop_env
 from desktop_env.evaluators.metrics.pdf import pdf_text_engine
 from desktop_env.extensions import PluginError, load_plugin
-from desktop_env.providers import desktop_versions_for, prepare_for
+from desktop_env.providers import prepare_for
 from desktop_env.tasks import load_task_set
 from desktop_env.tasks.prefetch import prefetch
 from mm_agents.llm import LLMError
@@ -53,7 +52,7 @@ from .events import Note, Planned, Reporter
 from .plan import Plan, RunSummary
 from .plan import PlannedTask as PlannedTask  # re-exported
 from .plan import plan_tasks as plan_tasks
-from .preview import RunPreview, preview_run
+from .preview import RunPreview, desktop_facts, preview_run
 from .scheduler import run_tasks
 from .worker_pool import LocalBackend as LocalBackend  # re-exported: the library's backends
 from .worker_pool import ThreadBackend as ThreadBackend
@@ -67,13 +66,9 @@ def environment_versions(provider: str) -> dict[str, Any]:
         versions["osworld"] = metadata.version("osworld")
     except metadata.PackageNotFoundError:
         versions["osworld"] = "unknown"
-    desktop = desktop_versions_for(provider)
-    versions["apps"] = desktop.apps
-    if desktop.system:
-        versions["desktop_system"] = desktop.system
+    versions.update(desktop_facts(provider))
     # compare_pdfs gives OSWorld's scores on every PDF only with PyMuPDF (the optional `pdf` extra)
     versions["pdf_text"] = pdf_text_engine()
-    versions["cpus"] = os.cpu_count()  # the verdict warns when more desktops ran at once than this
     source = Path(desktop_env.__file__).resolve().parents[1]
     try:
         commit = subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True,

@@ -17,6 +17,8 @@ from desktop_env.debian_packages import DPKG_STATUS
 from desktop_env.providers.local.build import ubuntu_userland
 from desktop_env.providers.local.build.prepare import SYSTEM_VARIABLE
 from osworld_cli.main import cli
+from osworld_harness import RunConfig
+from osworld_harness.execution.preview import preview_run
 from osworld_harness.results.comparability import PARITY_FILE, desktop_info, load_warning, measured_parity
 from osworld_harness.results.report import build_report
 
@@ -138,3 +140,9 @@ def test_the_dry_run_names_the_desktop_and_warns_of_more_desktops_than_cores(tmp
     assert f"desktop: local desktop ({PARITY['local']['build']}; VM replay parity" in out
     assert f"desktops at once on {os.cpu_count()} core(s)" in out
     assert not Path(tmp_path / "r").exists()
+
+
+def test_the_python_apis_preview_names_the_desktop_as_the_dry_run_does():
+    lines = preview_run(RunConfig(agent="noop", task_ids=["os-organize-invoices"])).verdict.lines()
+    assert lines[1].startswith("  desktop: local desktop (Debian 12 packages dressed as Ubuntu 22.04")  # host_system
+    assert lines[2].startswith("    apps: ") and "gnome-shell" in lines[2]
