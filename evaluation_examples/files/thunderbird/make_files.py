@@ -90,6 +90,9 @@ PREFS = {
     "toolkit.telemetry.reportingpolicy.firstRun": False,
     "app.update.auto": False,
     "mail.biff.play_sound": False,
+    # the donation appeal of Thunderbird 115 (app.donation.eoy.version 5, "spring24") already seen, as the VM's
+    # profiles have it: otherwise the first start opens the appeal in the default browser, over the task's window
+    "app.donation.eoy.version.viewed": 5,
 }
 
 

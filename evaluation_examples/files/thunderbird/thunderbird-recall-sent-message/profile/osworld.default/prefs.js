@@ -1,5 +1,6 @@
 // Mozilla User Preferences
 
+user_pref("app.donation.eoy.version.viewed", 5);
 user_pref("app.update.auto", false);
 user_pref("datareporting.healthreport.uploadEnabled", false);
 user_pref("datareporting.policy.dataSubmissionPolicyBypassNotification", true);
