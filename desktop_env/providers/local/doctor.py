@@ -216,11 +216,11 @@ def check_desktop_system() -> Check:
         return Check("desktop system", False, str(e), f"unset {SYSTEM_VARIABLE}, or build the userland", required=True)
     if not system.is_host:
         return Check("desktop system", True, f"desktops boot from Ubuntu 22.04's userland ({system.path})")
-    why = " (OSWORLD_DESKTOP_SYSTEM=host)" if os.environ.get(SYSTEM_VARIABLE) == "host" else \
-        ": the Ubuntu 22.04 userland is not built"
-    return Check("desktop system", True, f"desktops boot from the host's packages (Debian's, dressed as Ubuntu "
-                 f"22.04's){why}", "" if why.startswith(" (") else "osworld env setup --ubuntu-userland (as root)",
-                 required=False)
+    host = "desktops boot from the host's packages (Debian's, dressed as Ubuntu 22.04's)"
+    if os.environ.get(SYSTEM_VARIABLE) == "host":
+        return Check("desktop system", True, f"{host} ({SYSTEM_VARIABLE}=host)", required=False)
+    return Check("desktop system", True, f"{host}: the Ubuntu 22.04 userland is not built",
+                 "osworld env setup --ubuntu-userland (as root)", required=False)
 
 
 def check_ubuntu_userland() -> Check:
